@@ -1,0 +1,1 @@
+//! OpenAI chat-completions wire types.

@@ -1,0 +1,3 @@
+//! Grammars for constrained decoding: JSON Schema to one grammar tree, printed as GBNF
+//! for llama.cpp servers and as Lark for llguidance, and the schema renderings prompts
+//! need. It depends on nothing else in the workspace so that every layer above may use it.
