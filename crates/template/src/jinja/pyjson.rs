@@ -1,0 +1,268 @@
+//! `tojson` as `transformers` defines it: Python's `json.dumps`.
+//!
+//! `transformers` replaces jinja2's HTML-safe `tojson` with
+//! `json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`, and
+//! templates lean on its exact bytes: `", "` and `": "` between items, one space per
+//! indent level, non-ASCII text left alone, floats as Python's `repr`. minijinja's own
+//! `tojson` is serde_json's compact, HTML-escaped form, so it is replaced here.
+
+use minijinja::value::{Kwargs, Rest, Value, ValueKind};
+use minijinja::{Error, ErrorKind};
+
+use super::pyfmt::{f64_if_float, float_repr};
+
+/// How `json.dumps` was asked to print.
+struct DumpOptions {
+    ensure_ascii: bool,
+    indent: Option<String>,
+    item_separator: String,
+    key_separator: String,
+    sort_keys: bool,
+}
+
+/// The `tojson` filter: `tojson(x, ensure_ascii=False, indent=None, separators=None,
+/// sort_keys=False)`, arguments by position or by name as Python allows.
+pub fn tojson(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
+    let options = DumpOptions::from_args(&args, &kwargs)?;
+    kwargs.assert_all_used()?;
+    let mut out = String::new();
+    dump(&mut out, &value, &options, 0)?;
+    Ok(out)
+}
+
+impl DumpOptions {
+    fn from_args(args: &[Value], kwargs: &Kwargs) -> Result<Self, Error> {
+        const NAMES: [&str; 4] = ["ensure_ascii", "indent", "separators", "sort_keys"];
+        if args.len() > NAMES.len() {
+            return Err(type_error(format!(
+                "tojson() takes from 1 to 5 positional arguments but {} were given",
+                args.len() + 1
+            )));
+        }
+        let mut slots: [Value; 4] = Default::default();
+        for (slot, value) in slots.iter_mut().zip(args.iter()) {
+            *slot = value.clone();
+        }
+        for (slot, name) in slots.iter_mut().zip(NAMES) {
+            if let Some(value) = kwargs.get::<Option<Value>>(name)? {
+                *slot = value;
+            }
+        }
+        let [ensure_ascii, indent, separators, sort_keys] = slots;
+        let indent = indent_text(&indent)?;
+        let (item_separator, key_separator) = separators_text(&separators, indent.is_some())?;
+        Ok(DumpOptions {
+            ensure_ascii: ensure_ascii.is_true(),
+            indent,
+            item_separator,
+            key_separator,
+            sort_keys: sort_keys.is_true(),
+        })
+    }
+}
+
+/// `indent` is an int (that many spaces; negative means none) or a string used as is.
+fn indent_text(indent: &Value) -> Result<Option<String>, Error> {
+    match indent.kind() {
+        ValueKind::Undefined | ValueKind::None => Ok(None),
+        ValueKind::String => Ok(Some(indent.as_str().unwrap_or_default().to_string())),
+        ValueKind::Number if indent.is_integer() => {
+            let n = i64::try_from(indent.clone()).unwrap_or(0).clamp(0, 1024);
+            Ok(Some(" ".repeat(n as usize)))
+        }
+        _ => Err(type_error("indent must be an integer or a string".into())),
+    }
+}
+
+/// Python's defaults: `(", ", ": ")` without indent, `(",", ": ")` with it.
+fn separators_text(separators: &Value, indented: bool) -> Result<(String, String), Error> {
+    if separators.is_none() || separators.is_undefined() {
+        let item = if indented { "," } else { ", " };
+        return Ok((item.into(), ": ".into()));
+    }
+    let parts: Vec<Value> = separators.try_iter()?.collect();
+    match parts.as_slice() {
+        [item, key] if item.as_str().is_some() && key.as_str().is_some() => Ok((
+            item.as_str().unwrap_or_default().into(),
+            key.as_str().unwrap_or_default().into(),
+        )),
+        _ => Err(type_error(
+            "separators must be a pair of strings (item_separator, key_separator)".into(),
+        )),
+    }
+}
+
+/// Deeper than this and Python's encoder would have hit its recursion limit; here it
+/// also keeps a hostile template's self-nesting list from overflowing the stack.
+const MAX_DEPTH: usize = 512;
+
+fn dump(out: &mut String, value: &Value, options: &DumpOptions, depth: usize) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "RecursionError: maximum recursion depth exceeded while encoding a JSON object",
+        ));
+    }
+    match value.kind() {
+        ValueKind::None => out.push_str("null"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::Number => dump_number(out, value),
+        ValueKind::String => dump_string(out, value.as_str().unwrap_or_default(), options),
+        ValueKind::Seq => dump_seq(out, value, options, depth)?,
+        ValueKind::Map => dump_map(out, value, options, depth)?,
+        _ => {
+            return Err(type_error(format!(
+                "Object of type {} is not JSON serializable",
+                python_type_name(value)
+            )))
+        }
+    }
+    Ok(())
+}
+
+fn python_type_name(value: &Value) -> &'static str {
+    match value.kind() {
+        ValueKind::Undefined => "Undefined",
+        ValueKind::Iterable => "generator",
+        ValueKind::Bytes => "bytes",
+        _ => "object",
+    }
+}
+
+fn dump_number(out: &mut String, value: &Value) {
+    match f64_if_float(value) {
+        Some(f) if f.is_nan() => out.push_str("NaN"),
+        Some(f) if f.is_infinite() => out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" }),
+        Some(f) => out.push_str(&float_repr(f)),
+        None => out.push_str(&value.to_string()),
+    }
+}
+
+/// A JSON string literal: the escapes `json.dumps` writes, and with `ensure_ascii`
+/// every non-ASCII character as `\uXXXX` (surrogate pairs above the BMP).
+fn dump_string(out: &mut String, s: &str, options: &DumpOptions) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if options.ensure_ascii && !c.is_ascii() => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn dump_seq(
+    out: &mut String,
+    value: &Value,
+    options: &DumpOptions,
+    depth: usize,
+) -> Result<(), Error> {
+    let items: Vec<Value> = value.try_iter()?.collect();
+    if items.is_empty() {
+        out.push_str("[]");
+        return Ok(());
+    }
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        open_item(out, i, options, depth + 1);
+        dump(out, item, options, depth + 1)?;
+    }
+    close_container(out, options, depth);
+    out.push(']');
+    Ok(())
+}
+
+fn dump_map(
+    out: &mut String,
+    value: &Value,
+    options: &DumpOptions,
+    depth: usize,
+) -> Result<(), Error> {
+    let mut keys: Vec<Value> = value.try_iter()?.collect();
+    if keys.is_empty() {
+        out.push_str("{}");
+        return Ok(());
+    }
+    if options.sort_keys {
+        sort_keys(&mut keys)?;
+    }
+    out.push('{');
+    for (i, key) in keys.iter().enumerate() {
+        open_item(out, i, options, depth + 1);
+        dump_string(out, &key_text(key)?, options);
+        out.push_str(&options.key_separator);
+        dump(out, &value.get_item(key)?, options, depth + 1)?;
+    }
+    close_container(out, options, depth);
+    out.push('}');
+    Ok(())
+}
+
+/// Python refuses to sort keys of mixed types (`'<' not supported between…`).
+fn sort_keys(keys: &mut [Value]) -> Result<(), Error> {
+    let first_kind = keys.first().map(Value::kind);
+    if keys.iter().any(|k| Some(k.kind()) != first_kind) {
+        return Err(type_error(
+            "'<' not supported between instances of different key types".into(),
+        ));
+    }
+    keys.sort();
+    Ok(())
+}
+
+/// JSON object keys: strings as they are; numbers, booleans and None the way Python
+/// converts them (`1`, `true`, `null`).
+fn key_text(key: &Value) -> Result<String, Error> {
+    match key.kind() {
+        ValueKind::String => Ok(key.as_str().unwrap_or_default().to_string()),
+        ValueKind::None => Ok("null".into()),
+        ValueKind::Bool => Ok(if key.is_true() { "true" } else { "false" }.into()),
+        ValueKind::Number => {
+            let mut text = String::new();
+            dump_number(&mut text, key);
+            Ok(text)
+        }
+        _ => Err(type_error(format!(
+            "keys must be str, int, float, bool or None, not {}",
+            key.kind()
+        ))),
+    }
+}
+
+fn open_item(out: &mut String, index: usize, options: &DumpOptions, depth: usize) {
+    if index > 0 {
+        out.push_str(&options.item_separator);
+    }
+    if let Some(indent) = &options.indent {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(indent);
+        }
+    }
+}
+
+fn close_container(out: &mut String, options: &DumpOptions, depth: usize) {
+    if let Some(indent) = &options.indent {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(indent);
+        }
+    }
+}
+
+fn type_error(message: String) -> Error {
+    Error::new(ErrorKind::InvalidOperation, format!("TypeError: {message}"))
+}
