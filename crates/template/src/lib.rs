@@ -1,1 +1,7 @@
-//! Chat templates rendered exactly as their makers render them.
+//! Chat templates rendered exactly as their makers render them: Hugging Face Jinja as
+//! Python jinja2 renders it under `transformers`, loaded from a `.jinja` file, a
+//! `tokenizer_config.json` or a GGUF file's metadata.
+
+pub mod jinja;
+
+pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
