@@ -1,0 +1,90 @@
+//! `toolbridge render`: a chat template and a context in, the exact prompt out.
+//!
+//! This is how anyone checks a template by hand, so stdout holds exactly the rendered
+//! text (no added newline) and errors go to stderr with the template line they point at.
+
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use toolbridge_template::source::TemplateSource;
+use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
+
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// A `.jinja` file, a `tokenizer_config.json`, or a `.gguf` model file.
+    #[arg(long)]
+    template: PathBuf,
+    /// A JSON object whose top-level keys become the template's variables
+    /// (`messages`, `tools`, `add_generation_prompt`, …). They override what the
+    /// template source defines, such as `bos_token`.
+    #[arg(long)]
+    context: PathBuf,
+    /// Which named template to use (`tool_use`, `rag`, …) when the source ships several.
+    #[arg(long)]
+    name: Option<String>,
+    /// Render as if it were this local time (`2024-07-26T10:30:00`), for `strftime_now`.
+    #[arg(long)]
+    now: Option<String>,
+}
+
+pub fn run(args: &RenderArgs) -> Result<()> {
+    let source = TemplateSource::from_path(&args.template)?;
+    let context = read_context(&args.context)?;
+    let has_tools = context.get("tools").is_some_and(|tools| !tools.is_null());
+    let text = source.select_for(args.name.as_deref(), has_tools)?;
+    let options = RenderOptions {
+        clock: clock(args.now.as_deref())?,
+        ..RenderOptions::default()
+    };
+    let template = JinjaTemplate::with_options(text, options)
+        .with_context(|| format!("{} does not compile", args.template.display()))?;
+    let variables = with_source_defaults(&source, context);
+    let rendered = template
+        .render(&variables)
+        .with_context(|| format!("rendering {} failed", args.template.display()))?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(rendered.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+fn read_context(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the context {}", path.display()))?;
+    match serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON", path.display()))?
+    {
+        serde_json::Value::Object(map) => Ok(map),
+        _ => bail!(
+            "{} must hold a JSON object of template variables",
+            path.display()
+        ),
+    }
+}
+
+/// The source's `bos_token`/`eos_token` as defaults under the context's own keys.
+fn with_source_defaults(
+    source: &TemplateSource,
+    mut context: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let defaults = [
+        ("bos_token", &source.bos_token),
+        ("eos_token", &source.eos_token),
+    ];
+    for (key, value) in defaults {
+        if let Some(value) = value {
+            context
+                .entry(key)
+                .or_insert_with(|| serde_json::Value::String(value.clone()));
+        }
+    }
+    serde_json::Value::Object(context)
+}
+
+fn clock(now: Option<&str>) -> Result<Clock> {
+    match now {
+        None => Ok(Clock::Local),
+        Some(text) => Clock::fixed_from_str(text)
+            .with_context(|| format!("--now {text:?} is not a time like 2024-07-26T10:30:00")),
+    }
+}
