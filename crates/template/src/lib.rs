@@ -2,6 +2,9 @@
 //! Python jinja2 renders it under `transformers`, loaded from a `.jinja` file, a
 //! `tokenizer_config.json` or a GGUF file's metadata.
 
+pub mod gguf;
 pub mod jinja;
+pub mod source;
 
 pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
+pub use source::{SourceError, TemplateSource};

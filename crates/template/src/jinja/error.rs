@@ -52,6 +52,17 @@ impl TemplateError {
         }
     }
 
+    /// The engine itself failed on this input (a bug there, not in the template); the
+    /// caller gets an error instead of a crash.
+    pub(crate) fn engine_panicked() -> TemplateError {
+        TemplateError {
+            kind: TemplateErrorKind::Render,
+            message: "internal error: the template engine failed on this input".into(),
+            line: None,
+            source_line: None,
+        }
+    }
+
     pub(crate) fn output_too_large(limits: &Limits) -> TemplateError {
         TemplateError {
             kind: TemplateErrorKind::Limit,

@@ -20,6 +20,7 @@ mod pysource;
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Serde, Value};
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use clock::Clock;
 pub use error::{TemplateError, TemplateErrorKind};
@@ -75,8 +76,11 @@ impl JinjaTemplate {
         let syntax = syntax_config(&options);
         let mut env = python_environment(&options, syntax.clone());
         let source = pysource::rewrite(source, &syntax);
-        env.add_template_owned(TEMPLATE_NAME, source.clone())
-            .map_err(|err| TemplateError::from_minijinja(&err, &source))?;
+        catch_unwind(AssertUnwindSafe(|| {
+            env.add_template_owned(TEMPLATE_NAME, source.clone())
+        }))
+        .map_err(|_| TemplateError::engine_panicked())?
+        .map_err(|err| TemplateError::from_minijinja(&err, &source))?;
         Ok(JinjaTemplate {
             env,
             limits: options.limits,
@@ -95,9 +99,12 @@ impl JinjaTemplate {
             .get_template(TEMPLATE_NAME)
             .map_err(|err| TemplateError::from_minijinja(&err, ""))?;
         let mut output = limits::BoundedOutput::new(self.limits.max_output_bytes);
-        let result = template.render_captured_to(context, &mut output);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            template.render_captured_to(context, &mut output).map(drop)
+        }))
+        .map_err(|_| TemplateError::engine_panicked())?;
         match result {
-            Ok(_) => Ok(output.into_string()),
+            Ok(()) => Ok(output.into_string()),
             Err(_) if output.overflowed() => Err(TemplateError::output_too_large(&self.limits)),
             Err(err) => Err(TemplateError::from_minijinja(&err, template.source())),
         }

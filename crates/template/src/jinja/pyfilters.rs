@@ -17,7 +17,12 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_filter("length", length);
     env.add_filter("count", length);
     env.add_filter("indent", indent);
+    env.add_filter("int", int);
+    env.add_filter("float", float);
+    env.add_filter("items", items);
     env.add_test("iterable", is_iterable);
+    env.add_function("cycler", minijinja_contrib::globals::cycler);
+    env.add_function("joiner", minijinja_contrib::globals::joiner);
     env.add_filter(
         "map",
         |state: &mut State, value: Value, args: Rest<ValueOrKwargs>| {
@@ -68,13 +73,69 @@ fn length(value: &Value) -> Result<usize, Error> {
     filters::length(value)
 }
 
+/// `dict.items()`; jinja2's `Undefined` iterates as empty.
+fn items(value: &Value) -> Result<Value, Error> {
+    if value.is_undefined() {
+        return Ok(Value::from(Vec::<Value>::new()));
+    }
+    filters::items(value)
+}
+
+/// jinja2's `int(value, default=0, base=10)`: Python's `int()`, then `int(float())`,
+/// then the default; never an error.
+fn int(value: &Value, default: Option<Value>, base: Option<u32>) -> Value {
+    let default = default.unwrap_or(Value::from(0));
+    match value.kind() {
+        ValueKind::Bool => Value::from(i64::from(value.is_true())),
+        ValueKind::Number if value.is_integer() => value.clone(),
+        ValueKind::Number => f64::try_from(value.clone())
+            .ok()
+            .and_then(truncate)
+            .map_or(default, Value::from),
+        ValueKind::String => {
+            let text = python_number_text(value.as_str().unwrap_or_default());
+            i128::from_str_radix(&text, base.unwrap_or(10).clamp(2, 36))
+                .ok()
+                .or_else(|| text.parse::<f64>().ok().and_then(truncate))
+                .map_or(default, Value::from)
+        }
+        _ => default,
+    }
+}
+
+/// jinja2's `float(value, default=0.0)`: Python's `float()` or the default.
+fn float(value: &Value, default: Option<Value>) -> Value {
+    let default = default.unwrap_or(Value::from(0.0));
+    match value.kind() {
+        ValueKind::Bool => Value::from(if value.is_true() { 1.0 } else { 0.0 }),
+        ValueKind::Number => f64::try_from(value.clone()).map_or(default, Value::from),
+        ValueKind::String => python_number_text(value.as_str().unwrap_or_default())
+            .parse::<f64>()
+            .map_or(default, Value::from),
+        _ => default,
+    }
+}
+
+/// Python reads numbers with surrounding whitespace and `_` between digits.
+fn python_number_text(text: &str) -> String {
+    text.trim().replace('_', "")
+}
+
+fn truncate(f: f64) -> Option<i128> {
+    (f.is_finite() && f.abs() < 1e38).then_some(f.trunc() as i128)
+}
+
 /// `iter(x)` succeeds: strings, sequences, mappings, generators and `Undefined`.
 fn is_iterable(value: &Value) -> bool {
-    match value.kind() {
-        ValueKind::Undefined | ValueKind::String | ValueKind::Seq | ValueKind::Map => true,
-        ValueKind::Iterable | ValueKind::Bytes => true,
-        _ => false,
-    }
+    matches!(
+        value.kind(),
+        ValueKind::Undefined
+            | ValueKind::String
+            | ValueKind::Seq
+            | ValueKind::Map
+            | ValueKind::Iterable
+            | ValueKind::Bytes
+    )
 }
 
 /// jinja2's `indent(width=4, first=False, blank=False)`: a newline is appended before
