@@ -9,6 +9,7 @@
 //! reach outside its inputs (see [`Limits`]).
 
 mod clock;
+mod context;
 mod error;
 mod generation;
 mod limits;
@@ -18,7 +19,7 @@ mod pyjson;
 mod pysource;
 
 use minijinja::syntax::SyntaxConfig;
-use minijinja::value::{Serde, Value};
+use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -89,7 +90,7 @@ impl JinjaTemplate {
 
     /// Renders the template with `context`'s top-level keys as its variables.
     pub fn render(&self, context: &serde_json::Value) -> Result<String, TemplateError> {
-        self.render_value(Value::from(Serde(context)))
+        self.render_value(context::json_to_value(context))
     }
 
     /// Renders with a context that is already a minijinja value.
@@ -118,9 +119,11 @@ fn python_environment(options: &RenderOptions, syntax: SyntaxConfig) -> Environm
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
     env.set_formatter(|out, _state, value| {
-        let mut text = String::new();
-        pyfmt::write_str(&mut text, value);
-        out.write_str(&text).map_err(minijinja::Error::from)
+        let written = match value.as_str() {
+            Some(text) if value.kind() == ValueKind::String => out.write_str(text),
+            _ => out.write_str(&pyfmt::py_str(value)),
+        };
+        written.map_err(minijinja::Error::from)
     });
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     limits::apply(&mut env, &options.limits);

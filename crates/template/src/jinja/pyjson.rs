@@ -142,26 +142,37 @@ fn dump_number(out: &mut String, value: &Value) {
 /// every non-ASCII character as `\uXXXX` (surrogate pairs above the BMP).
 fn dump_string(out: &mut String, s: &str, options: &DumpOptions) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if options.ensure_ascii && !c.is_ascii() => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
+    let mut plain_from = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            c if (c as u32) < 0x20 || (options.ensure_ascii && !c.is_ascii()) => "",
+            _ => continue,
+        };
+        out.push_str(&s[plain_from..i]);
+        plain_from = i + c.len_utf8();
+        if escape.is_empty() {
+            push_unicode_escapes(out, c);
+        } else {
+            out.push_str(escape);
         }
     }
+    out.push_str(&s[plain_from..]);
     out.push('"');
+}
+
+/// `\uXXXX`, as a surrogate pair above the BMP.
+fn push_unicode_escapes(out: &mut String, c: char) {
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        out.push_str(&format!("\\u{unit:04x}"));
+    }
 }
 
 fn dump_seq(
@@ -265,4 +276,40 @@ fn close_container(out: &mut String, options: &DumpOptions, depth: usize) {
 
 fn type_error(message: String) -> Error {
     Error::new(ErrorKind::InvalidOperation, format!("TypeError: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::JinjaTemplate;
+
+    fn render(source: &str) -> String {
+        let context = serde_json::json!({"x": {"b": "é\n\"", "a": [1, 2.5, null, true], "e": {}}});
+        JinjaTemplate::new(source)
+            .unwrap()
+            .render(&context)
+            .unwrap()
+    }
+
+    #[test]
+    fn prints_like_python_json_dumps() {
+        assert_eq!(
+            render("{{ x|tojson }}"),
+            r#"{"b": "é\n\"", "a": [1, 2.5, null, true], "e": {}}"#
+        );
+        assert_eq!(
+            render("{{ x|tojson(ensure_ascii=True, sort_keys=True, separators=(',', ':')) }}"),
+            r#"{"a":[1,2.5,null,true],"b":"\u00e9\n\"","e":{}}"#
+        );
+        assert_eq!(
+            render("{{ x.a|tojson(indent=2) }}"),
+            "[\n  1,\n  2.5,\n  null,\n  true\n]"
+        );
+        assert_eq!(render("{{ '😀'|tojson(true) }}"), r#""\ud83d\ude00""#);
+    }
+
+    #[test]
+    fn refuses_what_python_cannot_serialize() {
+        let template = JinjaTemplate::new("{{ missing|tojson }}").unwrap();
+        assert!(template.render(&serde_json::json!({})).is_err());
+    }
 }
