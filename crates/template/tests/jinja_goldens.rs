@@ -45,9 +45,10 @@ fn judge(row: &serde_json::Value, contexts: &BTreeMap<String, serde_json::Value>
     let rendered = JinjaTemplate::with_options(&source, options()).and_then(|t| t.render(context));
     match (row["ok"].as_bool().unwrap(), rendered) {
         (true, Ok(output)) if output == row["output"].as_str().unwrap() => Verdict::Identical,
-        (true, Ok(output)) => {
-            Verdict::Differs(first_difference(row["output"].as_str().unwrap(), &output))
-        }
+        (true, Ok(output)) => Verdict::Differs(common::first_difference(
+            row["output"].as_str().unwrap(),
+            &output,
+        )),
         (true, Err(err)) => Verdict::Differs(format!("we raised where Python rendered: {err}")),
         (false, Err(_)) => Verdict::ErrorMatched,
         (false, Ok(_)) => Verdict::Differs(format!(
@@ -55,22 +56,6 @@ fn judge(row: &serde_json::Value, contexts: &BTreeMap<String, serde_json::Value>
             row["error"].as_str().unwrap_or_default()
         )),
     }
-}
-
-fn first_difference(expected: &str, actual: &str) -> String {
-    let at = expected
-        .char_indices()
-        .zip(actual.chars())
-        .find(|((_, e), a)| e != a)
-        .map(|((i, _), _)| i)
-        .unwrap_or(expected.len().min(actual.len()));
-    let start = expected.floor_char_boundary(at.saturating_sub(40));
-    let snippet = |s: &str| -> String { s.get(start..).unwrap_or("").chars().take(100).collect() };
-    format!(
-        "output differs at byte {at}:\n      python: {:?}\n      ours:   {:?}",
-        snippet(expected),
-        snippet(actual)
-    )
 }
 
 fn load_contexts(rows: &[serde_json::Value]) -> BTreeMap<String, serde_json::Value> {

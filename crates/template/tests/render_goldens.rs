@@ -81,28 +81,9 @@ fn options(
 fn compare(expected: &str, actual: Result<String, String>) -> Result<(), String> {
     match actual {
         Ok(output) if output == expected => Ok(()),
-        Ok(output) => Err(first_difference(expected, &output)),
+        Ok(output) => Err(common::first_difference(expected, &output)),
         Err(err) => Err(format!("we raised: {err}")),
     }
-}
-
-fn first_difference(expected: &str, actual: &str) -> String {
-    let at = expected
-        .char_indices()
-        .zip(actual.chars())
-        .find(|((_, e), a)| e != a)
-        .map(|((i, _), _)| i)
-        .unwrap_or(expected.len().min(actual.len()));
-    let mut start = at.saturating_sub(40);
-    while !expected.is_char_boundary(start) {
-        start -= 1;
-    }
-    let snippet = |s: &str| -> String { s.get(start..).unwrap_or("").chars().take(120).collect() };
-    format!(
-        "output differs at byte {at}:\n      expected: {:?}\n      ours:     {:?}",
-        snippet(expected),
-        snippet(actual)
-    )
 }
 
 /// Scores one file's outcomes against its skip list, prints the score, and fails on any

@@ -34,3 +34,25 @@ pub fn read_jsonl(relative: &str) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Where `actual` first departs from `expected`, with 40 bytes of lead-in on each side.
+// Each test binary uses a different part of this module.
+#[allow(dead_code)]
+pub fn first_difference(expected: &str, actual: &str) -> String {
+    let at = expected
+        .char_indices()
+        .zip(actual.chars())
+        .find(|((_, e), a)| e != a)
+        .map(|((i, _), _)| i)
+        .unwrap_or(expected.len().min(actual.len()));
+    let mut start = at.saturating_sub(40);
+    while !expected.is_char_boundary(start) {
+        start -= 1;
+    }
+    let snippet = |s: &str| -> String { s.get(start..).unwrap_or("").chars().take(120).collect() };
+    format!(
+        "output differs at byte {at}:\n      expected: {:?}\n      ours:     {:?}",
+        snippet(expected),
+        snippet(actual)
+    )
+}
