@@ -2,8 +2,10 @@
 //! for llama.cpp servers and as Lark for llguidance, and the schema renderings prompts
 //! need. It depends on nothing else in the workspace so that every layer above may use it.
 
+pub mod check;
 pub mod error;
 pub mod gbnf;
+pub mod lark;
 pub mod tree;
 
 pub use error::GrammarError;

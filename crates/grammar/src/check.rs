@@ -1,0 +1,151 @@
+//! Runs a grammar in-process with llguidance to decide whether a text is in its language.
+//! This is how `toolbridge grammar --validate`, the MaskBench run and the tests check
+//! grammars: the same engine that will constrain generation, driven byte by byte over a
+//! one-byte-per-token vocabulary so no model is needed.
+
+use std::sync::{Arc, OnceLock};
+
+use llguidance::api::TopLevelGrammar;
+use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
+use llguidance::{Matcher, ParserFactory};
+use serde_json::Value;
+
+use crate::error::GrammarError;
+use crate::lark;
+use crate::tree::Grammar;
+
+/// A compiled grammar, ready to check any number of texts.
+pub struct Validator {
+    matcher: Matcher,
+    tok_env: TokEnv,
+}
+
+impl Validator {
+    /// Compiles the tree through its Lark printing.
+    pub fn from_grammar(grammar: &Grammar) -> Result<Self, GrammarError> {
+        Self::from_lark(&lark::print(grammar))
+    }
+
+    pub fn from_lark(lark: &str) -> Result<Self, GrammarError> {
+        Self::compile(TopLevelGrammar::from_lark(lark.to_string()))
+    }
+
+    /// llguidance's own JSON Schema support, for comparison with our converter.
+    pub fn from_llguidance_json_schema(schema: &Value) -> Result<Self, GrammarError> {
+        Self::compile(TopLevelGrammar::from_json_schema(schema.clone()))
+    }
+
+    fn compile(grammar: TopLevelGrammar) -> Result<Self, GrammarError> {
+        let factory = byte_factory()?;
+        let parser = llguidance::panic_utils::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            factory.create_parser(grammar)
+        }))
+        .map_err(engine_error)?;
+        let matcher = Matcher::new(Ok(parser));
+        if let Some(error) = matcher.get_error() {
+            return Err(GrammarError::Engine(error));
+        }
+        Ok(Self {
+            matcher,
+            tok_env: factory.tok_env().clone(),
+        })
+    }
+
+    /// Whether the whole text is a sentence of the grammar.
+    pub fn accepts(&self, text: &str) -> bool {
+        let mut matcher = self.matcher.deep_clone();
+        let tokens = self.tok_env.tokenize_bytes(text.as_bytes());
+        matcher.consume_tokens(&tokens).is_ok() && matcher.is_accepting().unwrap_or(false)
+    }
+}
+
+/// Whether `text` is a sentence of `grammar`.
+pub fn accepts(grammar: &Grammar, text: &str) -> Result<bool, GrammarError> {
+    Ok(Validator::from_grammar(grammar)?.accepts(text))
+}
+
+fn byte_factory() -> Result<Arc<ParserFactory>, GrammarError> {
+    static FACTORY: OnceLock<Result<Arc<ParserFactory>, String>> = OnceLock::new();
+    FACTORY
+        .get_or_init(|| {
+            let tok_env = ApproximateTokEnv::single_byte_env();
+            let mut factory = ParserFactory::new_simple(&tok_env).map_err(|e| e.to_string())?;
+            factory.quiet();
+            Ok(Arc::new(factory))
+        })
+        .clone()
+        .map_err(GrammarError::Engine)
+}
+
+fn engine_error(error: impl std::fmt::Display) -> GrammarError {
+    GrammarError::Engine(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{CharClass, ClassItem, Expr, Token, Trigger};
+
+    fn digits_then_word() -> Grammar {
+        let mut g = Grammar::new("root");
+        g.set_rule(
+            "root",
+            Expr::Seq(vec![
+                Expr::repeat(Expr::range('0', '9'), 1, Some(3)),
+                Expr::Alt(vec![Expr::Empty, Expr::literal(" ok")]),
+                Expr::reference("tail"),
+            ]),
+        );
+        let not_quote = CharClass::new(true, vec![ClassItem::Char('"'), ClassItem::Char('\n')]);
+        g.set_rule("tail", Expr::repeat(Expr::Class(not_quote), 0, None));
+        g
+    }
+
+    #[test]
+    fn accepts_exactly_the_language() {
+        let v = Validator::from_grammar(&digits_then_word()).unwrap();
+        for good in ["1", "123", "12 ok", "7 ok then more"] {
+            assert!(v.accepts(good), "{good}");
+        }
+        for bad in ["", "x", "1 \"", "1\n"] {
+            assert!(!v.accepts(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_lazy_grammar_is_free_until_its_trigger() {
+        let mut g = Grammar::new("root");
+        g.set_rule(
+            "root",
+            Expr::Seq(vec![
+                Expr::literal("<tool_call>"),
+                Expr::Json(serde_json::json!({"type": "object", "properties": {"name": {"const": "f"}}, "required": ["name"]})),
+                Expr::literal("</tool_call>"),
+            ]),
+        );
+        let lark = lark::print_lazy(&g, &[Trigger::Word("<tool_call>".into())]);
+        let v = Validator::from_lark(&lark).unwrap();
+        assert!(v.accepts("Just text, no call."));
+        assert!(v.accepts("Sure.<tool_call>{\"name\":\"f\"}</tool_call>"));
+        assert!(!v.accepts("Sure.<tool_call>{\"name\":\"g\"}</tool_call>"));
+        assert!(!v.accepts("<tool_call>{\"name\":\"f\"}"));
+    }
+
+    #[test]
+    fn token_triggers_print_as_special_tokens() {
+        let mut g = Grammar::new("root");
+        let tag = Token::Text("<|python_tag|>".into());
+        g.set_rule(
+            "root",
+            Expr::Seq(vec![Expr::Token(tag.clone()), Expr::literal("x")]),
+        );
+        let lark = lark::print_lazy(&g, &[Trigger::Token(tag)]);
+        assert!(lark.contains("free_text <|python_tag|> \"x\""), "{lark}");
+    }
+
+    #[test]
+    fn a_broken_grammar_is_an_engine_error() {
+        let err = Validator::from_lark("start: undefined_rule").err();
+        assert!(matches!(err, Some(GrammarError::Engine(_))), "{err:?}");
+    }
+}
