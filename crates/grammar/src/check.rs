@@ -10,6 +10,9 @@ use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
 use llguidance::{Matcher, ParserFactory};
 use serde_json::Value;
 
+pub use llguidance;
+pub use llguidance::toktrie;
+
 use crate::error::GrammarError;
 use crate::lark;
 use crate::tree::Grammar;
@@ -62,6 +65,30 @@ impl Validator {
 /// Whether `text` is a sentence of `grammar`.
 pub fn accepts(grammar: &Grammar, text: &str) -> Result<bool, GrammarError> {
     Ok(Validator::from_grammar(grammar)?.accepts(text))
+}
+
+/// JSON text with the whitespace between tokens removed and everything else (number
+/// spellings, string escapes, key order) kept as written, so that an instance is checked
+/// exactly as it was given.
+pub fn compact_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn byte_factory() -> Result<Arc<ParserFactory>, GrammarError> {
@@ -141,6 +168,12 @@ mod tests {
         );
         let lark = lark::print_lazy(&g, &[Trigger::Token(tag)]);
         assert!(lark.contains("free_text <|python_tag|> \"x\""), "{lark}");
+    }
+
+    #[test]
+    fn compact_json_keeps_strings_and_numbers_as_written() {
+        let text = "{ \"a b\" : [1.0, 2e3,\n -0 ],\t\"c\\\" d\": \" x \" }";
+        assert_eq!(compact_json(text), "{\"a b\":[1.0,2e3,-0],\"c\\\" d\":\" x \"}");
     }
 
     #[test]

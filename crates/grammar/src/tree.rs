@@ -98,6 +98,56 @@ impl Grammar {
         self.rules.iter().find(|rule| rule.name == name)
     }
 
+    /// Adds every rule of `other` to this grammar and returns a reference to its root.
+    /// A rule identical to one already here is shared; one whose name is taken by a
+    /// different rule is renamed `{prefix}{name}`, and references to it follow.
+    pub fn include(&mut self, other: Grammar, prefix: &str) -> Expr {
+        let mut clashing: std::collections::HashSet<&str> = other
+            .rules
+            .iter()
+            .filter(|rule| self.rule(&rule.name).is_some_and(|mine| mine != *rule))
+            .map(|rule| rule.name.as_str())
+            .collect();
+        // A rule shared by name must also reach only shared rules.
+        loop {
+            let spreading: Vec<&str> = other
+                .rules
+                .iter()
+                .filter(|rule| !clashing.contains(rule.name.as_str()))
+                .filter(|rule| self.rule(&rule.name).is_some())
+                .filter(|rule| rule.body.refers_to_any(&clashing))
+                .map(|rule| rule.name.as_str())
+                .collect();
+            if spreading.is_empty() {
+                break;
+            }
+            clashing.extend(spreading);
+        }
+        let renamed: std::collections::HashMap<String, String> = clashing
+            .iter()
+            .map(|name| (name.to_string(), format!("{prefix}{name}")))
+            .collect();
+        let new_name = |name: &str| renamed.get(name).cloned().unwrap_or_else(|| name.to_string());
+        for mut rule in other.rules {
+            rule.name = new_name(&rule.name);
+            rule.body.rename_refs(&new_name);
+            if self.rule(&rule.name).is_none() {
+                self.rules.push(rule);
+            }
+        }
+        Expr::Ref(new_name(&other.root))
+    }
+
+    /// Renames a rule and every reference to it (the root too, if it is the root).
+    pub fn rename_rule(&mut self, old: &str, new: &str) {
+        let new_name = |name: &str| if name == old { new.to_string() } else { name.to_string() };
+        for rule in &mut self.rules {
+            rule.name = new_name(&rule.name);
+            rule.body.rename_refs(&new_name);
+        }
+        self.root = new_name(&self.root);
+    }
+
     /// Adds a rule, or replaces the body of the rule with that name.
     pub fn set_rule(&mut self, name: impl Into<String>, body: Expr) {
         let name = name.into();
@@ -146,6 +196,25 @@ impl Expr {
         !matches!(self, Expr::Seq(_) | Expr::Alt(_) | Expr::Repeat { .. })
     }
 
+    /// Whether this expression refers to any of the named rules.
+    pub fn refers_to_any(&self, names: &std::collections::HashSet<&str>) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e, Expr::Ref(name) if names.contains(name.as_str())));
+        found
+    }
+
+    /// Rewrites every rule reference inside this expression.
+    pub fn rename_refs(&mut self, new_name: &impl Fn(&str) -> String) {
+        match self {
+            Expr::Ref(name) => *name = new_name(name),
+            Expr::Seq(items) | Expr::Alt(items) => {
+                items.iter_mut().for_each(|e| e.rename_refs(new_name))
+            }
+            Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => item.rename_refs(new_name),
+            _ => {}
+        }
+    }
+
     /// Visits this expression and every expression inside it, depth first.
     pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a Expr)) {
         visit(self);
@@ -154,6 +223,30 @@ impl Expr {
             Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => item.walk(visit),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_shares_identical_rules_and_renames_clashing_ones() {
+        let mut a = Grammar::new("root");
+        a.set_rule("space", Expr::literal(" "));
+        a.set_rule("value", Expr::literal("a"));
+        let mut b = Grammar::new("root");
+        b.set_rule("root", Expr::Seq(vec![Expr::reference("value"), Expr::reference("space")]));
+        b.set_rule("space", Expr::literal(" "));
+        b.set_rule("value", Expr::literal("b"));
+        let root = a.include(b, "t0-");
+        assert_eq!(root, Expr::reference("root"));
+        assert_eq!(
+            a.rule("root").map(|r| &r.body),
+            Some(&Expr::Seq(vec![Expr::reference("t0-value"), Expr::reference("space")]))
+        );
+        assert_eq!(a.rule("t0-value").map(|r| &r.body), Some(&Expr::literal("b")));
+        assert_eq!(a.rules.len(), 4);
     }
 }
 
