@@ -246,8 +246,13 @@ impl<'a> Parser<'a> {
 
     fn expected_rule_name(&self) -> Failure {
         let found = self.describe_here();
-        let hint = if self.peek() == Some(b'|') {
-            " (an alternative on the next line must be inside parentheses, or the line before must end with `|`)"
+        let line_start = self.text.get(..self.pos).map_or("", |before| {
+            before.rsplit(['\n', '\r']).next().unwrap_or_default()
+        });
+        let indented =
+            !line_start.is_empty() && line_start.bytes().all(|b| b == b' ' || b == b'\t');
+        let hint = if self.peek() == Some(b'|') || indented {
+            " (a rule goes on past the end of its line only inside parentheses or right after `|`)"
         } else {
             ""
         };
