@@ -186,6 +186,8 @@ struct Parser<'a> {
     symbols: Symbols,
     rules: Vec<Rule>,
     index: HashMap<String, usize>,
+    /// Where each rule's (last) definition starts, by rule index.
+    definitions: Vec<usize>,
     /// Each referenced name with the offset of its first reference, in text order.
     references: Vec<(String, usize)>,
     referenced: HashSet<String>,
@@ -200,6 +202,7 @@ impl<'a> Parser<'a> {
             symbols: Symbols::default(),
             rules: Vec::new(),
             index: HashMap::new(),
+            definitions: Vec::new(),
             references: Vec::new(),
             referenced: HashSet::new(),
         }
@@ -219,6 +222,10 @@ impl<'a> Parser<'a> {
             };
             return Err(Failure::new(0, format!("{what}: no rule named `{root}`")));
         }
+        if let Some((rule, message)) = left_recursion(&self.rules, &self.index) {
+            let offset = self.definitions.get(rule).copied().unwrap_or(0);
+            return Err(Failure::new(offset, message));
+        }
         Ok(Grammar {
             root: root.to_string(),
             rules: self.rules,
@@ -227,6 +234,7 @@ impl<'a> Parser<'a> {
 
     /// `name ::= alternatives` up to the end of its line.
     fn rule(&mut self) -> Parsed<()> {
+        let start = self.pos;
         let Some(name) = self.name() else {
             return Err(self.expected_rule_name());
         };
@@ -240,7 +248,7 @@ impl<'a> Parser<'a> {
         let body = self.alternates(false)?;
         self.end_of_rule()?;
         self.skip_space(true);
-        self.define(name, body);
+        self.define(name, body, start);
         Ok(())
     }
 
@@ -298,15 +306,19 @@ impl<'a> Parser<'a> {
     }
 
     /// Adds a rule; as in llama.cpp, a second definition replaces the first.
-    fn define(&mut self, name: &str, body: Expr) {
+    fn define(&mut self, name: &str, body: Expr, start: usize) {
         match self.index.get(name) {
             Some(&i) => {
                 if let Some(rule) = self.rules.get_mut(i) {
                     rule.body = body;
                 }
+                if let Some(offset) = self.definitions.get_mut(i) {
+                    *offset = start;
+                }
             }
             None => {
                 self.index.insert(name.to_string(), self.rules.len());
+                self.definitions.push(start);
                 self.rules.push(Rule {
                     name: name.to_string(),
                     body,
@@ -757,6 +769,228 @@ impl<'a> Parser<'a> {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Left recursion
+//
+// llama.cpp refuses a grammar in which a rule can reach itself again before matching a
+// character (`expr ::= expr "+" term`): its pushdown matcher would loop. It decides this on
+// its own expansion of the grammar (a group is a rule of its own; `x*` is a rule
+// `x' ::= x x' |`; `x{m,n}` is m copies and a chain of optional rules), and it counts a
+// rule as possibly empty only when one of its alternatives is written empty. The check
+// below rebuilds just that much of the expansion, so that it refuses exactly what
+// llama.cpp refuses — including `("")*`, whose expansion `x' ::= g x' |` loops on `g ::= ""`.
+
+/// One element of an expanded alternative: a rule, or something that matches a character.
+#[derive(Clone, Copy)]
+enum Element {
+    Char,
+    Rule(usize),
+}
+
+/// The grammar expanded as llama.cpp expands it, as far as the check needs.
+struct Expansion<'g> {
+    index: &'g HashMap<String, usize>,
+    /// Each rule's alternatives; named rules first, in the grammar's order.
+    alternatives: Vec<Vec<Vec<Element>>>,
+    /// The named rule each expanded rule was written in.
+    owner: Vec<usize>,
+}
+
+impl<'g> Expansion<'g> {
+    fn new(rules: &[Rule], index: &'g HashMap<String, usize>) -> Self {
+        let mut expansion = Self {
+            index,
+            alternatives: vec![Vec::new(); rules.len()],
+            owner: (0..rules.len()).collect(),
+        };
+        for (i, rule) in rules.iter().enumerate() {
+            let alternatives = expansion.alternatives_of(&rule.body, i);
+            if let Some(slot) = expansion.alternatives.get_mut(i) {
+                *slot = alternatives;
+            }
+        }
+        expansion
+    }
+
+    fn alternatives_of(&mut self, e: &Expr, owner: usize) -> Vec<Vec<Element>> {
+        match e {
+            Expr::Alt(items) => items
+                .iter()
+                .map(|item| self.sequence(item, owner))
+                .collect(),
+            other => vec![self.sequence(other, owner)],
+        }
+    }
+
+    fn sequence(&mut self, e: &Expr, owner: usize) -> Vec<Element> {
+        let mut out = Vec::new();
+        self.push(e, owner, &mut out);
+        out
+    }
+
+    fn push(&mut self, e: &Expr, owner: usize, out: &mut Vec<Element>) {
+        match e {
+            Expr::Empty => {}
+            Expr::Literal(text) if text.is_empty() => {}
+            Expr::Literal(_) | Expr::Class(_) | Expr::AnyChar | Expr::Token(_) | Expr::Json(_) => {
+                out.push(Element::Char)
+            }
+            Expr::Ref(name) => out.push(match self.index.get(name) {
+                Some(&rule) => Element::Rule(rule),
+                None => Element::Char,
+            }),
+            Expr::Seq(items) => items.iter().for_each(|item| self.push(item, owner, out)),
+            Expr::Alt(_) => {
+                let alternatives = self.alternatives_of(e, owner);
+                out.push(Element::Rule(self.add(owner, alternatives)));
+            }
+            Expr::Group { inner, .. } => {
+                let alternatives = self.alternatives_of(inner, owner);
+                out.push(Element::Rule(self.add(owner, alternatives)));
+            }
+            Expr::Repeat { item, min, max } => self.repeat(item, *min, *max, owner, out),
+        }
+    }
+
+    /// `item{min,max}`: the item (its further copies change nothing here), then the
+    /// optional rest as a rule `rest ::= item rest |` (unbounded) or a chain
+    /// `rest ::= item next |`, `next ::= item |` (bounded; longer chains repeat `next`).
+    fn repeat(
+        &mut self,
+        item: &Expr,
+        min: u32,
+        max: Option<u32>,
+        owner: usize,
+        out: &mut Vec<Element>,
+    ) {
+        let one = self.sequence(item, owner);
+        if min > 0 {
+            out.extend(one.iter().copied());
+        }
+        let optional = max.map_or(1, |max| max.saturating_sub(min));
+        if optional == 0 {
+            return;
+        }
+        let rest = self.add(owner, Vec::new());
+        let tail = match max {
+            None => Some(rest),
+            Some(_) if optional > 1 => Some(self.add(owner, vec![one.clone(), Vec::new()])),
+            Some(_) => None,
+        };
+        let mut first = one;
+        first.extend(tail.map(Element::Rule));
+        if let Some(slot) = self.alternatives.get_mut(rest) {
+            *slot = vec![first, Vec::new()];
+        }
+        out.push(Element::Rule(rest));
+    }
+
+    fn add(&mut self, owner: usize, alternatives: Vec<Vec<Element>>) -> usize {
+        self.alternatives.push(alternatives);
+        self.owner.push(owner);
+        self.alternatives.len() - 1
+    }
+
+    /// The rules each rule may start with: leftmost elements, and the ones after a rule
+    /// that has an empty alternative.
+    fn left_edges(&self) -> Vec<Vec<usize>> {
+        let may_be_empty: Vec<bool> = self
+            .alternatives
+            .iter()
+            .map(|alternatives| alternatives.iter().any(Vec::is_empty))
+            .collect();
+        let edges_of = |alternatives: &Vec<Vec<Element>>| {
+            let mut edges = Vec::new();
+            for alternative in alternatives {
+                for element in alternative {
+                    let Element::Rule(rule) = *element else { break };
+                    edges.push(rule);
+                    if !may_be_empty.get(rule).copied().unwrap_or(false) {
+                        break;
+                    }
+                }
+            }
+            edges
+        };
+        self.alternatives.iter().map(edges_of).collect()
+    }
+}
+
+/// The first left-recursive cycle, in the order llama.cpp looks for one: the named rule to
+/// report it at, and the message.
+fn left_recursion(rules: &[Rule], index: &HashMap<String, usize>) -> Option<(usize, String)> {
+    let expansion = Expansion::new(rules, index);
+    let cycle = find_cycle(&expansion.left_edges())?;
+    let mut names: Vec<usize> = Vec::new();
+    for node in &cycle {
+        let owner = expansion.owner.get(*node).copied().unwrap_or(0);
+        if names.last() != Some(&owner) {
+            names.push(owner);
+        }
+    }
+    if names.len() > 1 && names.first() == names.last() {
+        names.pop();
+    }
+    let first = names.first().copied().unwrap_or(0);
+    let name = |i: usize| rules.get(i).map_or("?", |rule| rule.name.as_str());
+    let message = if names.len() == 1 {
+        format!(
+            "left recursion in `{}`: it can come back to where it started without matching a character, which llama.cpp refuses",
+            name(first)
+        )
+    } else {
+        let chain: Vec<String> = names
+            .iter()
+            .chain(names.first())
+            .map(|&i| format!("`{}`", name(i)))
+            .collect();
+        format!(
+            "left recursion: {} without matching a character, which llama.cpp refuses",
+            chain.join(" → ")
+        )
+    };
+    Some((first, message))
+}
+
+/// A cycle of the graph, as its nodes in order, found by depth-first search from each node
+/// in turn (iteratively: a grammar may chain thousands of rules).
+fn find_cycle(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        New,
+        Open,
+        Done,
+    }
+    let mut state = vec![State::New; edges.len()];
+    for start in 0..edges.len() {
+        if state[start] != State::New {
+            continue;
+        }
+        state[start] = State::Open;
+        let mut stack = vec![(start, 0usize)];
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let Some(&to) = edges.get(node).and_then(|out| out.get(*next)) else {
+                state[node] = State::Done;
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            match state.get(to) {
+                Some(State::Open) => {
+                    let from = stack.iter().position(|&(n, _)| n == to).unwrap_or(0);
+                    return Some(stack[from..].iter().map(|&(n, _)| n).collect());
+                }
+                Some(State::New) => {
+                    state[to] = State::Open;
+                    stack.push((to, 0));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 /// Checks `{min,max}` as llama.cpp does; a bound above the limit means "no bound".
 fn check_bounds(open: usize, min: u64, max: Option<u64>) -> Parsed<(u64, Option<u64>)> {
     if min > MAX_REPETITION {
@@ -927,6 +1161,37 @@ mod tests {
         assert!(error("root ::= \"a\"{5,2}").2.contains("below"));
         assert!(error("root ::= \"\"*").2.contains("no item"));
         assert!(error("root ::= \"a\" | *").2.contains("no item"));
+    }
+
+    #[test]
+    fn left_recursion_is_refused_as_llama_cpp_refuses_it() {
+        let (line, column, message) = error("root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\"\n");
+        assert_eq!((line, column), (2, 1), "{message}");
+        assert!(message.contains("left recursion in `expr`"), "{message}");
+        let (line, _, message) = error("root ::= a\na ::= b \"x\"\nb ::= a | \"y\"\n");
+        assert_eq!(line, 2, "{message}");
+        assert!(message.contains("`a` → `b` → `a`"), "{message}");
+        // Through a rule written with an empty alternative, a `*`, `?` or `{0,n}`.
+        for text in [
+            "root ::= a root \"x\" | \"y\"\na ::= | \"z\"",
+            "root ::= \"x\"* root | \"y\"",
+            "root ::= \"x\"{0,3} root | \"y\"",
+            "root ::= \"a\" (\"\")*",
+            "root ::= \"a\" (| \"b\")+",
+            "root ::= (root)",
+        ] {
+            assert!(error(text).2.contains("left recursion"), "{text}");
+        }
+        // llama.cpp only counts a rule as possibly empty when an alternative is written
+        // empty, and a character ends the search.
+        for text in [
+            "root ::= a root \"x\" | \"y\"\na ::= b\nb ::= | \"z\"",
+            "root ::= (\"b\"?)*",
+            "root ::= \"x\"{2} root | \"y\"",
+            "root ::= \"(\" root \")\" | \"y\"",
+        ] {
+            assert!(parse(text).is_ok(), "{text}");
+        }
     }
 
     #[test]
