@@ -6,6 +6,7 @@ pub mod check;
 pub mod error;
 pub mod gbnf;
 pub mod lark;
+pub mod render;
 pub mod tree;
 
 pub use error::GrammarError;

@@ -1,0 +1,379 @@
+//! JSON values printed the way Python prints them.
+//!
+//! Prompts written by Python code show JSON data through Python's printers: Llama 3.x
+//! zero-shot prompts put `repr(functions)` in the system turn (`[{'name': 'get_weather',
+//! 'parameters': {'type': 'object', …}}]`, seed 002), Functionary's templates splice in
+//! `str(value)`, and older prompt styles quote constants with `json.dumps`. Each printer
+//! here follows CPython's rules: `repr` picks single quotes unless the text holds a `'`
+//! and no `"`; `json.dumps` escapes everything outside printable ASCII; floats print as
+//! the shortest text that reads back to the same number (`0.1`, `1e-05`, `1e+16`).
+//!
+//! `grammar` sits below `template`, which has its own printer for template values, so
+//! this one is written from the Python rules rather than shared.
+
+use super::MAX_DEPTH;
+use serde_json::{Number, Value};
+use std::fmt::Write;
+
+/// Python's `repr` of the value parsed from this JSON (`json.loads`): `None`, `True`,
+/// `'text'`, `[1, 2]`, `{'a': 1.5}`. Containers nested deeper than [`MAX_DEPTH`] print
+/// as `...`.
+pub fn python_repr(value: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, value, 0);
+    out
+}
+
+/// Python's `str` of the value: strings as they are, everything else as [`python_repr`].
+pub fn python_str(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => python_repr(other),
+    }
+}
+
+/// Python's `json.dumps(value)` with its defaults: `", "` and `": "` separators and
+/// `ensure_ascii`, so every character outside printable ASCII is a `\u` escape.
+pub fn json_dumps(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, 0);
+    out
+}
+
+/// The functions of a tool list as Llama 3.x zero-shot prompts show them after
+/// `Customized Functions: `: the `repr` of the list of function objects, unwrapped from
+/// their OpenAI `{"type": "function", "function": …}` envelopes, every key kept in order.
+pub fn functions_repr(tools: &[Value]) -> String {
+    let mut out = String::from("[");
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_repr(&mut out, super::function_object(tool), 1);
+    }
+    out.push(']');
+    out
+}
+
+fn write_repr(out: &mut String, value: &Value, depth: usize) {
+    match value {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_str_repr(out, s),
+        _ if depth >= MAX_DEPTH => out.push_str("..."),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, item, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_str_repr(out, key);
+                out.push_str(": ");
+                write_repr(out, item, depth + 1);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_json(out: &mut String, value: &Value, depth: usize) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_json_str(out, s),
+        _ if depth >= MAX_DEPTH => out.push_str("null"),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json(out, item, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json_str(out, key);
+                out.push_str(": ");
+                write_json(out, item, depth + 1);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Integers print as written; a JSON number with a fraction or exponent is a Python
+/// float (`json.loads("2.0")` is `2.0`).
+fn write_number(out: &mut String, n: &Number) {
+    if n.is_f64() {
+        out.push_str(&float_repr(n.as_f64().unwrap_or(f64::NAN)));
+    } else {
+        out.push_str(&n.to_string());
+    }
+}
+
+/// Python's `repr(float)`: the shortest round-tripping digits, positional for decimal
+/// exponents in `-4..16`, scientific with a signed two-digit exponent outside it.
+fn float_repr(f: f64) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "nan"
+        } else if f > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .into();
+    }
+    // Rust's `{:e}` prints the same shortest digits: `-1.25e-7`.
+    let sci = format!("{f:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exponent) {
+        return format!("{sign}{}", positional(&digits, exponent));
+    }
+    let (head, tail) = digits.split_at(1);
+    let point = if tail.is_empty() { "" } else { "." };
+    let esign = if exponent < 0 { '-' } else { '+' };
+    format!(
+        "{sign}{head}{point}{tail}e{esign}{:02}",
+        exponent.unsigned_abs()
+    )
+}
+
+/// `d.ddd × 10^exponent` written out, with at least one digit after the point (`3.0`).
+fn positional(digits: &str, exponent: i32) -> String {
+    if exponent < 0 {
+        let zeros = "0".repeat(exponent.unsigned_abs() as usize - 1);
+        return format!("0.{zeros}{digits}");
+    }
+    let point = exponent as usize + 1;
+    if digits.len() > point {
+        format!("{}.{}", &digits[..point], &digits[point..])
+    } else {
+        format!("{digits}{}.0", "0".repeat(point - digits.len()))
+    }
+}
+
+/// Python's `repr(str)`.
+fn write_str_repr(out: &mut String, s: &str) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !is_printable(c) => write_py_escape(out, c),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+}
+
+/// `\xhh`, `\uhhhh` or `\Uhhhhhhhh`, the shortest that holds the code point.
+fn write_py_escape(out: &mut String, c: char) {
+    let code = c as u32;
+    // Writing to a String cannot fail.
+    let _ = match code {
+        0..=0xff => write!(out, "\\x{code:02x}"),
+        0x100..=0xffff => write!(out, "\\u{code:04x}"),
+        _ => write!(out, "\\U{code:08x}"),
+    };
+}
+
+/// Code points Python's `str.isprintable` rejects, besides the C0 and C1 controls:
+/// separators other than the space (Zs, Zl, Zp), format characters (Cf) and private use
+/// (Co). Unassigned code points (Cn), which Python also escapes, print as they are:
+/// telling them apart needs the whole Unicode table, and tool schemas do not hold them.
+const NON_PRINTABLE: &[(u32, u32)] = &[
+    (0xa0, 0xa0),
+    (0xad, 0xad),
+    (0x600, 0x605),
+    (0x61c, 0x61c),
+    (0x6dd, 0x6dd),
+    (0x70f, 0x70f),
+    (0x890, 0x891),
+    (0x8e2, 0x8e2),
+    (0x1680, 0x1680),
+    (0x180e, 0x180e),
+    (0x2000, 0x200f),
+    (0x2028, 0x202f),
+    (0x205f, 0x2064),
+    (0x2066, 0x206f),
+    (0x3000, 0x3000),
+    (0xe000, 0xf8ff),
+    (0xfeff, 0xfeff),
+    (0xfff9, 0xfffb),
+    (0x110bd, 0x110bd),
+    (0x110cd, 0x110cd),
+    (0x13430, 0x1343f),
+    (0x1bca0, 0x1bca3),
+    (0x1d173, 0x1d17a),
+    (0xe0001, 0xe0001),
+    (0xe0020, 0xe007f),
+    (0xf0000, 0x10ffff),
+];
+
+fn is_printable(c: char) -> bool {
+    let code = c as u32;
+    if code < 0x20 || (0x7f..0xa0).contains(&code) {
+        return false;
+    }
+    !NON_PRINTABLE
+        .iter()
+        .any(|&(lo, hi)| (lo..=hi).contains(&code))
+}
+
+/// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.
+fn write_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // Expected values are what CPython 3.12 prints for `json.loads` of the same input.
+
+    #[test]
+    fn scalars_print_like_python() {
+        let cases = [
+            (json!(null), "None"),
+            (json!(true), "True"),
+            (json!(false), "False"),
+            (json!(0), "0"),
+            (json!(-7), "-7"),
+            (json!(18446744073709551615u64), "18446744073709551615"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(python_repr(&value), expected);
+        }
+    }
+
+    #[test]
+    fn floats_print_like_python_repr() {
+        let cases = [
+            ("2.0", "2.0"),
+            ("0.1", "0.1"),
+            ("-0.0", "-0.0"),
+            ("1e-05", "1e-05"),
+            ("0.0001", "0.0001"),
+            ("1.5e16", "1.5e+16"),
+            ("1e16", "1e+16"),
+            ("123456789012345.6", "123456789012345.6"),
+            ("1e300", "1e+300"),
+            ("2.5e-300", "2.5e-300"),
+            ("3.14159", "3.14159"),
+        ];
+        for (json, expected) in cases {
+            let value: Value = serde_json::from_str(json).unwrap();
+            assert_eq!(python_repr(&value), expected, "{json}");
+        }
+    }
+
+    #[test]
+    fn strings_pick_quotes_and_escapes_like_python() {
+        let cases = [
+            ("plain", "'plain'"),
+            ("it's", "\"it's\""),
+            ("say \"hi\"", "'say \"hi\"'"),
+            ("it's \"both\"", "'it\\'s \"both\"'"),
+            ("a\\b\n\t\r", "'a\\\\b\\n\\t\\r'"),
+            ("\u{0}\u{1f}\u{7f}\u{85}", "'\\x00\\x1f\\x7f\\x85'"),
+            ("café ☕ 日本", "'café ☕ 日本'"),
+            (
+                "nb\u{a0}sp zw\u{200b} bom\u{feff}",
+                "'nb\\xa0sp zw\\u200b bom\\ufeff'",
+            ),
+            ("private\u{f0000}", "'private\\U000f0000'"),
+        ];
+        for (s, expected) in cases {
+            assert_eq!(python_repr(&json!(s)), expected, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn containers_print_like_python() {
+        let value = json!({"a": [1, 2.5, null], "b": {}, "c": [], "it's": {"x": true}});
+        assert_eq!(
+            python_repr(&value),
+            "{'a': [1, 2.5, None], 'b': {}, 'c': [], \"it's\": {'x': True}}"
+        );
+        assert_eq!(python_str(&json!("raw 'text'")), "raw 'text'");
+        assert_eq!(python_str(&json!([1, "a"])), "[1, 'a']");
+    }
+
+    #[test]
+    fn json_dumps_escapes_like_python() {
+        let value = json!({"k": "é\"\\\u{1}\u{7f}😀", "n": [1, 1.0, null, false]});
+        assert_eq!(
+            json_dumps(&value),
+            r#"{"k": "\u00e9\"\\\u0001\u007f\ud83d\ude00", "n": [1, 1.0, null, false]}"#
+        );
+    }
+
+    #[test]
+    fn deep_values_are_cut_off_readably() {
+        let mut value = json!(1);
+        for _ in 0..(MAX_DEPTH + 10) {
+            value = json!([value]);
+        }
+        let repr = python_repr(&value);
+        assert!(repr.contains("..."));
+        assert_eq!(repr.matches('[').count(), MAX_DEPTH);
+    }
+}
