@@ -20,7 +20,7 @@
 //! seed 003 shows. Blocks are joined by a blank line; the text around them belongs to the
 //! caller's prompt.
 
-use super::{alternatives, field, properties, required, tools, type_names};
+use super::{alternatives, field, properties, required, str_field, tools, type_names};
 use super::{Tool, MAX_DEPTH};
 use serde_json::Value;
 
@@ -53,6 +53,7 @@ struct Param<'a> {
     description: &'a str,
 }
 
+/// One tool's block: the `def` line, the docstring with its `Args:`, `pass`.
 fn signature(tool: &Tool<'_>, flavor: CohereFlavor) -> String {
     let params = params(tool.parameters, flavor);
     let (list, quote) = match flavor {
@@ -89,13 +90,11 @@ fn signature(tool: &Tool<'_>, flavor: CohereFlavor) -> String {
     out
 }
 
+/// The parameters of a tool in the flavor's order, typed the flavor's way.
 fn params(parameters: &Value, flavor: CohereFlavor) -> Vec<Param<'_>> {
     let required = required(parameters);
     let mut params: Vec<Param<'_>> = properties(parameters)
         .map(|(name, prop)| {
-            let description = field(prop, "description")
-                .and_then(Value::as_str)
-                .unwrap_or("");
             let (annotation, doc_type) = match flavor {
                 CohereFlavor::HuggingFace if required.contains(&name) => {
                     let ty = python_type(prop, 0);
@@ -114,7 +113,7 @@ fn params(parameters: &Value, flavor: CohereFlavor) -> Vec<Param<'_>> {
                 name,
                 annotation,
                 doc_type,
-                description,
+                description: str_field(prop, "description").unwrap_or(""),
             }
         })
         .collect();

@@ -233,50 +233,55 @@ fn indent(depth: usize) -> String {
     "    ".repeat(depth)
 }
 
-/// `get_parameter_typescript` over an object schema's properties: each as `\n` + its
-/// comment lines + its declaration, in order; properties that are not objects are left
-/// out.
+/// `get_parameter_typescript` over an object schema's properties, in order; properties
+/// that are not objects are left out.
 fn parameter_lines(schema: &Value, depth: usize) -> String {
     if depth > MAX_DEPTH {
         return String::new();
     }
     let required_names = required(schema);
-    let offset = indent(depth);
     let mut out = String::new();
     for (name, param) in properties(schema).filter(|(_, p)| p.is_object()) {
-        let info = param_info(param);
-        let examples = examples(name, param);
         let mut declaration = name.to_owned();
         if !required_names.contains(&name) {
             declaration.push('?');
         }
-        let ty = param_type(param);
-        let items = field(param, "items");
-        let typed_items = items.and_then(|i| field(i, "type")).is_some();
-        if ty == "object" || (ty == "array" && typed_items) {
-            comment_lines(&mut out, &offset, info.as_deref(), &examples, true);
-        }
-        if ty == "object" {
-            out.push_str(&format!("\n{offset}{declaration}: {{"));
-            out.push_str(&parameter_lines(param, depth + 1));
-            out.push_str(&format!("\n{offset}}},"));
-        } else if ty == "array" && typed_items {
-            let mut array = array_type(Some(&declaration), param, depth);
-            if !array.ends_with(',') {
-                array.push(',');
-            }
-            out.push_str(&array);
-        } else {
-            let declaration = if ty == "array" {
-                format!("{declaration}: [],")
-            } else {
-                format!("{declaration}: {},", scalar_type(param, ty))
-            };
-            comment_lines(&mut out, &offset, info.as_deref(), &examples, false);
-            out.push_str(&format!("\n{offset}{declaration}"));
-        }
+        property_lines(&mut out, name, &declaration, param, depth);
     }
     out
+}
+
+/// One property: `\n` + each comment line, then `\n` + its declaration (`name?: type,`,
+/// or an object or array type spread over lines).
+fn property_lines(out: &mut String, name: &str, declaration: &str, param: &Value, depth: usize) {
+    let offset = indent(depth);
+    let info = param_info(param);
+    let examples = examples(name, param);
+    let ty = param_type(param);
+    let typed_items = field(param, "items")
+        .and_then(|i| field(i, "type"))
+        .is_some();
+    if ty == "object" {
+        comment_lines(out, &offset, info.as_deref(), &examples, true);
+        out.push_str(&format!("\n{offset}{declaration}: {{"));
+        out.push_str(&parameter_lines(param, depth + 1));
+        out.push_str(&format!("\n{offset}}},"));
+    } else if ty == "array" && typed_items {
+        comment_lines(out, &offset, info.as_deref(), &examples, true);
+        let mut array = array_type(Some(declaration), param, depth);
+        if !array.ends_with(',') {
+            array.push(',');
+        }
+        out.push_str(&array);
+    } else {
+        let ty = if ty == "array" {
+            "[]".into()
+        } else {
+            scalar_type(param, ty)
+        };
+        comment_lines(out, &offset, info.as_deref(), &examples, false);
+        out.push_str(&format!("\n{offset}{declaration}: {ty},"));
+    }
 }
 
 /// A property's comment line and its example lines. Objects and typed arrays show
@@ -352,6 +357,7 @@ fn one_of_types(alts: &Value) -> String {
     join(seen.into_iter().map(python_str), " | ")
 }
 
+/// Whether Jinja's `unique` counts two values as one.
 fn unique_key_eq(a: &Value, b: &Value) -> bool {
     match (a.as_str(), b.as_str()) {
         (Some(a), Some(b)) => a.to_lowercase() == b.to_lowercase(),
