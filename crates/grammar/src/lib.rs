@@ -7,6 +7,7 @@ pub mod error;
 pub mod gbnf;
 pub mod lark;
 pub mod render;
+pub mod schema;
 pub mod tree;
 
 pub use error::GrammarError;

@@ -1,6 +1,13 @@
 //! Prints the grammar tree as GBNF, the notation llama.cpp reads. The spelling follows
 //! llama.cpp's json-schema-to-grammar (literal escapes, `{m,n}` repetitions, `| …` for an
 //! empty first alternative) so that converted schemas come out byte-identical to it.
+//!
+//! Two of its spellings need a rule of their own. llama.cpp's converter joins pieces with
+//! blanks even when a piece is empty, so `"{" space  "}"` has two: an [`Expr::Empty`]
+//! inside a sequence prints as such an empty piece. And it writes an exact count two
+//! ways: its hand-written rules repeat character classes as `[0-9]{4}`, its repetition
+//! builder writes `item{3,3}`; a repeated class prints the first way, anything else the
+//! second.
 
 use std::fmt::Write;
 
@@ -44,12 +51,17 @@ pub fn expr(e: &Expr) -> Result<String, GrammarError> {
             }
         }
         Expr::Repeat { item, min, max } => {
-            let item = parenthesized_unless_atomic(item)?;
-            format!("{item}{}", repetition_suffix(*min, *max))
+            let suffix = match (item.as_ref(), max) {
+                (Expr::Class(_), Some(max)) if max == min => format!("{{{min}}}"),
+                _ => repetition_suffix(*min, *max),
+            };
+            format!("{}{suffix}", parenthesized_unless_atomic(item)?)
         }
     })
 }
 
+/// Items joined by blanks. An item that prints as nothing is left out, except
+/// [`Expr::Empty`], which stands for an empty piece between two blanks.
 fn sequence(items: &[Expr]) -> Result<String, GrammarError> {
     let mut parts = Vec::with_capacity(items.len());
     for item in items {
@@ -57,7 +69,7 @@ fn sequence(items: &[Expr]) -> Result<String, GrammarError> {
             Expr::Alt(_) => format!("({})", expr(item)?),
             _ => expr(item)?,
         };
-        if !printed.is_empty() {
+        if !printed.is_empty() || *item == Expr::Empty {
             parts.push(printed);
         }
     }
@@ -209,7 +221,11 @@ mod tests {
         let digit = Expr::range('0', '9');
         assert_eq!(
             expr(&Expr::repeat(digit.clone(), 3, Some(3))).unwrap(),
-            "[0-9]{3,3}"
+            "[0-9]{3}"
+        );
+        assert_eq!(
+            expr(&Expr::repeat(Expr::reference("item"), 3, Some(3))).unwrap(),
+            "item{3,3}"
         );
         let seq = Expr::Seq(vec![Expr::literal(","), Expr::reference("value")]);
         assert_eq!(
@@ -221,5 +237,18 @@ mod tests {
             padded: true,
         };
         assert_eq!(expr(&padded).unwrap(), r#"( "a" | [0-9] )"#);
+    }
+
+    #[test]
+    fn an_empty_piece_in_a_sequence_keeps_its_blanks() {
+        let object = Expr::Seq(vec![
+            Expr::literal("{"),
+            Expr::reference("space"),
+            Expr::Empty,
+            Expr::literal("}"),
+        ]);
+        assert_eq!(expr(&object).unwrap(), r#""{" space  "}""#);
+        let trailing = Expr::group(Expr::Seq(vec![Expr::reference("a-kv"), Expr::Empty]));
+        assert_eq!(expr(&trailing).unwrap(), "(a-kv )");
     }
 }

@@ -1,0 +1,761 @@
+//! The converter proper: walks a schema the way llama.cpp's `common_schema_converter`
+//! does — same keyword precedence, same rule names, same deduplication — and collects
+//! rules into a table sorted by name, as llama.cpp's `std::map` prints them.
+//!
+//! `visit` returns the name of the rule that matches the schema. Each kind of schema has
+//! a method of its own here or in a sibling module (`object`, `pattern`); `Converter`
+//! keeps the state they share: the rule table, references being resolved, warnings and
+//! the nesting depth.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value};
+
+use super::builtins::{self, Builtin};
+use super::exprs::{alt, group, lit, repetition, rf, seq, space};
+use super::int_range::int_range;
+use super::{refs, Options};
+use crate::error::GrammarError;
+use crate::gbnf::print::literal as gbnf_literal;
+use crate::tree::Expr;
+
+pub(super) type Result<T> = std::result::Result<T, GrammarError>;
+
+pub(super) struct Converter<'a> {
+    pub(super) options: &'a Options,
+    root: &'a Value,
+    pub(super) rules: BTreeMap<String, Expr>,
+    /// Rule names of references already converted.
+    ref_rules: HashMap<String, String>,
+    /// References being converted.
+    resolving: HashMap<String, Resolving>,
+    /// Reserved names, and the depth at which the visit that will fill them runs.
+    pending: HashMap<String, usize>,
+    pub(super) warnings: Vec<String>,
+    depth: usize,
+}
+
+impl<'a> Converter<'a> {
+    pub(super) fn new(options: &'a Options, root: &'a Value) -> Self {
+        let mut rules = BTreeMap::new();
+        rules.insert("space".to_string(), builtins::space_rule());
+        Self {
+            options,
+            root,
+            rules,
+            ref_rules: HashMap::new(),
+            resolving: HashMap::new(),
+            pending: HashMap::new(),
+            warnings: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Whether llama.cpp's output is reproduced, quirks included, rather than the exact
+    /// language of the schema.
+    pub(super) fn compat(&self) -> bool {
+        self.options.llama_cpp_compat && !self.options.strict
+    }
+
+    pub(super) fn warn(&mut self, path: &str, message: impl std::fmt::Display) {
+        self.warnings.push(format!("{path}: {message}"));
+    }
+
+    /// Adds a rule under `name` (characters GBNF does not allow in names become `-`);
+    /// a different rule already there makes it `name0`, `name1`, …; an identical one is
+    /// shared. Returns the name used.
+    pub(super) fn add_rule(&mut self, name: &str, body: Expr) -> String {
+        let escaped = escape_rule_name(name);
+        let mut key = escaped.clone();
+        let mut i = 0usize;
+        loop {
+            if let Some(&depth) = self.pending.get(&key) {
+                if depth == self.depth {
+                    self.pending.remove(&key);
+                    self.rules.insert(key.clone(), body);
+                    return key;
+                }
+            } else {
+                match self.rules.get(&key) {
+                    None => {
+                        self.rules.insert(key.clone(), body);
+                        return key;
+                    }
+                    Some(existing) if *existing == body => return key,
+                    Some(_) => {}
+                }
+            }
+            key = format!("{escaped}{i}");
+            i += 1;
+        }
+    }
+
+    /// Adds a builtin rule and the builtins it needs.
+    pub(super) fn add_primitive(&mut self, name: &str, builtin: Builtin) -> String {
+        let deps = builtin.deps;
+        let added = self.add_rule(name, builtin.body);
+        for dep in deps {
+            if !self.rules.contains_key(*dep) {
+                if let Some(dep_rule) =
+                    builtins::primitive(dep).or_else(|| builtins::string_format(dep))
+                {
+                    self.add_primitive(dep, dep_rule);
+                }
+            }
+        }
+        added
+    }
+
+    /// A JSON primitive by name (`string`, `value`, …), added with what it needs.
+    pub(super) fn primitive(&mut self, name: &str) -> String {
+        match builtins::primitive(name) {
+            Some(builtin) => self.add_primitive(name, builtin),
+            None => name.to_string(),
+        }
+    }
+
+    /// Converts `schema`, found at JSON pointer `path`, into a rule; `name` is the rule
+    /// name llama.cpp would derive from the schema's position (`""` for the root).
+    pub(super) fn visit(&mut self, schema: &Value, name: &str, path: &str) -> Result<String> {
+        if self.depth >= self.options.limits.max_depth {
+            return Err(GrammarError::Limit(format!(
+                "{path}: schema nested deeper than {} levels",
+                self.options.limits.max_depth
+            )));
+        }
+        self.depth += 1;
+        let result = self.visit_schema(schema, name, path);
+        self.depth -= 1;
+        result
+    }
+
+    fn visit_schema(&mut self, schema: &Value, name: &str, path: &str) -> Result<String> {
+        let rule_name = if builtins::is_reserved_name(name) {
+            format!("{name}-")
+        } else if name.is_empty() {
+            "root".to_string()
+        } else {
+            name.to_string()
+        };
+        let obj = match schema {
+            Value::Object(obj) => obj,
+            Value::Bool(true) => {
+                let value = self.primitive("value");
+                return Ok(self.add_rule(&rule_name, rf(value)));
+            }
+            Value::Bool(false) => {
+                return Err(GrammarError::Schema(format!(
+                    "{path}: the schema `false` admits no value"
+                )))
+            }
+            _ => {
+                return Err(GrammarError::Schema(format!(
+                    "{path}: a schema must be an object or a boolean, not {schema}"
+                )))
+            }
+        };
+        let schema_type = obj.get("type");
+        let untyped = schema_type.is_none();
+        let type_is = |t: &str| schema_type.and_then(Value::as_str) == Some(t);
+        let format = match obj.get("format") {
+            None => "",
+            Some(Value::String(format)) => format.as_str(),
+            Some(other) => {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/format: expected a string, found {other}"
+                )))
+            }
+        };
+
+        if let Some(reference) = obj.get("$ref") {
+            let Value::String(reference) = reference else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/$ref: expected a string, found {reference}"
+                )));
+            };
+            let target = self.resolve_ref(reference, path)?;
+            return Ok(self.add_rule(&rule_name, rf(target)));
+        }
+        if let Some((keyword, alternatives)) = ["oneOf", "anyOf"]
+            .into_iter()
+            .find_map(|k| obj.get(k).map(|v| (k, v)))
+        {
+            let Value::Array(alternatives) = alternatives else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/{keyword}: expected an array of schemas"
+                )));
+            };
+            let paths: Vec<String> = (0..alternatives.len())
+                .map(|i| format!("{path}/{keyword}/{i}"))
+                .collect();
+            let union = self.union(name, alternatives, &paths)?;
+            return Ok(self.add_rule(&rule_name, union));
+        }
+        if let Some(Value::Array(types)) = schema_type {
+            let copies: Vec<Value> = types
+                .iter()
+                .map(|t| {
+                    let mut copy = obj.clone();
+                    copy.insert("type".into(), t.clone());
+                    Value::Object(copy)
+                })
+                .collect();
+            let paths = vec![path.to_string(); copies.len()];
+            let union = self.union(name, &copies, &paths)?;
+            return Ok(self.add_rule(&rule_name, union));
+        }
+        if let Some(value) = obj.get("const") {
+            return Ok(self.add_rule(&rule_name, seq(vec![constant(value), space()])));
+        }
+        if let Some(values) = obj.get("enum") {
+            let Value::Array(values) = values else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/enum: expected an array"
+                )));
+            };
+            let body = seq(vec![
+                group(alt(values.iter().map(constant).collect())),
+                space(),
+            ]);
+            return Ok(self.add_rule(&rule_name, body));
+        }
+        let additional = obj.get("additionalProperties");
+        if (untyped || type_is("object"))
+            && (obj.contains_key("properties")
+                || additional.is_some_and(|a| *a != Value::Bool(true)))
+        {
+            let properties = properties_of(obj, path)?;
+            let required = required_of(obj);
+            let body = self.object_rule(&properties, &required, name, additional, path)?;
+            return Ok(self.add_rule(&rule_name, body));
+        }
+        if (untyped || type_is("object") || type_is("string")) && obj.contains_key("allOf") {
+            return self.all_of_llama(obj, name, &rule_name, path);
+        }
+        if (untyped || type_is("array"))
+            && (obj.contains_key("items") || obj.contains_key("prefixItems"))
+        {
+            return self.array(obj, name, &rule_name, path);
+        }
+        if (untyped || type_is("string")) && obj.contains_key("pattern") {
+            let Some(pattern) = obj.get("pattern").and_then(Value::as_str) else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/pattern: expected a string"
+                )));
+            };
+            return self.visit_pattern(pattern, &rule_name, path);
+        }
+        if (untyped || type_is("string")) && is_uuid_format(format) {
+            let name = if rule_name == "root" { "root" } else { format };
+            return Ok(match builtins::primitive("uuid") {
+                Some(uuid) => self.add_primitive(name, uuid),
+                None => name.to_string(),
+            });
+        }
+        if untyped || type_is("string") {
+            let format_rule = format!("{format}-string");
+            if let Some(builtin) = builtins::string_format(&format_rule) {
+                let added = self.add_primitive(&format_rule, builtin);
+                return Ok(self.add_rule(&rule_name, rf(added)));
+            }
+        }
+        if type_is("string") && (obj.contains_key("minLength") || obj.contains_key("maxLength")) {
+            let char_rule = self.primitive("char");
+            let min = self.count(obj, "minLength", path)?.unwrap_or(0);
+            let max = self.count(obj, "maxLength", path)?;
+            let body = seq(vec![
+                lit("\""),
+                repetition(rf(char_rule), min, max, None),
+                lit("\""),
+                space(),
+            ]);
+            return Ok(self.add_rule(&rule_name, body));
+        }
+        if type_is("integer")
+            && ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"]
+                .iter()
+                .any(|k| obj.contains_key(*k))
+        {
+            return self.integer_range(obj, &rule_name, path);
+        }
+        if obj.is_empty() || type_is("object") {
+            let object = self.primitive("object");
+            return Ok(self.add_rule(&rule_name, rf(object)));
+        }
+        if untyped {
+            let value = self.primitive("value");
+            return Ok(self.add_rule(&rule_name, rf(value)));
+        }
+        match schema_type.and_then(Value::as_str) {
+            Some(t @ ("string" | "number" | "integer" | "boolean" | "null" | "array")) => {
+                let name = if rule_name == "root" { "root" } else { t };
+                Ok(match builtins::primitive(t) {
+                    Some(builtin) => self.add_primitive(name, builtin),
+                    None => name.to_string(),
+                })
+            }
+            _ => Err(GrammarError::Schema(format!(
+                "{path}: unrecognized schema {}",
+                Value::Object(obj.clone())
+            ))),
+        }
+    }
+
+    /// `a | b | …`, one rule per alternative, named `name-0`, … (`alternative-0`, … at
+    /// the root).
+    fn union(&mut self, name: &str, alternatives: &[Value], paths: &[String]) -> Result<Expr> {
+        let mut rules = Vec::with_capacity(alternatives.len());
+        for (i, (schema, path)) in alternatives.iter().zip(paths).enumerate() {
+            let sub_name = if name.is_empty() {
+                format!("alternative-{i}")
+            } else {
+                format!("{name}-{i}")
+            };
+            rules.push(rf(self.visit(schema, &sub_name, path)?));
+        }
+        Ok(alt(rules))
+    }
+
+    /// The rule of a reference, converting its target the first time. A reference met
+    /// again while its target is being converted is recursive: a name is reserved for
+    /// it then, which the conversion under way fills when it adds its rule.
+    pub(super) fn resolve_ref(&mut self, reference: &str, path: &str) -> Result<String> {
+        if let Some(name) = self.ref_rules.get(reference) {
+            return Ok(name.clone());
+        }
+        if let Some(state) = self.resolving.get(reference) {
+            if let Some(name) = &state.reserved {
+                return Ok(name.clone());
+            }
+            let fill_depth = state.depth + 1;
+            let name = self.reserve_name(refs::rule_name(reference), fill_depth);
+            if let Some(state) = self.resolving.get_mut(reference) {
+                state.reserved = Some(name.clone());
+            }
+            return Ok(name);
+        }
+        if self.ref_rules.len() + self.resolving.len() >= self.options.limits.max_rules {
+            return Err(GrammarError::Limit(format!(
+                "{path}: more than {} references",
+                self.options.limits.max_rules
+            )));
+        }
+        let target = refs::resolve(self.root, reference)
+            .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))?;
+        self.resolving.insert(
+            reference.to_string(),
+            Resolving {
+                depth: self.depth,
+                reserved: None,
+            },
+        );
+        let result = self.visit(target.schema, refs::rule_name(reference), &target.path);
+        let reserved = self.resolving.remove(reference).and_then(|s| s.reserved);
+        let name = result?;
+        if let Some(reserved) = reserved {
+            if self.pending.remove(&reserved).is_some() {
+                self.rules.insert(reserved, rf(name.clone()));
+            }
+        }
+        self.ref_rules.insert(reference.to_string(), name.clone());
+        Ok(name)
+    }
+
+    /// A free rule name for a recursive reference, to be filled by the rule the visit at
+    /// `fill_depth` adds under that name (see `add_rule`).
+    fn reserve_name(&mut self, name: &str, fill_depth: usize) -> String {
+        let base = if builtins::is_reserved_name(name) {
+            format!("{name}-")
+        } else if name.is_empty() {
+            "root".to_string()
+        } else {
+            name.to_string()
+        };
+        let escaped = escape_rule_name(&base);
+        let mut key = escaped.clone();
+        let mut i = 0usize;
+        while self.rules.contains_key(&key) || self.pending.contains_key(&key) {
+            key = format!("{escaped}{i}");
+            i += 1;
+        }
+        self.pending.insert(key.clone(), fill_depth);
+        key
+    }
+
+    /// llama.cpp's `allOf`: properties of every part (required when the part is
+    /// required), parts of a nested `anyOf` optional, enums intersected.
+    fn all_of_llama(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let Some(Value::Array(parts)) = obj.get("allOf") else {
+            return Err(GrammarError::Schema(format!(
+                "{path}/allOf: expected an array"
+            )));
+        };
+        let mut collected = AllOfParts::default();
+        for (i, part) in parts.iter().enumerate() {
+            let part_path = format!("{path}/allOf/{i}");
+            if let Some(Value::Array(any)) = part.get("anyOf") {
+                for (j, sub) in any.iter().enumerate() {
+                    self.all_of_part(
+                        sub,
+                        false,
+                        &format!("{part_path}/anyOf/{j}"),
+                        &mut collected,
+                        0,
+                    )?;
+                }
+            } else {
+                self.all_of_part(part, true, &part_path, &mut collected, 0)?;
+            }
+        }
+        if !collected.enums.is_empty() {
+            let common: Vec<Expr> = collected
+                .enums
+                .into_values()
+                .filter(|(_, n)| *n == parts.len())
+                .map(|(e, _)| e)
+                .collect();
+            if !common.is_empty() {
+                let body = seq(vec![group(alt(common)), space()]);
+                return Ok(self.add_rule(rule_name, body));
+            }
+        }
+        let body =
+            self.object_rule(&collected.properties, &collected.required, name, None, path)?;
+        Ok(self.add_rule(rule_name, body))
+    }
+
+    fn all_of_part(
+        &mut self,
+        part: &Value,
+        required: bool,
+        path: &str,
+        collected: &mut AllOfParts,
+        hops: usize,
+    ) -> Result<()> {
+        if let Some(Value::String(reference)) = part.get("$ref") {
+            if hops >= self.options.limits.max_depth {
+                return Err(GrammarError::Limit(format!("{path}: $ref chain too long")));
+            }
+            let target = refs::resolve(self.root, reference)
+                .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))?;
+            let (schema, target_path) = (target.schema, target.path);
+            return self.all_of_part(schema, required, &target_path, collected, hops + 1);
+        }
+        if let Some(properties) = part.get("properties") {
+            let Value::Object(properties) = properties else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/properties: expected an object"
+                )));
+            };
+            for (key, schema) in properties {
+                collected.properties.push((
+                    key.clone(),
+                    schema.clone(),
+                    format!("{path}/properties/{}", pointer_escape(key)),
+                ));
+                if required {
+                    collected.required.push(key.clone());
+                }
+            }
+        } else if let Some(Value::Array(values)) = part.get("enum") {
+            for value in values {
+                let printed = gbnf_literal(&value.to_string());
+                let entry = collected
+                    .enums
+                    .entry(printed)
+                    .or_insert((constant(value), 0));
+                entry.1 += 1;
+            }
+        } else {
+            self.warn(
+                path,
+                "this allOf part is not enforced (llama.cpp merges only properties and enums)",
+            );
+        }
+        Ok(())
+    }
+
+    fn array(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let (keyword, items) = match obj.get("items") {
+            Some(items) => ("items", items),
+            None => (
+                "prefixItems",
+                obj.get("prefixItems").unwrap_or(&Value::Null),
+            ),
+        };
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}-")
+        };
+        if let Value::Array(tuple) = items {
+            let mut body = vec![lit("["), space()];
+            for (i, item) in tuple.iter().enumerate() {
+                if i > 0 {
+                    body.push(lit(","));
+                    body.push(space());
+                }
+                let item_rule = self.visit(
+                    item,
+                    &format!("{prefix}tuple-{i}"),
+                    &format!("{path}/{keyword}/{i}"),
+                )?;
+                body.push(rf(item_rule));
+            }
+            if tuple.is_empty() {
+                body.push(Expr::Empty);
+            }
+            body.push(lit("]"));
+            body.push(space());
+            return Ok(self.add_rule(rule_name, seq(body)));
+        }
+        let item_rule = self.visit(
+            items,
+            &format!("{prefix}item"),
+            &format!("{path}/{keyword}"),
+        )?;
+        let min = self.count(obj, "minItems", path)?.unwrap_or(0);
+        let max = self.count(obj, "maxItems", path)?;
+        let sep = [lit(","), space()];
+        let body = seq(vec![
+            lit("["),
+            space(),
+            repetition(rf(item_rule), min, max, Some(&sep)),
+            lit("]"),
+            space(),
+        ]);
+        Ok(self.add_rule(rule_name, body))
+    }
+
+    fn integer_range(
+        &mut self,
+        obj: &Map<String, Value>,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let bounds = IntBounds::of(obj, path)?;
+        let (min, max) = (bounds.min, bounds.max);
+        if let (Some(min), Some(max)) = (min, max) {
+            if min > max {
+                return Err(GrammarError::Schema(format!(
+                    "{path}: no integer lies between the bounds {min} and {max}"
+                )));
+            }
+        }
+        let range = int_range(min, max, self.compat());
+        Ok(self.add_rule(rule_name, seq(vec![group(range), space()])))
+    }
+
+    /// A non-negative count keyword (`minItems`, `maxLength`, …), capped by the limits.
+    pub(super) fn count(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<u32>> {
+        let Some(value) = obj.get(key) else {
+            return Ok(None);
+        };
+        let n = match value {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| f as u64)
+            }),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err(GrammarError::Schema(format!(
+                "{path}/{key}: expected a non-negative integer, found {value}"
+            )));
+        };
+        let cap = self.options.limits.max_repeat;
+        if n > u64::from(cap) {
+            return Err(GrammarError::Limit(format!(
+                "{path}/{key}: {n} is above the repetition limit {cap}"
+            )));
+        }
+        Ok(Some(n as u32))
+    }
+}
+
+/// A reference whose target is being converted: the depth its resolution started at,
+/// and the name reserved for it once it turned out to be recursive.
+struct Resolving {
+    depth: usize,
+    reserved: Option<String>,
+}
+
+#[derive(Default)]
+struct AllOfParts {
+    properties: Vec<(String, Value, String)>,
+    required: Vec<String>,
+    enums: BTreeMap<String, (Expr, usize)>,
+}
+
+/// Integer bounds of a schema, inclusive, from `minimum`/`maximum` and their exclusive
+/// forms (draft 4's boolean ones included); fractional bounds round inwards.
+pub(super) struct IntBounds {
+    pub min: Option<i128>,
+    pub max: Option<i128>,
+}
+
+/// Bounds beyond this magnitude are treated as absent (for the far side) or refused.
+const HUGE: f64 = 1e36;
+
+impl IntBounds {
+    pub(super) fn of(obj: &Map<String, Value>, path: &str) -> Result<Self> {
+        let number = |key: &str| -> Result<Option<f64>> {
+            match obj.get(key) {
+                None | Some(Value::Bool(_)) => Ok(None),
+                Some(Value::Number(n)) => Ok(n.as_f64()),
+                Some(other) => Err(GrammarError::Schema(format!(
+                    "{path}/{key}: expected a number, found {other}"
+                ))),
+            }
+        };
+        let flag = |key: &str| obj.get(key) == Some(&Value::Bool(true));
+        let exact = |key: &str| obj.get(key).and_then(Value::as_i64).map(i128::from);
+        let mut min: Option<i128> = None;
+        let mut max: Option<i128> = None;
+        let mut raise = |candidate: i128| min = Some(min.map_or(candidate, |m| m.max(candidate)));
+        if let Some(m) = number("minimum")? {
+            let exclusive = flag("exclusiveMinimum");
+            if let Some(b) = round_bound(m, exclusive, true, exact("minimum"), path)? {
+                raise(b);
+            }
+        }
+        if let Some(m) = number("exclusiveMinimum")? {
+            if let Some(b) = round_bound(m, true, true, exact("exclusiveMinimum"), path)? {
+                raise(b);
+            }
+        }
+        let mut lower = |candidate: i128| max = Some(max.map_or(candidate, |m| m.min(candidate)));
+        if let Some(m) = number("maximum")? {
+            let exclusive = flag("exclusiveMaximum");
+            if let Some(b) = round_bound(m, exclusive, false, exact("maximum"), path)? {
+                lower(b);
+            }
+        }
+        if let Some(m) = number("exclusiveMaximum")? {
+            if let Some(b) = round_bound(m, true, false, exact("exclusiveMaximum"), path)? {
+                lower(b);
+            }
+        }
+        Ok(Self { min, max })
+    }
+}
+
+/// The inclusive integer bound of a numeric bound: `minimum: 1.5` → 2, `exclusiveMinimum:
+/// 2` → 3. `None` for a bound so far out that it does not restrict the grammar's own
+/// 16-digit integers.
+fn round_bound(
+    value: f64,
+    exclusive: bool,
+    lower: bool,
+    exact: Option<i128>,
+    path: &str,
+) -> Result<Option<i128>> {
+    if value.abs() > HUGE {
+        let irrelevant = (lower && value < 0.0) || (!lower && value > 0.0);
+        return if irrelevant {
+            Ok(None)
+        } else {
+            Err(GrammarError::Limit(format!(
+                "{path}: integer bound {value} is too large"
+            )))
+        };
+    }
+    let base = match exact {
+        Some(exact) => exact,
+        None if lower => value.ceil() as i128,
+        None => value.floor() as i128,
+    };
+    let on_bound = exact.is_some() || value.fract() == 0.0;
+    Ok(Some(match (exclusive && on_bound, lower) {
+        (true, true) => base + 1,
+        (true, false) => base - 1,
+        (false, _) => base,
+    }))
+}
+
+/// The literal of a constant: its compact JSON text.
+pub(super) fn constant(value: &Value) -> Expr {
+    lit(value.to_string())
+}
+
+fn is_uuid_format(format: &str) -> bool {
+    match format.strip_prefix("uuid") {
+        Some("") => true,
+        Some(rest) => rest.len() == 1 && ('1'..='5').contains(&rest.chars().next().unwrap_or('0')),
+        None => false,
+    }
+}
+
+/// The properties of an object schema, in the order written, with their paths.
+pub(super) fn properties_of(
+    obj: &Map<String, Value>,
+    path: &str,
+) -> Result<Vec<(String, Value, String)>> {
+    match obj.get("properties") {
+        None => Ok(Vec::new()),
+        Some(Value::Object(properties)) => Ok(properties
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.clone(),
+                    format!("{path}/properties/{}", pointer_escape(k)),
+                )
+            })
+            .collect()),
+        Some(other) => Err(GrammarError::Schema(format!(
+            "{path}/properties: expected an object, found {other}"
+        ))),
+    }
+}
+
+/// The names `required` lists (non-strings ignored, as llama.cpp does).
+pub(super) fn required_of(obj: &Map<String, Value>) -> Vec<String> {
+    match obj.get("required") {
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A key as a JSON pointer token.
+pub(super) fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// llama.cpp's rule names: every run of characters other than ASCII letters, digits and
+/// `-` becomes one `-`.
+pub(super) fn escape_rule_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_run = false;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            out.push(c);
+            in_run = false;
+        } else if !in_run {
+            out.push('-');
+            in_run = true;
+        }
+    }
+    out
+}

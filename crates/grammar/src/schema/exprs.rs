@@ -1,0 +1,130 @@
+//! Short constructors for the tree nodes the converter builds, so that each rule reads
+//! close to the GBNF llama.cpp writes for it (`seq([lit("{"), space()])` for `"{" space`).
+
+use crate::tree::{CharClass, ClassItem, Expr};
+
+pub(super) fn lit(text: impl Into<String>) -> Expr {
+    Expr::Literal(text.into())
+}
+
+pub(super) fn rf(name: impl Into<String>) -> Expr {
+    Expr::Ref(name.into())
+}
+
+pub(super) fn space() -> Expr {
+    rf("space")
+}
+
+/// A sequence; one item stands for itself.
+pub(super) fn seq(mut items: Vec<Expr>) -> Expr {
+    if items.len() == 1 {
+        items.pop().unwrap_or(Expr::Empty)
+    } else {
+        Expr::Seq(items)
+    }
+}
+
+/// Alternatives; one alternative stands for itself.
+pub(super) fn alt(mut items: Vec<Expr>) -> Expr {
+    if items.len() == 1 {
+        items.pop().unwrap_or(Expr::Empty)
+    } else {
+        Expr::Alt(items)
+    }
+}
+
+/// `(inner)`
+pub(super) fn group(inner: Expr) -> Expr {
+    Expr::group(inner)
+}
+
+/// `( inner )`, the spelling of llama.cpp's hand-written rules.
+pub(super) fn padded(inner: Expr) -> Expr {
+    Expr::Group {
+        inner: Box::new(inner),
+        padded: true,
+    }
+}
+
+pub(super) fn rep(item: Expr, min: u32, max: Option<u32>) -> Expr {
+    Expr::repeat(item, min, max)
+}
+
+pub(super) fn opt(item: Expr) -> Expr {
+    Expr::repeat(item, 0, Some(1))
+}
+
+pub(super) fn star(item: Expr) -> Expr {
+    Expr::repeat(item, 0, None)
+}
+
+pub(super) fn plus(item: Expr) -> Expr {
+    Expr::repeat(item, 1, None)
+}
+
+/// A class of single characters and ranges, written `[…]`.
+pub(super) fn class(items: Vec<ClassItem>) -> Expr {
+    Expr::Class(CharClass::new(false, items))
+}
+
+/// A negated class, written `[^…]`.
+pub(super) fn not_class(items: Vec<ClassItem>) -> Expr {
+    Expr::Class(CharClass::new(true, items))
+}
+
+/// `[c]`
+pub(super) fn one(c: char) -> Expr {
+    class(vec![ClassItem::Char(c)])
+}
+
+/// `[lo-hi]`, or `[lo]` when both ends are the same, as llama.cpp's `digit_range` writes.
+pub(super) fn digit_range(lo: char, hi: char) -> Expr {
+    if lo == hi {
+        one(lo)
+    } else {
+        Expr::range(lo, hi)
+    }
+}
+
+/// Characters listed one by one, `[eE]`.
+pub(super) fn chars(list: &str) -> Expr {
+    class(list.chars().map(ClassItem::Char).collect())
+}
+
+/// `[0-9a-fA-F]`
+pub(super) fn hex() -> Expr {
+    class(vec![
+        ClassItem::Range('0', '9'),
+        ClassItem::Range('a', 'f'),
+        ClassItem::Range('A', 'F'),
+    ])
+}
+
+/// `item` repeated `min..=max` times (`max: None` unbounded), items separated by `sep`
+/// when given: llama.cpp's `build_repetition`, whose spelling the reference cases pin
+/// (`item ("," space item){2,4}`, `(item ("," space item)?)?`, nothing for zero).
+pub(super) fn repetition(item: Expr, min: u32, max: Option<u32>, sep: Option<&[Expr]>) -> Expr {
+    if max == Some(0) {
+        return Expr::Empty;
+    }
+    if min == 0 && max == Some(1) {
+        return opt(item);
+    }
+    let Some(sep) = sep else {
+        return rep(item, min, max);
+    };
+    let mut tail = sep.to_vec();
+    tail.push(item.clone());
+    let rest = repetition(
+        group(Expr::Seq(tail)),
+        min.saturating_sub(1),
+        max.map(|m| m - 1),
+        None,
+    );
+    let result = Expr::Seq(vec![item, rest]);
+    if min == 0 {
+        opt(group(result))
+    } else {
+        result
+    }
+}

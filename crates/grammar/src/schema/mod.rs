@@ -1,0 +1,161 @@
+//! JSON Schema → grammar tree.
+//!
+//! The conversion follows llama.cpp's `json-schema-to-grammar` rule for rule: the same
+//! keyword precedence, rule names and spelling, so that [`crate::gbnf::print`] of the
+//! result is byte-identical to what llama.cpp prints for its own test cases, and a user
+//! moving from llama.cpp sees the grammar they know. It builds tree nodes rather than
+//! text so that the same result prints as Lark for llguidance too.
+//!
+//! [`Options`] chooses between reproducing llama.cpp (the default) and exact JSON Schema
+//! semantics, and sets the limits that keep hostile schemas bounded. Whatever a schema
+//! asks that the grammar does not enforce is reported in [`Compiled::warnings`];
+//! `strict` makes each of those an error instead.
+
+mod builtins;
+mod charset;
+mod converter;
+mod exprs;
+mod int_range;
+mod object;
+mod pattern;
+mod refs;
+mod validate;
+
+use serde_json::Value;
+
+use crate::error::GrammarError;
+use crate::tree::{Grammar, Rule};
+
+/// How a schema is converted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Reproduce llama.cpp's output, quirks included (the default). When false, the
+    /// grammar follows JSON Schema instead where llama.cpp approximates it: pattern
+    /// characters are matched in their JSON spelling, `allOf` is merged rather than
+    /// flattened into required properties, and so on.
+    pub llama_cpp_compat: bool,
+    /// Refuse what cannot be enforced: every warning becomes a
+    /// [`GrammarError::Schema`], and the exact constructions are used whatever
+    /// `llama_cpp_compat` says. A schema that compiles in strict mode admits no instance
+    /// that JSON Schema rejects.
+    pub strict: bool,
+    /// `.` in patterns matches line breaks too (llama.cpp's `dotall`).
+    pub dotall: bool,
+    /// An object schema without `additionalProperties` admits properties it does not
+    /// list, of any value, as JSON Schema says. Off by default, as in llama.cpp, whose
+    /// grammars admit only the listed properties then.
+    pub extra_properties_by_default: bool,
+    /// Honour OpenAPI's `nullable: true` (`null` is admitted besides the schema's
+    /// type). Off by default: to JSON Schema `nullable` is an unknown keyword.
+    pub openapi_nullable: bool,
+    pub limits: Limits,
+}
+
+/// Bounds on the work a schema may cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Nesting of subschemas (and of groups in a pattern).
+    pub max_depth: usize,
+    /// The largest count a repetition may have (`maxItems`, `minLength`, `{m,n}`).
+    pub max_repeat: u32,
+    /// Rules in the grammar.
+    pub max_rules: usize,
+    /// Nodes in the whole grammar tree, which bounds the printed size too.
+    pub max_nodes: usize,
+    /// Characters in one `pattern`.
+    pub max_pattern_length: usize,
+    /// Alternatives one `allOf` merge may multiply out to.
+    pub max_alternatives: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            llama_cpp_compat: true,
+            strict: false,
+            dotall: false,
+            extra_properties_by_default: false,
+            openapi_nullable: false,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Options {
+    /// JSON Schema semantics, warnings listed.
+    pub fn exact() -> Self {
+        Self {
+            llama_cpp_compat: false,
+            ..Self::default()
+        }
+    }
+
+    /// JSON Schema semantics, anything not enforced refused.
+    pub fn strict() -> Self {
+        Self {
+            llama_cpp_compat: false,
+            strict: true,
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_depth: 64,
+            max_repeat: 10_000,
+            max_rules: 10_000,
+            max_nodes: 1_000_000,
+            max_pattern_length: 10_000,
+            max_alternatives: 1_000,
+        }
+    }
+}
+
+/// A converted schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiled {
+    /// The grammar, rules sorted by name; its root is `root`.
+    pub grammar: Grammar,
+    /// What the schema asks that the grammar does not enforce, each starting with the
+    /// JSON pointer (`#/properties/a`) of the schema it concerns.
+    pub warnings: Vec<String>,
+}
+
+/// Converts a JSON Schema into a grammar.
+pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarError> {
+    let mut converter = converter::Converter::new(options, schema);
+    let root = converter.visit(schema, "", "#")?;
+    if root != "root" && !converter.rules.contains_key("root") {
+        converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));
+    }
+    let warnings = std::mem::take(&mut converter.warnings);
+    if options.strict {
+        if let Some(first) = warnings.first() {
+            return Err(GrammarError::Schema(format!("not enforceable: {first}")));
+        }
+    }
+    let rules: Vec<Rule> = std::mem::take(&mut converter.rules)
+        .into_iter()
+        .map(|(name, body)| Rule { name, body })
+        .collect();
+    let root_name = if options.llama_cpp_compat && !options.strict {
+        "root".to_string()
+    } else {
+        root
+    };
+    let grammar = Grammar {
+        root: root_name,
+        rules,
+    };
+    validate::check(&grammar, &options.limits)?;
+    Ok(Compiled { grammar, warnings })
+}
+
+/// Converts a JSON Schema given as text.
+pub fn compile_str(schema: &str, options: &Options) -> Result<Compiled, GrammarError> {
+    let schema: Value =
+        serde_json::from_str(schema).map_err(|e| GrammarError::Schema(format!("not JSON: {e}")))?;
+    compile(&schema, options)
+}

@@ -1,0 +1,716 @@
+//! String patterns: a regular expression becomes grammar rules, walked the way llama.cpp's
+//! `_visit_pattern` walks it so that its rule names (`dot`, `root-1`, …) and spelling
+//! (`"ab" "c"? ("hij")?`) come out the same.
+//!
+//! Unlike llama.cpp, the walk understands what it reads: escapes (`\d`, `\.`, `\u00e9`)
+//! and classes (`[^a-z\s]`) are parsed into characters rather than copied through,
+//! patterns need not be anchored (an unanchored side admits any characters, as JSON
+//! Schema's `pattern` is a search), and what cannot be expressed (lookaround,
+//! backreferences, word boundaries) is reported, not silently dropped.
+//!
+//! In llama.cpp-compatible mode a pattern's characters are matched as written, as
+//! llama.cpp does; in exact mode they are matched in their JSON spelling (a `"` in the
+//! value is `\"` in the text), which is what the value of a JSON string means.
+
+use super::charset::{self, CharSet};
+use super::converter::{Converter, Result};
+use super::exprs::{alt, group, lit, not_class, one, repetition, rf, seq, space, star};
+use crate::error::GrammarError;
+use crate::tree::{CharClass, ClassItem, Expr};
+
+impl Converter<'_> {
+    /// The rule `name` for a string matching `pattern`.
+    pub(super) fn visit_pattern(
+        &mut self,
+        pattern: &str,
+        name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let limit = self.options.limits.max_pattern_length;
+        if pattern.chars().count() > limit {
+            return Err(GrammarError::Limit(format!(
+                "{path}/pattern: longer than {limit} characters"
+            )));
+        }
+        let mut chars: Vec<char> = pattern.chars().collect();
+        let anchored_start = chars.first() == Some(&'^');
+        if anchored_start {
+            chars.remove(0);
+        }
+        let anchored_end = chars.last() == Some(&'$') && !escaped_at(&chars, chars.len() - 1);
+        if anchored_end {
+            chars.pop();
+        }
+        let mut walk = Walk {
+            chars,
+            i: 0,
+            name: name.to_string(),
+            path: format!("{path}/pattern"),
+            subs: Vec::new(),
+            anchored: (anchored_start, anchored_end),
+            exact: !self.compat(),
+        };
+        let inner = walk.transform(self, 0)?;
+        let mut body = vec![lit("\"")];
+        if !anchored_start {
+            body.push(star(rf(self.primitive("char"))));
+        }
+        body.push(group(inner));
+        if !anchored_end {
+            body.push(star(rf(self.primitive("char"))));
+        }
+        body.push(lit("\""));
+        body.push(space());
+        Ok(self.add_rule(name, seq(body)))
+    }
+
+    /// One character of `set` as it appears in the grammar's text: as itself in
+    /// llama.cpp-compatible mode; in exact mode in its JSON spelling, raw where JSON
+    /// allows it and escaped otherwise. Errors when no spelling exists.
+    pub(super) fn json_chars(&self, set: &CharSet, path: &str) -> Result<Expr> {
+        let expr = json_chars(set);
+        expr.ok_or_else(|| {
+            GrammarError::Schema(format!(
+                "{path}: a character class that admits no character"
+            ))
+        })
+    }
+}
+
+/// The JSON spellings of the characters of `set`, or `None` when it is empty.
+pub(super) fn json_chars(set: &CharSet) -> Option<Expr> {
+    let unsafe_raw = CharSet::of(&[('\0', '\x1f'), ('"', '"'), ('\\', '\\'), ('\x7f', '\x7f')]);
+    let raw = set.minus(&unsafe_raw);
+    let mut parts = Vec::new();
+    if !raw.is_empty() {
+        parts.push(class_of(&raw));
+    }
+    let short: Vec<ClassItem> = [
+        ('"', '"'),
+        ('\\', '\\'),
+        ('\u{8}', 'b'),
+        ('\u{c}', 'f'),
+        ('\n', 'n'),
+        ('\r', 'r'),
+        ('\t', 't'),
+    ]
+    .into_iter()
+    .filter(|(c, _)| set.contains(*c))
+    .map(|(_, letter)| ClassItem::Char(letter))
+    .collect();
+    if !short.is_empty() {
+        parts.push(seq(vec![
+            one('\\'),
+            Expr::Class(CharClass::new(false, short)),
+        ]));
+    }
+    let controls = set.intersect(&CharSet::of(&[('\0', '\x1f')]));
+    let mut others: Vec<char> = Vec::new();
+    for item in controls.items() {
+        let (lo, hi) = match item {
+            ClassItem::Char(c) => (c, c),
+            ClassItem::Range(lo, hi) => (lo, hi),
+        };
+        for c in lo..=hi {
+            if !matches!(c, '\u{8}' | '\u{c}' | '\n' | '\r' | '\t') {
+                others.push(c);
+            }
+        }
+    }
+    if controls.chars_len() == 32 {
+        parts.push(seq(vec![
+            lit("\\u00"),
+            super::exprs::chars("01"),
+            super::exprs::hex(),
+        ]));
+    } else {
+        for c in others {
+            parts.push(lit(format!("\\u{:04x}", c as u32)));
+        }
+    }
+    if parts.is_empty() {
+        None
+    } else {
+        Some(alt(parts))
+    }
+}
+
+/// A class for `set`, written negated when that is shorter.
+fn class_of(set: &CharSet) -> Expr {
+    let items = set.items();
+    let complement = set.complement().items();
+    if complement.len() < items.len() {
+        not_class(complement)
+    } else {
+        Expr::Class(CharClass::new(false, items))
+    }
+}
+
+/// Whether the character at `at` is escaped by an odd number of backslashes before it.
+fn escaped_at(chars: &[char], at: usize) -> bool {
+    chars[..at].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
+}
+
+/// A piece of a sequence being read: literal text (merged with its neighbours), an
+/// expression, or a `|`.
+enum Piece {
+    Lit(String),
+    Atom { expr: Expr, literal: bool },
+    Bar,
+}
+
+struct Walk {
+    chars: Vec<char>,
+    i: usize,
+    name: String,
+    path: String,
+    /// Rules made for repeated sub-expressions (`root-1 ::= [0-9]`), by expression.
+    subs: Vec<(Expr, String)>,
+    anchored: (bool, bool),
+    exact: bool,
+}
+
+impl Walk {
+    fn error(&self, message: impl std::fmt::Display) -> GrammarError {
+        GrammarError::Schema(format!("{}: {message}", self.path))
+    }
+
+    fn peek(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.i + offset).copied()
+    }
+
+    /// Reads up to the `)` closing this group (or the end at depth 0).
+    fn transform(&mut self, conv: &mut Converter, depth: usize) -> Result<Expr> {
+        if depth > conv.options.limits.max_depth {
+            return Err(GrammarError::Limit(format!(
+                "{}: groups nested deeper than {}",
+                self.path, conv.options.limits.max_depth
+            )));
+        }
+        let mut seq_pieces: Vec<Piece> = Vec::new();
+        while let Some(c) = self.peek(0) {
+            match c {
+                '.' => {
+                    self.i += 1;
+                    let dot = self.dot(conv)?;
+                    seq_pieces.push(Piece::Atom {
+                        expr: dot,
+                        literal: false,
+                    });
+                }
+                '(' => {
+                    self.i += 1;
+                    if self.peek(0) == Some('?') {
+                        match (self.peek(1), self.peek(2)) {
+                            (Some(':'), _) => self.i += 2,
+                            (Some('<'), Some(c)) if c != '=' && c != '!' => {
+                                // A named group: `(?<name>…)`.
+                                while let Some(c) = self.peek(0) {
+                                    self.i += 1;
+                                    if c == '>' {
+                                        break;
+                                    }
+                                }
+                            }
+                            (Some('=' | '!' | '<'), _) => {
+                                conv.warn(&self.path, "lookaround assertions are not enforced");
+                                self.skip_group();
+                                continue;
+                            }
+                            _ => return Err(self.error("unsupported group syntax `(?`")),
+                        }
+                    }
+                    let inner = self.transform(conv, depth + 1)?;
+                    seq_pieces.push(Piece::Atom {
+                        expr: group(inner),
+                        literal: false,
+                    });
+                }
+                ')' => {
+                    if depth == 0 {
+                        return Err(self.error("unbalanced parentheses"));
+                    }
+                    self.i += 1;
+                    return self.join(seq_pieces);
+                }
+                '[' => {
+                    let (negated, set, items) = self.class()?;
+                    let expr = if self.exact {
+                        let set = if negated { set.complement() } else { set };
+                        conv.json_chars(&set, &self.path)?
+                    } else {
+                        Expr::Class(CharClass::new(negated, items))
+                    };
+                    seq_pieces.push(Piece::Atom {
+                        expr,
+                        literal: false,
+                    });
+                }
+                '|' => {
+                    self.i += 1;
+                    seq_pieces.push(Piece::Bar);
+                }
+                '*' | '+' | '?' => {
+                    self.i += 1;
+                    let (min, max) = match c {
+                        '*' => (0, None),
+                        '+' => (1, None),
+                        _ => (0, Some(1)),
+                    };
+                    self.quantify(conv, &mut seq_pieces, min, max, false)?;
+                }
+                '{' => match self.braces() {
+                    Some((min, max, end)) => {
+                        self.i = end;
+                        let (min, max) = self.capped(conv, min, max)?;
+                        self.quantify(conv, &mut seq_pieces, min, max, true)?;
+                    }
+                    None => {
+                        self.i += 1;
+                        self.push_literal(&mut seq_pieces, '{');
+                    }
+                },
+                '^' | '$' => {
+                    self.i += 1;
+                    self.inner_anchor(conv, c, depth, &seq_pieces);
+                }
+                '\\' => self.escape(conv, &mut seq_pieces)?,
+                c => {
+                    self.i += 1;
+                    self.push_literal(&mut seq_pieces, c);
+                }
+            }
+        }
+        if depth > 0 {
+            return Err(self.error("unbalanced parentheses"));
+        }
+        self.join(seq_pieces)
+    }
+
+    /// An anchor inside the pattern. At the start (`^`) or end (`$`) of a top-level
+    /// alternative of a pattern anchored on that side it changes nothing; anywhere else
+    /// it cannot be expressed.
+    fn inner_anchor(&self, conv: &mut Converter, c: char, depth: usize, pieces: &[Piece]) {
+        let harmless = depth == 0
+            && if c == '^' {
+                self.anchored.0 && matches!(pieces.last(), None | Some(Piece::Bar))
+            } else {
+                self.anchored.1 && matches!(self.peek(0), None | Some('|'))
+            };
+        if !harmless {
+            conv.warn(
+                &self.path,
+                format!("the anchor `{c}` inside the pattern is not enforced"),
+            );
+        }
+    }
+
+    fn push_literal(&self, pieces: &mut Vec<Piece>, c: char) {
+        if let Some(Piece::Lit(text)) = pieces.last_mut() {
+            text.push(c);
+        } else {
+            pieces.push(Piece::Lit(c.to_string()));
+        }
+    }
+
+    /// Skips a lookaround group, up to its closing parenthesis.
+    fn skip_group(&mut self) {
+        let mut depth = 1;
+        while let Some(c) = self.peek(0) {
+            if c == '\\' {
+                self.i += 2;
+                continue;
+            }
+            self.i += 1;
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `.`: llama.cpp's `dot` rule, `[^\x0A\x0D]` (or every character with `dotall`).
+    fn dot(&self, conv: &mut Converter) -> Result<Expr> {
+        let body = if self.exact {
+            let set = if conv.options.dotall {
+                CharSet::all()
+            } else {
+                CharSet::of(&[('\n', '\n'), ('\r', '\r'), ('\u{2028}', '\u{2029}')]).complement()
+            };
+            conv.json_chars(&set, &self.path)?
+        } else if conv.options.dotall {
+            Expr::Class(CharClass {
+                negated: false,
+                items: vec![ClassItem::Range('\0', '\u{10FFFF}')],
+                spelling: Some("[\\U00000000-\\U0010FFFF]".into()),
+            })
+        } else {
+            Expr::Class(CharClass {
+                negated: true,
+                items: vec![ClassItem::Char('\n'), ClassItem::Char('\r')],
+                spelling: Some("[^\\x0A\\x0D]".into()),
+            })
+        };
+        Ok(rf(conv.add_rule("dot", body)))
+    }
+
+    /// Applies a quantifier to the last piece. Counted repetitions of an expression get
+    /// a rule of their own (`name-1`), as in llama.cpp.
+    fn quantify(
+        &mut self,
+        conv: &mut Converter,
+        pieces: &mut Vec<Piece>,
+        min: u32,
+        max: Option<u32>,
+        counted: bool,
+    ) -> Result<()> {
+        // A lazy quantifier (`*?`) admits the same strings.
+        if self.peek(0) == Some('?') {
+            self.i += 1;
+        }
+        let (item, literal) = match pieces.pop() {
+            Some(Piece::Lit(mut text)) => {
+                let last = text.pop().unwrap_or_default();
+                if !text.is_empty() {
+                    pieces.push(Piece::Lit(text));
+                }
+                (self.literal(&last.to_string()), true)
+            }
+            Some(Piece::Atom { expr, literal }) => {
+                if matches!(expr, Expr::Repeat { .. }) && !counted {
+                    return Err(self.error("a quantifier follows another quantifier"));
+                }
+                (expr, literal)
+            }
+            Some(Piece::Bar) | None => return Err(self.error("a quantifier has nothing to repeat")),
+        };
+        let expr = if !counted {
+            Expr::repeat(item, min, max)
+        } else if literal {
+            repetition(item, min, max, None)
+        } else {
+            let id = match self.subs.iter().find(|(e, _)| *e == item) {
+                Some((_, id)) => id.clone(),
+                None => {
+                    let id = conv.add_rule(
+                        &format!("{}-{}", self.name, self.subs.len() + 1),
+                        item.clone(),
+                    );
+                    self.subs.push((item, id.clone()));
+                    id
+                }
+            };
+            repetition(rf(id), min, max, None)
+        };
+        pieces.push(Piece::Atom {
+            expr,
+            literal: false,
+        });
+        Ok(())
+    }
+
+    fn capped(
+        &self,
+        conv: &mut Converter,
+        min: u64,
+        max: Option<u64>,
+    ) -> Result<(u32, Option<u32>)> {
+        let cap = u64::from(conv.options.limits.max_repeat);
+        if min > cap {
+            return Err(GrammarError::Limit(format!(
+                "{}: repetition count {min} is above the limit {cap}",
+                self.path
+            )));
+        }
+        if let Some(m) = max {
+            if m < min {
+                return Err(self.error(format!("repetition {{{min},{m}}} is empty")));
+            }
+            if m > cap {
+                conv.warn(
+                    &self.path,
+                    format!("repetition count {m} is above the limit {cap}; not enforced"),
+                );
+                return Ok((min as u32, None));
+            }
+        }
+        Ok((min as u32, max.map(|m| m as u32)))
+    }
+
+    /// `{n}`, `{n,}`, `{n,m}` or `{,m}` at the cursor: (min, max, index after `}`).
+    fn braces(&self) -> Option<(u64, Option<u64>, usize)> {
+        let mut j = self.i + 1;
+        let number = |j: &mut usize| -> Option<u64> {
+            let start = *j;
+            while self.chars.get(*j).is_some_and(char::is_ascii_digit) {
+                *j += 1;
+            }
+            let digits: String = self.chars[start..*j].iter().collect();
+            if digits.is_empty() {
+                None
+            } else {
+                Some(digits.parse().unwrap_or(u64::MAX))
+            }
+        };
+        let min = number(&mut j);
+        let max = if self.chars.get(j) == Some(&',') {
+            j += 1;
+            number(&mut j)
+        } else {
+            match min {
+                Some(min) => Some(min),
+                None => return None,
+            }
+        };
+        if self.chars.get(j) != Some(&'}') || (min.is_none() && max.is_none()) {
+            return None;
+        }
+        Some((min.unwrap_or(0), max, j + 1))
+    }
+
+    /// A backslash escape outside a class.
+    fn escape(&mut self, conv: &mut Converter, pieces: &mut Vec<Piece>) -> Result<()> {
+        let Some(next) = self.peek(1) else {
+            return Err(self.error("the pattern ends with a backslash"));
+        };
+        if let Some(set) = class_escape(next) {
+            self.i += 2;
+            let expr = if self.exact {
+                conv.json_chars(&set, &self.path)?
+            } else {
+                Expr::Class(CharClass::new(false, set.items()))
+            };
+            pieces.push(Piece::Atom {
+                expr,
+                literal: false,
+            });
+            return Ok(());
+        }
+        match next {
+            'b' | 'B' => {
+                self.i += 2;
+                conv.warn(
+                    &self.path,
+                    format!("the word boundary `\\{next}` is not enforced"),
+                );
+                Ok(())
+            }
+            '1'..='9' | 'k' => {
+                self.i += 2;
+                if next == 'k' && self.peek(0) == Some('<') {
+                    while let Some(c) = self.peek(0) {
+                        self.i += 1;
+                        if c == '>' {
+                            break;
+                        }
+                    }
+                }
+                while self.peek(0).is_some_and(|c| c.is_ascii_digit()) {
+                    self.i += 1;
+                }
+                conv.warn(
+                    &self.path,
+                    "backreferences are not enforced (any text is admitted)",
+                );
+                let any = star(rf(conv.primitive("char")));
+                pieces.push(Piece::Atom {
+                    expr: any,
+                    literal: false,
+                });
+                Ok(())
+            }
+            _ => {
+                let c = self.char_escape()?;
+                self.push_literal(pieces, c);
+                Ok(())
+            }
+        }
+    }
+
+    /// A character escape at the cursor (`\n`, `\x41`, `\u00e9`, `\u{1F600}`, `\.`),
+    /// consumed.
+    fn char_escape(&mut self) -> Result<char> {
+        let next = self
+            .peek(1)
+            .ok_or_else(|| self.error("the pattern ends with a backslash"))?;
+        self.i += 2;
+        let hex = |walk: &mut Self, n: usize| -> Result<char> {
+            let digits: String = walk.chars.iter().skip(walk.i).take(n).collect();
+            let code = (digits.len() == n)
+                .then(|| u32::from_str_radix(&digits, 16).ok())
+                .flatten()
+                .and_then(char::from_u32)
+                .ok_or_else(|| walk.error(format!("bad escape `\\{next}{digits}`")))?;
+            walk.i += n;
+            Ok(code)
+        };
+        Ok(match next {
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            '0' => '\0',
+            'x' => hex(self, 2)?,
+            'u' if self.peek(0) == Some('{') => {
+                let end = self.chars[self.i..]
+                    .iter()
+                    .position(|&c| c == '}')
+                    .ok_or_else(|| self.error("unterminated `\\u{`"))?;
+                let digits: String = self.chars[self.i + 1..self.i + end].iter().collect();
+                self.i += end + 1;
+                u32::from_str_radix(&digits, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| self.error(format!("bad escape `\\u{{{digits}}}`")))?
+            }
+            'u' => hex(self, 4)?,
+            'c' => {
+                let letter = self
+                    .peek(0)
+                    .filter(char::is_ascii_alphabetic)
+                    .ok_or_else(|| self.error("bad escape `\\c`"))?;
+                self.i += 1;
+                char::from_u32(letter as u32 % 32).unwrap_or('\0')
+            }
+            c => c,
+        })
+    }
+
+    /// A class `[…]` at the cursor: negated, its set (as written, before negation), and
+    /// its items as written.
+    fn class(&mut self) -> Result<(bool, CharSet, Vec<ClassItem>)> {
+        self.i += 1;
+        let negated = self.peek(0) == Some('^');
+        if negated {
+            self.i += 1;
+        }
+        let mut set = CharSet::empty();
+        let mut items = Vec::new();
+        loop {
+            let Some(c) = self.peek(0) else {
+                return Err(self.error("unbalanced square brackets"));
+            };
+            if c == ']' {
+                self.i += 1;
+                break;
+            }
+            let lo = match self.class_atom()? {
+                ClassAtom::Set(s) => {
+                    items.extend(s.items());
+                    set = set.union(&s);
+                    continue;
+                }
+                ClassAtom::Char(c) => c,
+            };
+            if self.peek(0) == Some('-') && self.peek(1).is_some_and(|c| c != ']') {
+                self.i += 1;
+                match self.class_atom()? {
+                    ClassAtom::Char(hi) if hi >= lo => {
+                        items.push(ClassItem::Range(lo, hi));
+                        set.add(lo, hi);
+                    }
+                    ClassAtom::Char(hi) => {
+                        return Err(self.error(format!("class range {lo:?}-{hi:?} out of order")))
+                    }
+                    ClassAtom::Set(s) => {
+                        // `[a-\d]`: the dash is literal.
+                        items.push(ClassItem::Char(lo));
+                        items.push(ClassItem::Char('-'));
+                        items.extend(s.items());
+                        set.add(lo, lo);
+                        set.add('-', '-');
+                        set = set.union(&s);
+                    }
+                }
+            } else {
+                items.push(ClassItem::Char(lo));
+                set.add(lo, lo);
+            }
+        }
+        if items.is_empty() {
+            return Err(self.error("an empty character class"));
+        }
+        Ok((negated, set, items))
+    }
+
+    fn class_atom(&mut self) -> Result<ClassAtom> {
+        let c = self
+            .peek(0)
+            .ok_or_else(|| self.error("unbalanced square brackets"))?;
+        if c != '\\' {
+            self.i += 1;
+            return Ok(ClassAtom::Char(c));
+        }
+        let next = self
+            .peek(1)
+            .ok_or_else(|| self.error("the pattern ends with a backslash"))?;
+        if let Some(set) = class_escape(next) {
+            self.i += 2;
+            return Ok(ClassAtom::Set(set));
+        }
+        if next == 'b' {
+            self.i += 2;
+            return Ok(ClassAtom::Char('\u{8}'));
+        }
+        Ok(ClassAtom::Char(self.char_escape()?))
+    }
+
+    /// A literal in the grammar: the characters themselves, or in exact mode their JSON
+    /// spelling.
+    fn literal(&self, text: &str) -> Expr {
+        if self.exact {
+            let quoted = serde_json::Value::String(text.to_string()).to_string();
+            lit(&quoted[1..quoted.len() - 1])
+        } else {
+            lit(text)
+        }
+    }
+
+    /// Joins the pieces read: neighbouring literals merged, `|` splitting alternatives.
+    fn join(&self, pieces: Vec<Piece>) -> Result<Expr> {
+        let mut alternatives: Vec<Expr> = Vec::new();
+        let mut current: Vec<Expr> = Vec::new();
+        for piece in pieces {
+            match piece {
+                Piece::Lit(text) => current.push(self.literal(&text)),
+                Piece::Atom { expr, .. } => current.push(expr),
+                Piece::Bar => alternatives.push(seq_or_empty(std::mem::take(&mut current))),
+            }
+        }
+        alternatives.push(seq_or_empty(current));
+        Ok(alt(alternatives))
+    }
+}
+
+enum ClassAtom {
+    Char(char),
+    Set(CharSet),
+}
+
+/// `\d \D \w \W \s \S`
+fn class_escape(c: char) -> Option<CharSet> {
+    Some(match c {
+        'd' => charset::digits(),
+        'D' => charset::digits().complement(),
+        'w' => charset::word(),
+        'W' => charset::word().complement(),
+        's' => charset::white(),
+        'S' => charset::white().complement(),
+        _ => return None,
+    })
+}
+
+fn seq_or_empty(items: Vec<Expr>) -> Expr {
+    if items.is_empty() {
+        Expr::Empty
+    } else {
+        seq(items)
+    }
+}
