@@ -578,8 +578,20 @@ fn nesting_is_bounded_and_the_bound_is_safe() {
     let (_, _, message) = syntax_error(&nested(100_000));
     assert!(message.contains("nested too deeply"), "{message}");
 
+    // The deepest tree the limit allows: each level a group of alternatives whose
+    // sequence ends in a repeated group (Group → Alt → Seq → Repeat → Group …).
+    let mut text = String::from("\"z\"");
+    for _ in 0..MAX_NESTING - 1 {
+        text = format!("(\"x\" | \"y\" {text}*)");
+    }
+    let widest = parse(&format!("root ::= {text}\n")).expect("parses");
+    let printed = gbnf::print(&widest).expect("prints");
+    assert_eq!(parse(&printed).expect("reparses"), widest.clone());
+
     let chained = |n: usize| format!("root ::= \"a\"{}\n", "?".repeat(n));
-    assert!(parse(&chained(MAX_NESTING)).is_ok());
+    let longest = parse(&chained(MAX_NESTING)).expect("the limit itself is fine");
+    let printed = gbnf::print(&longest).expect("prints");
+    assert_eq!(parse(&printed).expect("reparses"), longest);
     assert!(syntax_error(&chained(MAX_NESTING + 1))
         .2
         .contains("nested too deeply"));

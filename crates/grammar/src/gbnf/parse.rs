@@ -7,7 +7,8 @@
 //! reading of the notation:
 //!
 //! - rule names are `[a-zA-Z0-9-]+` (no `_`); a rule is `name ::= alternatives` and ends at
-//!   a newline, except inside parentheses and right after `|` or `::=`;
+//!   a newline, except inside parentheses and right after `|` or `::=` (so `a ::=` or
+//!   `a ::= "x" |` at the end of a line runs on into the next line, as in llama.cpp);
 //! - `#` starts a comment wherever blanks may stand;
 //! - `"…"` literals and `[…]` classes take the escapes `\xHH`, `\uHHHH`, `\UHHHHHHHH`,
 //!   `\t \r \n \\ \" \[ \] \-`, and any other character raw (newlines included);
@@ -26,8 +27,10 @@
 //! We are stricter where llama.cpp would crash, hang or silently misread: `{5,2}`,
 //! escapes that are no Unicode scalar value (`\uD800`), a raw NUL (llama.cpp stops reading
 //! there), numbers that overflow, nesting deeper than [`MAX_NESTING`], and `!<…>` (negated
-//! tokens, which the tree cannot express). Undefined rules and a missing start rule are
-//! errors here at parse time, as they are when llama.cpp builds the grammar.
+//! tokens, which the tree cannot express). Undefined rules, a missing start rule and left
+//! recursion (`expr ::= expr "+" term`) are errors here at parse time, as they are when
+//! llama.cpp builds the grammar; left recursion is judged on llama.cpp's own expansion of
+//! the grammar, so exactly the grammars it refuses are refused.
 //!
 //! The tree keeps the text's shape: rules in the order they are first defined, one
 //! `Literal` per quoted string, an `Expr::Group` for each pair of parentheses (`padded`
