@@ -1,5 +1,7 @@
 //! The `toolbridge` command: a thin layer over the library crates.
 
+mod bench;
+mod grammar;
 mod render;
 
 use clap::{Parser, Subcommand};
@@ -17,12 +19,19 @@ struct Cli {
 enum Command {
     /// Render a chat template with a context, exactly as transformers would.
     Render(render::RenderArgs),
+    /// Convert a JSON Schema (or read a GBNF grammar) and print it as GBNF or Lark, or
+    /// check a document against it (exit 0 accepted, 1 rejected, 2 no verdict).
+    Grammar(grammar::GrammarArgs),
+    /// Measurements on real data.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
+        Command::Grammar(args) => return grammar::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

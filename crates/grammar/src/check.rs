@@ -173,7 +173,10 @@ mod tests {
     #[test]
     fn compact_json_keeps_strings_and_numbers_as_written() {
         let text = "{ \"a b\" : [1.0, 2e3,\n -0 ],\t\"c\\\" d\": \" x \" }";
-        assert_eq!(compact_json(text), "{\"a b\":[1.0,2e3,-0],\"c\\\" d\":\" x \"}");
+        assert_eq!(
+            compact_json(text),
+            "{\"a b\":[1.0,2e3,-0],\"c\\\" d\":\" x \"}"
+        );
     }
 
     #[test]

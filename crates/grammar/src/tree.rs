@@ -127,7 +127,12 @@ impl Grammar {
             .iter()
             .map(|name| (name.to_string(), format!("{prefix}{name}")))
             .collect();
-        let new_name = |name: &str| renamed.get(name).cloned().unwrap_or_else(|| name.to_string());
+        let new_name = |name: &str| {
+            renamed
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| name.to_string())
+        };
         for mut rule in other.rules {
             rule.name = new_name(&rule.name);
             rule.body.rename_refs(&new_name);
@@ -140,7 +145,13 @@ impl Grammar {
 
     /// Renames a rule and every reference to it (the root too, if it is the root).
     pub fn rename_rule(&mut self, old: &str, new: &str) {
-        let new_name = |name: &str| if name == old { new.to_string() } else { name.to_string() };
+        let new_name = |name: &str| {
+            if name == old {
+                new.to_string()
+            } else {
+                name.to_string()
+            }
+        };
         for rule in &mut self.rules {
             rule.name = new_name(&rule.name);
             rule.body.rename_refs(&new_name);
@@ -210,7 +221,9 @@ impl Expr {
             Expr::Seq(items) | Expr::Alt(items) => {
                 items.iter_mut().for_each(|e| e.rename_refs(new_name))
             }
-            Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => item.rename_refs(new_name),
+            Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => {
+                item.rename_refs(new_name)
+            }
             _ => {}
         }
     }
@@ -223,30 +236,6 @@ impl Expr {
             Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => item.walk(visit),
             _ => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn include_shares_identical_rules_and_renames_clashing_ones() {
-        let mut a = Grammar::new("root");
-        a.set_rule("space", Expr::literal(" "));
-        a.set_rule("value", Expr::literal("a"));
-        let mut b = Grammar::new("root");
-        b.set_rule("root", Expr::Seq(vec![Expr::reference("value"), Expr::reference("space")]));
-        b.set_rule("space", Expr::literal(" "));
-        b.set_rule("value", Expr::literal("b"));
-        let root = a.include(b, "t0-");
-        assert_eq!(root, Expr::reference("root"));
-        assert_eq!(
-            a.rule("root").map(|r| &r.body),
-            Some(&Expr::Seq(vec![Expr::reference("t0-value"), Expr::reference("space")]))
-        );
-        assert_eq!(a.rule("t0-value").map(|r| &r.body), Some(&Expr::literal("b")));
-        assert_eq!(a.rules.len(), 4);
     }
 }
 
@@ -266,5 +255,38 @@ impl CharClass {
             ClassItem::Range(lo, hi) => lo <= c && c <= hi,
         });
         listed != self.negated
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_shares_identical_rules_and_renames_clashing_ones() {
+        let mut a = Grammar::new("root");
+        a.set_rule("space", Expr::literal(" "));
+        a.set_rule("value", Expr::literal("a"));
+        let mut b = Grammar::new("root");
+        b.set_rule(
+            "root",
+            Expr::Seq(vec![Expr::reference("value"), Expr::reference("space")]),
+        );
+        b.set_rule("space", Expr::literal(" "));
+        b.set_rule("value", Expr::literal("b"));
+        let root = a.include(b, "t0-");
+        assert_eq!(root, Expr::reference("root"));
+        assert_eq!(
+            a.rule("root").map(|r| &r.body),
+            Some(&Expr::Seq(vec![
+                Expr::reference("t0-value"),
+                Expr::reference("space")
+            ]))
+        );
+        assert_eq!(
+            a.rule("t0-value").map(|r| &r.body),
+            Some(&Expr::literal("b"))
+        );
+        assert_eq!(a.rules.len(), 4);
     }
 }

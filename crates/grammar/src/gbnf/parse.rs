@@ -173,6 +173,7 @@ impl Sequence {
     }
 
     fn finish(mut self) -> Expr {
+        self.items.retain(|item| *item != Expr::Empty);
         match self.items.len() {
             0 => Expr::Empty,
             1 => self.items.pop().unwrap_or(Expr::Empty),
@@ -378,11 +379,16 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     let text = self.literal()?;
                     let repeatable = !text.is_empty();
-                    seq.push(Expr::Literal(text), repeatable, 1);
+                    let item = if repeatable {
+                        Expr::Literal(text)
+                    } else {
+                        Expr::Empty
+                    };
+                    seq.push(item, repeatable, 1);
                 }
                 b'[' => {
                     let item = self.class()?;
-                    let repeatable = item != Expr::Literal(String::new());
+                    let repeatable = item != Expr::Empty;
                     seq.push(item, repeatable, 1);
                 }
                 b'<' => seq.push(Expr::Token(self.token()?), true, 1),
@@ -476,7 +482,7 @@ impl<'a> Parser<'a> {
         }
         self.pos += 1;
         Ok(if items.is_empty() {
-            Expr::Literal(String::new())
+            Expr::Empty
         } else {
             Expr::Class(CharClass::new(negated, items))
         })
@@ -1131,7 +1137,8 @@ mod tests {
             Expr::Alt(vec![Expr::Empty, Expr::literal("x"), Expr::Empty])
         );
         assert_eq!(body("root ::="), Expr::Empty);
-        assert_eq!(body("root ::= []"), Expr::literal(""));
+        assert_eq!(body("root ::= []"), Expr::Empty);
+        assert_eq!(body("root ::= \"\""), Expr::Empty);
     }
 
     #[test]

@@ -19,7 +19,10 @@ use crate::tree::{CharClass, ClassItem, Expr, Grammar, Token};
 pub fn print(grammar: &Grammar) -> Result<String, GrammarError> {
     let mut out = String::new();
     for rule in &grammar.rules {
-        let body = expr(&rule.body)?;
+        let body = match expr(&rule.body)? {
+            empty if empty.is_empty() => "\"\"".to_string(),
+            body => body,
+        };
         let _ = writeln!(out, "{} ::= {}", rule.name, body);
     }
     Ok(out)
@@ -80,12 +83,14 @@ fn sequence(items: &[Expr]) -> Result<String, GrammarError> {
 fn alternatives(items: &[Expr]) -> Result<String, GrammarError> {
     let mut out = String::new();
     for (i, item) in items.iter().enumerate() {
-        let printed = expr(item)?;
+        let mut printed = expr(item)?;
         if i > 0 {
-            out.push_str(if out.is_empty() { "|" } else { " |" });
-            if !printed.is_empty() {
-                out.push(' ');
+            // Only a first alternative may be empty: GBNF reads on past a trailing `|`.
+            if printed.is_empty() {
+                printed = "\"\"".to_string();
             }
+            out.push_str(if out.is_empty() { "|" } else { " |" });
+            out.push(' ');
         }
         out.push_str(&printed);
     }
@@ -159,7 +164,7 @@ fn push_class_char(out: &mut String, c: char, dash_is_literal: bool, is_first: b
         '\\' => out.push_str("\\\\"),
         ']' => out.push_str("\\]"),
         '-' if !dash_is_literal => out.push_str("\\-"),
-        '^' if is_first => out.push_str("\\^"),
+        '^' if is_first => out.push_str("\\x5E"),
         '\t' => out.push_str("\\t"),
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),

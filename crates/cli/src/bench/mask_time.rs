@@ -1,0 +1,182 @@
+//! `toolbridge bench mask-time`: how long llguidance takes to compute one token mask over a
+//! real model's vocabulary while a tool call is generated. The grammar is a Hermes/Qwen
+//! `<tool_call>` wrapper around one JSON object per tool, built twice: from our schema
+//! converter's rules, and with the schemas embedded as llguidance `%json`. The tokens of a
+//! sample call are fed one by one, timing each mask.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use toolbridge_grammar::check::llguidance::{api::TopLevelGrammar, Matcher, ParserFactory};
+use toolbridge_grammar::check::toktrie::TokEnv;
+use toolbridge_grammar::schema::{self, Options};
+use toolbridge_grammar::{lark, Expr, Grammar};
+
+use super::vocab;
+
+#[derive(clap::Args)]
+pub struct MaskTimeArgs {
+    /// The GGUF whose vocabulary to use.
+    #[arg(long, default_value = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")]
+    model: PathBuf,
+    /// A JSON file with an OpenAI `tools` array (or an object with a `tools` key).
+    #[arg(long, default_value = "examples/seed-hermes/context.json")]
+    tools: PathBuf,
+    /// The model output to follow, token by token.
+    #[arg(
+        long,
+        default_value = "<tool_call>\n{\"name\": \"superSecretTool\", \"arguments\": {\"a\": 2535, \"b\": 32222000}}\n</tool_call>"
+    )]
+    output: String,
+    /// How many times to follow the output (the first run includes cold caches).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+pub fn run(args: &MaskTimeArgs) -> Result<()> {
+    let started = Instant::now();
+    let tok_env = vocab::from_gguf(&args.model)?;
+    println!(
+        "vocabulary: {} tokens from {} ({:.0} ms)",
+        tok_env.tok_trie().vocab_size(),
+        args.model.display(),
+        millis(started.elapsed())
+    );
+    let tools = read_tools(&args.tools)?;
+    let mut factory = ParserFactory::new_simple(&tok_env).map_err(|e| anyhow::anyhow!("{e}"))?;
+    factory.quiet();
+    for (label, grammar) in [
+        (
+            "converted rules",
+            call_grammar(&tools, Embedding::Converted)?,
+        ),
+        ("%json schemas", call_grammar(&tools, Embedding::Json)?),
+    ] {
+        let lark = lark::print(&grammar);
+        let times = time_masks(&factory, &tok_env, &lark, &args.output, args.runs)
+            .with_context(|| format!("{label}: the grammar does not admit the output"))?;
+        report(label, &times);
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Embedding {
+    Converted,
+    Json,
+}
+
+fn read_tools(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: Value = serde_json::from_str(&text)?;
+    let tools = value.get("tools").unwrap_or(&value);
+    match tools.as_array() {
+        Some(tools) if !tools.is_empty() => Ok(tools.clone()),
+        _ => bail!("{} holds no tools", path.display()),
+    }
+}
+
+/// `root ::= "<tool_call>\n" (call-0 | call-1 | …) "\n</tool_call>"`
+fn call_grammar(tools: &[Value], embedding: Embedding) -> Result<Grammar> {
+    let mut grammar = Grammar::new("root");
+    let mut calls = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let function = tool.get("function").unwrap_or(tool);
+        let name = function
+            .get("name")
+            .and_then(Value::as_str)
+            .context("a tool has no name")?;
+        let parameters = function
+            .get("parameters")
+            .cloned()
+            .unwrap_or(json!({"type": "object"}));
+        let call_schema = json!({
+            "type": "object",
+            "properties": {"name": {"const": name}, "arguments": parameters},
+            "required": ["name", "arguments"],
+        });
+        calls.push(match embedding {
+            Embedding::Json => Expr::Json(call_schema),
+            Embedding::Converted => {
+                let mut compiled = schema::compile(&call_schema, &Options::default())?.grammar;
+                let root = compiled.root.clone();
+                compiled.rename_rule(&root, &format!("call-{i}"));
+                grammar.include(compiled, &format!("call-{i}-"))
+            }
+        });
+    }
+    grammar.rules.insert(
+        0,
+        toolbridge_grammar::Rule {
+            name: "root".into(),
+            body: Expr::Seq(vec![
+                Expr::literal("<tool_call>\n"),
+                Expr::group(Expr::Alt(calls)),
+                Expr::literal("\n</tool_call>"),
+            ]),
+        },
+    );
+    Ok(grammar)
+}
+
+/// Mask times, in order, over all runs.
+fn time_masks(
+    factory: &ParserFactory,
+    tok_env: &TokEnv,
+    lark: &str,
+    output: &str,
+    runs: usize,
+) -> Result<Vec<Duration>> {
+    let tokens = tok_env.tokenize_bytes(output.as_bytes());
+    let mut times = Vec::with_capacity(tokens.len() * runs);
+    for _ in 0..runs {
+        let parser = factory
+            .create_parser(TopLevelGrammar::from_lark(lark.to_string()))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut matcher = Matcher::new(Ok(parser));
+        for &token in &tokens {
+            let started = Instant::now();
+            let mask = matcher.compute_mask().map_err(|e| anyhow::anyhow!("{e}"))?;
+            times.push(started.elapsed());
+            if !mask.is_allowed(token) {
+                bail!(
+                    "token {token} ({:?}) is masked",
+                    tok_env.tok_trie().token_dbg(token)
+                );
+            }
+            matcher
+                .consume_token(token)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
+    Ok(times)
+}
+
+fn report(label: &str, times: &[Duration]) {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let at = |p: usize| {
+        sorted
+            .get((sorted.len().saturating_sub(1)) * p / 100)
+            .copied()
+    };
+    let mean = times.iter().sum::<Duration>() / times.len().max(1) as u32;
+    println!(
+        "{label}: {} masks, mean {:.1} µs, p50 {:.1} µs, p95 {:.1} µs, max {:.1} µs",
+        times.len(),
+        micros(mean),
+        micros(at(50).unwrap_or_default()),
+        micros(at(95).unwrap_or_default()),
+        micros(sorted.last().copied().unwrap_or_default()),
+    );
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}

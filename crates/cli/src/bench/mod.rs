@@ -1,0 +1,29 @@
+//! `toolbridge bench`: measurements that need real data, run on demand rather than in
+//! tests, because timings belong in benchmarks and the data is large.
+
+mod mask_time;
+mod maskbench;
+mod vocab;
+
+use anyhow::Result;
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    which: Which,
+}
+
+#[derive(clap::Subcommand)]
+enum Which {
+    /// Score a JSON-Schema converter on a MaskBench file (`.jsonl` or `.jsonl.gz`).
+    Maskbench(maskbench::MaskbenchArgs),
+    /// Time llguidance's token masks for a tool-call grammar over a GGUF model's vocabulary.
+    MaskTime(mask_time::MaskTimeArgs),
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    match &args.which {
+        Which::Maskbench(args) => maskbench::run(args),
+        Which::MaskTime(args) => mask_time::run(args),
+    }
+}
