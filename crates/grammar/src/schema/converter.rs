@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::builtins::{self, Builtin};
 use super::exprs::{alt, group, lit, repetition, rf, seq, space};
 use super::int_range::int_range;
+use super::keywords::{self, Types};
 use super::{refs, Options};
 use crate::error::GrammarError;
 use crate::gbnf::print::literal as gbnf_literal;
@@ -23,16 +24,18 @@ pub(super) type Result<T> = std::result::Result<T, GrammarError>;
 
 pub(super) struct Converter<'a> {
     pub(super) options: &'a Options,
-    root: &'a Value,
+    pub(super) root: &'a Value,
     pub(super) rules: BTreeMap<String, Expr>,
-    /// Rule names of references already converted.
-    ref_rules: HashMap<String, String>,
+    /// Rule names of references (and merged schemas) already converted.
+    memo_rules: HashMap<String, String>,
     /// References being converted.
     resolving: HashMap<String, Resolving>,
     /// Reserved names, and the depth at which the visit that will fill them runs.
     pending: HashMap<String, usize>,
     pub(super) warnings: Vec<String>,
-    depth: usize,
+    pub(super) depth: usize,
+    /// Alternatives made by multiplying out `anyOf` inside `allOf`, against the limit.
+    pub(super) alternatives_made: usize,
 }
 
 impl<'a> Converter<'a> {
@@ -43,7 +46,8 @@ impl<'a> Converter<'a> {
             options,
             root,
             rules,
-            ref_rules: HashMap::new(),
+            memo_rules: HashMap::new(),
+            alternatives_made: 0,
             resolving: HashMap::new(),
             pending: HashMap::new(),
             warnings: Vec::new(),
@@ -137,6 +141,9 @@ impl<'a> Converter<'a> {
         } else {
             name.to_string()
         };
+        if !self.compat() {
+            return self.visit_exact(schema, name, &rule_name, path);
+        }
         let obj = match schema {
             Value::Object(obj) => obj,
             Value::Bool(true) => {
@@ -173,6 +180,7 @@ impl<'a> Converter<'a> {
                     "{path}/$ref: expected a string, found {reference}"
                 )));
             };
+            self.compat_warn(obj, Types::ALL, &["$ref"], path, "beside $ref");
             let target = self.resolve_ref(reference, path)?;
             return Ok(self.add_rule(&rule_name, rf(target)));
         }
@@ -188,6 +196,16 @@ impl<'a> Converter<'a> {
             let paths: Vec<String> = (0..alternatives.len())
                 .map(|i| format!("{path}/{keyword}/{i}"))
                 .collect();
+            if keyword == "oneOf" {
+                self.check_one_of(alternatives, &format!("{path}/oneOf"));
+            }
+            self.compat_warn(
+                obj,
+                Types::ALL,
+                &["oneOf", "anyOf"],
+                path,
+                &format!("beside {keyword}"),
+            );
             let union = self.union(name, alternatives, &paths)?;
             return Ok(self.add_rule(&rule_name, union));
         }
@@ -205,6 +223,7 @@ impl<'a> Converter<'a> {
             return Ok(self.add_rule(&rule_name, union));
         }
         if let Some(value) = obj.get("const") {
+            self.compat_warn_constants(obj, std::slice::from_ref(value), path);
             return Ok(self.add_rule(&rule_name, seq(vec![constant(value), space()])));
         }
         if let Some(values) = obj.get("enum") {
@@ -213,6 +232,7 @@ impl<'a> Converter<'a> {
                     "{path}/enum: expected an array"
                 )));
             };
+            self.compat_warn_constants(obj, values, path);
             let body = seq(vec![
                 group(alt(values.iter().map(constant).collect())),
                 space(),
@@ -220,21 +240,52 @@ impl<'a> Converter<'a> {
             return Ok(self.add_rule(&rule_name, body));
         }
         let additional = obj.get("additionalProperties");
+        if (untyped || type_is("object")) && obj.contains_key("patternProperties") {
+            return self.exact_object(obj, name, &rule_name, path);
+        }
         if (untyped || type_is("object"))
             && (obj.contains_key("properties")
                 || additional.is_some_and(|a| *a != Value::Bool(true)))
         {
             let properties = properties_of(obj, path)?;
             let required = required_of(obj);
+            self.compat_warn(
+                obj,
+                Types::OBJECT,
+                &["properties", "required", "additionalProperties"],
+                path,
+                "",
+            );
+            if let Some(missing) = required
+                .iter()
+                .find(|r| !properties.iter().any(|(n, _, _)| n == *r))
+            {
+                self.warn(path, format!("the required property {missing:?} is not listed in properties; not enforced"));
+            }
             let body = self.object_rule(&properties, &required, name, additional, path)?;
             return Ok(self.add_rule(&rule_name, body));
         }
         if (untyped || type_is("object") || type_is("string")) && obj.contains_key("allOf") {
+            self.compat_warn(
+                obj,
+                Types::OBJECT,
+                &["allOf", "properties", "required"],
+                path,
+                "beside allOf",
+            );
             return self.all_of_llama(obj, name, &rule_name, path);
         }
         if (untyped || type_is("array"))
             && (obj.contains_key("items") || obj.contains_key("prefixItems"))
         {
+            let handled = [
+                "items",
+                "prefixItems",
+                "minItems",
+                "maxItems",
+                "additionalItems",
+            ];
+            self.compat_warn(obj, Types::ARRAY, &handled, path, "");
             return self.array(obj, name, &rule_name, path);
         }
         if (untyped || type_is("string")) && obj.contains_key("pattern") {
@@ -243,9 +294,17 @@ impl<'a> Converter<'a> {
                     "{path}/pattern: expected a string"
                 )));
             };
+            self.compat_warn(obj, Types::STRING, &["pattern"], path, "beside pattern");
+            if pattern.contains(['.', '"', '\\']) || pattern.contains("[^") {
+                self.warn(
+                    &format!("{path}/pattern"),
+                    "pattern characters are matched as written, not in their JSON spelling (llama.cpp compatibility)",
+                );
+            }
             return self.visit_pattern(pattern, &rule_name, path);
         }
         if (untyped || type_is("string")) && is_uuid_format(format) {
+            self.compat_warn(obj, Types::STRING, &["format"], path, "beside format");
             let name = if rule_name == "root" { "root" } else { format };
             return Ok(match builtins::primitive("uuid") {
                 Some(uuid) => self.add_primitive(name, uuid),
@@ -255,11 +314,22 @@ impl<'a> Converter<'a> {
         if untyped || type_is("string") {
             let format_rule = format!("{format}-string");
             if let Some(builtin) = builtins::string_format(&format_rule) {
+                self.compat_warn(obj, Types::STRING, &["format"], path, "beside format");
+                if format == "date" || format == "date-time" {
+                    self.warn(&format!("{path}/format"), "days of the month are not checked against the month (llama.cpp compatibility)");
+                }
                 let added = self.add_primitive(&format_rule, builtin);
                 return Ok(self.add_rule(&rule_name, rf(added)));
             }
+            if matches!(format, "email" | "ipv4" | "ipv6" | "hostname" | "uri") {
+                self.compat_warn(obj, Types::STRING, &["format"], path, "beside format");
+                if let Some(rule) = self.format_rule(format, &rule_name) {
+                    return Ok(rule);
+                }
+            }
         }
         if type_is("string") && (obj.contains_key("minLength") || obj.contains_key("maxLength")) {
+            self.compat_warn(obj, Types::STRING, &["minLength", "maxLength"], path, "");
             let char_rule = self.primitive("char");
             let min = self.count(obj, "minLength", path)?.unwrap_or(0);
             let max = self.count(obj, "maxLength", path)?;
@@ -276,18 +346,38 @@ impl<'a> Converter<'a> {
                 .iter()
                 .any(|k| obj.contains_key(*k))
         {
+            let handled = ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"];
+            self.compat_warn(obj, Types::INTEGER, &handled, path, "");
             return self.integer_range(obj, &rule_name, path);
         }
+        if type_is("number")
+            && ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"]
+                .iter()
+                .any(|k| obj.get(*k).is_some_and(Value::is_number))
+        {
+            let handled = ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"];
+            self.compat_warn(obj, Types::NUMBER, &handled, path, "");
+            let (lower, upper) = super::number_range::Bound::of_schema(obj, path)?;
+            let Some(range) = super::number_range::number_range(lower, upper) else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}: no number lies between the bounds"
+                )));
+            };
+            return Ok(self.add_rule(&rule_name, seq(vec![group(range), space()])));
+        }
         if obj.is_empty() || type_is("object") {
+            self.compat_warn(obj, Types::OBJECT, &[], path, "");
             let object = self.primitive("object");
             return Ok(self.add_rule(&rule_name, rf(object)));
         }
         if untyped {
+            self.compat_warn(obj, Types::ALL, &[], path, "");
             let value = self.primitive("value");
             return Ok(self.add_rule(&rule_name, rf(value)));
         }
         match schema_type.and_then(Value::as_str) {
             Some(t @ ("string" | "number" | "integer" | "boolean" | "null" | "array")) => {
+                self.compat_warn(obj, Types::of_name(t).unwrap_or(Types::ALL), &[], path, "");
                 let name = if rule_name == "root" { "root" } else { t };
                 Ok(match builtins::primitive(t) {
                     Some(builtin) => self.add_primitive(name, builtin),
@@ -298,6 +388,57 @@ impl<'a> Converter<'a> {
                 "{path}: unrecognized schema {}",
                 Value::Object(obj.clone())
             ))),
+        }
+    }
+
+    /// llama.cpp-compatible mode: warns about each keyword of `obj` constraining `types`
+    /// that the branch taken, which handles `handled` (and `type`), ignores.
+    fn compat_warn(
+        &mut self,
+        obj: &Map<String, Value>,
+        types: Types,
+        handled: &[&str],
+        path: &str,
+        place: &str,
+    ) {
+        let ignored: Vec<String> = obj
+            .keys()
+            .filter(|k| {
+                k.as_str() != "type"
+                    && !handled.contains(&k.as_str())
+                    && !keywords::constrains(k).intersect(types).is_empty()
+            })
+            .cloned()
+            .collect();
+        for key in ignored {
+            let place = if place.is_empty() {
+                String::new()
+            } else {
+                format!(" {place}")
+            };
+            self.warn(
+                &format!("{path}/{}", pointer_escape(&key)),
+                format!("`{key}`{place} is not enforced (llama.cpp ignores it)"),
+            );
+        }
+    }
+
+    /// llama.cpp-compatible mode: `const`/`enum` values are admitted whatever the other
+    /// keywords say; warns when one of them might not satisfy them.
+    fn compat_warn_constants(&mut self, obj: &Map<String, Value>, values: &[Value], path: &str) {
+        let mut rest = obj.clone();
+        rest.remove("const");
+        rest.remove("enum");
+        let rest = Value::Object(rest);
+        for value in values {
+            if self.admits(&rest, value) != Some(true) {
+                self.warn(
+                    path,
+                    format!(
+                        "enum/const value {value} is admitted without checking the other keywords"
+                    ),
+                );
+            }
         }
     }
 
@@ -320,21 +461,11 @@ impl<'a> Converter<'a> {
     /// again while its target is being converted is recursive: a name is reserved for
     /// it then, which the conversion under way fills when it adds its rule.
     pub(super) fn resolve_ref(&mut self, reference: &str, path: &str) -> Result<String> {
-        if let Some(name) = self.ref_rules.get(reference) {
-            return Ok(name.clone());
-        }
-        if let Some(state) = self.resolving.get(reference) {
-            if let Some(name) = &state.reserved {
-                return Ok(name.clone());
-            }
-            let fill_depth = state.depth + 1;
-            let name = self.reserve_name(refs::rule_name(reference), fill_depth);
-            if let Some(state) = self.resolving.get_mut(reference) {
-                state.reserved = Some(name.clone());
-            }
+        let base = refs::rule_name(reference).to_string();
+        if let Some(name) = self.memo_lookup(reference, &base) {
             return Ok(name);
         }
-        if self.ref_rules.len() + self.resolving.len() >= self.options.limits.max_rules {
+        if self.memo_rules.len() + self.resolving.len() >= self.options.limits.max_rules {
             return Err(GrammarError::Limit(format!(
                 "{path}: more than {} references",
                 self.options.limits.max_rules
@@ -342,22 +473,52 @@ impl<'a> Converter<'a> {
         }
         let target = refs::resolve(self.root, reference)
             .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))?;
+        // The target's visit runs one level down, and adds its rule there.
+        self.memo_begin(reference, self.depth + 1);
+        let result = self.visit(target.schema, &base, &target.path);
+        self.memo_end(reference, result)
+    }
+
+    /// The rule already made for `key` (a reference, or a merged schema), or the name
+    /// reserved for it when it is being converted right now (recursion).
+    pub(super) fn memo_lookup(&mut self, key: &str, base: &str) -> Option<String> {
+        if let Some(name) = self.memo_rules.get(key) {
+            return Some(name.clone());
+        }
+        let state = self.resolving.get(key)?;
+        if let Some(name) = &state.reserved {
+            return Some(name.clone());
+        }
+        let fill_depth = state.fill_depth;
+        let name = self.reserve_name(base, fill_depth);
+        if let Some(state) = self.resolving.get_mut(key) {
+            state.reserved = Some(name.clone());
+        }
+        Some(name)
+    }
+
+    /// Marks `key` as being converted by a visit whose rule is added at `fill_depth`.
+    pub(super) fn memo_begin(&mut self, key: &str, fill_depth: usize) {
         self.resolving.insert(
-            reference.to_string(),
+            key.to_string(),
             Resolving {
-                depth: self.depth,
+                fill_depth,
                 reserved: None,
             },
         );
-        let result = self.visit(target.schema, refs::rule_name(reference), &target.path);
-        let reserved = self.resolving.remove(reference).and_then(|s| s.reserved);
+    }
+
+    /// Records the rule made for `key`; a name reserved for it meanwhile that the visit
+    /// did not fill becomes an alias of that rule.
+    pub(super) fn memo_end(&mut self, key: &str, result: Result<String>) -> Result<String> {
+        let reserved = self.resolving.remove(key).and_then(|s| s.reserved);
         let name = result?;
         if let Some(reserved) = reserved {
             if self.pending.remove(&reserved).is_some() {
                 self.rules.insert(reserved, rf(name.clone()));
             }
         }
-        self.ref_rules.insert(reference.to_string(), name.clone());
+        self.memo_rules.insert(key.to_string(), name.clone());
         Ok(name)
     }
 
@@ -591,10 +752,10 @@ impl<'a> Converter<'a> {
     }
 }
 
-/// A reference whose target is being converted: the depth its resolution started at,
-/// and the name reserved for it once it turned out to be recursive.
+/// A reference whose target is being converted: the depth at which the visit converting
+/// it adds its rule, and the name reserved for it once it turned out to be recursive.
 struct Resolving {
-    depth: usize,
+    fill_depth: usize,
     reserved: Option<String>,
 }
 

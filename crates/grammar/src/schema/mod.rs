@@ -14,12 +14,22 @@
 mod builtins;
 mod charset;
 mod converter;
+mod exact;
 mod exprs;
+mod formats;
+mod instance;
 mod int_range;
+mod keywords;
+mod matcher;
+mod merge;
+mod number_range;
 mod object;
 mod pattern;
 mod refs;
 mod validate;
+
+#[cfg(test)]
+mod tests;
 
 use serde_json::Value;
 
@@ -127,6 +137,9 @@ pub struct Compiled {
 pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarError> {
     let mut converter = converter::Converter::new(options, schema);
     let root = converter.visit(schema, "", "#")?;
+    if exact::is_never(&root) {
+        return Err(GrammarError::Schema("the schema admits no value".into()));
+    }
     if root != "root" && !converter.rules.contains_key("root") {
         converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));
     }

@@ -1,24 +1,29 @@
-//! Objects: llama.cpp's `_build_object_rule` and `_not_strings`.
+//! Objects: llama.cpp's `_build_object_rule` and `_not_strings`, and the exact-mode
+//! object that also honours `patternProperties`, `required` names the schema does not
+//! list, `propertyNames` and JSON Schema's reading of a missing `additionalProperties`.
 //!
 //! Properties come in the order the schema writes them; required ones first, each
 //! optional one then reachable through a chain of `-rest` rules so that any subset can
-//! appear, still in order. Extra properties (`additionalProperties`) come last, under
-//! keys that are none of the listed names (a trie of the names, `-k`).
+//! appear, still in order. Extra properties come last, under keys that are none of the
+//! listed names (a trie of the names, `-k`).
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::converter::{Converter, Result};
+use super::converter::{properties_of, required_of, Converter, Result};
+use super::exact::{is_never, NEVER};
 use super::exprs::{alt, group, lit, not_class, one, opt, padded, plus, rf, seq, space, star};
+use super::keywords::Types;
+use super::pattern::json_chars;
 use crate::tree::{ClassItem, Expr};
 
 /// The key under which extra properties are tracked, as llama.cpp does.
 const EXTRA: &str = "*";
 
 impl Converter<'_> {
-    /// The body of an object rule. `properties` are (name, schema, path); `additional`
-    /// is the `additionalProperties` keyword (absent: none allowed, as in llama.cpp).
+    /// llama.cpp's object rule. `properties` are (name, schema, path); `additional` is
+    /// the `additionalProperties` keyword (absent: no extra properties, as in llama.cpp).
     pub(super) fn object_rule(
         &mut self,
         properties: &[(String, Value, String)],
@@ -32,26 +37,12 @@ impl Converter<'_> {
         } else {
             format!("{name}-")
         };
-        let mut required_props: Vec<String> = Vec::new();
-        let mut optional_props: Vec<String> = Vec::new();
-        let mut kv_rules: HashMap<String, String> = HashMap::new();
-        let mut names: Vec<String> = Vec::new();
+        let mut kvs = Vec::with_capacity(properties.len());
+        let mut names = Vec::with_capacity(properties.len());
         for (prop_name, prop_schema, prop_path) in properties {
             let value_rule = self.visit(prop_schema, &format!("{prefix}{prop_name}"), prop_path)?;
-            let kv = seq(vec![
-                lit(Value::String(prop_name.clone()).to_string()),
-                space(),
-                lit(":"),
-                space(),
-                rf(value_rule),
-            ]);
-            let kv_rule = self.add_rule(&format!("{prefix}{prop_name}-kv"), kv);
-            kv_rules.insert(prop_name.clone(), kv_rule);
-            if required.contains(prop_name) {
-                required_props.push(prop_name.clone());
-            } else {
-                optional_props.push(prop_name.clone());
-            }
+            let kv_rule = self.property_kv(&prefix, prop_name, &value_rule);
+            kvs.push((prop_name.clone(), kv_rule));
             names.push(prop_name.clone());
         }
         let extra = match additional {
@@ -59,28 +50,72 @@ impl Converter<'_> {
             Some(schema @ Value::Object(_)) => Some(Some(schema)),
             _ => None,
         };
-        if let Some(value_schema) = extra {
-            let sub_name = format!("{prefix}additional");
-            let value_rule = match value_schema {
-                Some(schema) => self.visit(
-                    schema,
-                    &format!("{sub_name}-value"),
-                    &format!("{path}/additionalProperties"),
-                )?,
-                None => self.primitive("value"),
-            };
-            let key_rule = if names.is_empty() {
-                self.primitive("string")
+        let extra_kv = match extra {
+            None => None,
+            Some(value_schema) => {
+                let sub_name = format!("{prefix}additional");
+                let value_rule = match value_schema {
+                    Some(schema) => self.visit(
+                        schema,
+                        &format!("{sub_name}-value"),
+                        &format!("{path}/additionalProperties"),
+                    )?,
+                    None => self.primitive("value"),
+                };
+                Some(self.extra_kv(&sub_name, &names, &value_rule))
+            }
+        };
+        Ok(self.assemble_object(&kvs, required, extra_kv, &prefix))
+    }
+
+    /// `"\"name\"" space ":" space value`, as the rule `{prefix}{name}-kv`.
+    fn property_kv(&mut self, prefix: &str, prop_name: &str, value_rule: &str) -> String {
+        let kv = seq(vec![
+            lit(Value::String(prop_name.to_string()).to_string()),
+            space(),
+            lit(":"),
+            space(),
+            rf(value_rule),
+        ]);
+        self.add_rule(&format!("{prefix}{prop_name}-kv"), kv)
+    }
+
+    /// `key ":" space value` for extra properties, keys being none of `names`.
+    fn extra_kv(&mut self, sub_name: &str, names: &[String], value_rule: &str) -> String {
+        let key_rule = if names.is_empty() {
+            self.primitive("string")
+        } else {
+            let body = self.not_strings(names);
+            self.add_rule(&format!("{sub_name}-k"), body)
+        };
+        let kv = seq(vec![rf(key_rule), lit(":"), space(), rf(value_rule)]);
+        self.add_rule(&format!("{sub_name}-kv"), kv)
+    }
+
+    /// The object from its properties' `-kv` rules (in order), which of them are
+    /// required, and the `-kv` rule of extra properties.
+    fn assemble_object(
+        &mut self,
+        kvs: &[(String, String)],
+        required: &[String],
+        extra_kv: Option<String>,
+        prefix: &str,
+    ) -> Expr {
+        let mut kv_rules: HashMap<String, String> = HashMap::new();
+        let mut required_props = Vec::new();
+        let mut optional_props = Vec::new();
+        for (prop_name, kv_rule) in kvs {
+            kv_rules.insert(prop_name.clone(), kv_rule.clone());
+            if required.contains(prop_name) {
+                required_props.push(prop_name.clone());
             } else {
-                let body = self.not_strings(&names);
-                self.add_rule(&format!("{sub_name}-k"), body)
-            };
-            let kv = seq(vec![rf(key_rule), lit(":"), space(), rf(value_rule)]);
-            let kv_rule = self.add_rule(&format!("{sub_name}-kv"), kv);
-            kv_rules.insert(EXTRA.to_string(), kv_rule);
+                optional_props.push(prop_name.clone());
+            }
+        }
+        if let Some(extra_kv) = extra_kv {
+            kv_rules.insert(EXTRA.to_string(), extra_kv);
             optional_props.push(EXTRA.to_string());
         }
-
         let kv = |k: &str| rf(kv_rules.get(k).cloned().unwrap_or_default());
         let mut body = vec![lit("{"), space()];
         for (i, prop) in required_props.iter().enumerate() {
@@ -97,8 +132,12 @@ impl Converter<'_> {
         } else {
             let mut alternatives = Vec::with_capacity(optional_props.len());
             for i in 0..optional_props.len() {
-                let chain = self.optional_chain(&optional_props[i..], false, &prefix, &kv_rules);
-                alternatives.push(chain);
+                alternatives.push(self.optional_chain(
+                    &optional_props[i..],
+                    false,
+                    prefix,
+                    &kv_rules,
+                ));
             }
             if required_props.is_empty() {
                 // llama.cpp writes `"{" space  (a-kv a-rest | … | c-kv )?`.
@@ -117,7 +156,7 @@ impl Converter<'_> {
         }
         body.push(lit("}"));
         body.push(space());
-        Ok(seq(body))
+        seq(body)
     }
 
     /// The optional properties `keys`, in order, any subset of them: the first one
@@ -154,18 +193,21 @@ impl Converter<'_> {
     }
 
     /// A JSON string that is none of `strings`, followed by `space`: a trie of the
-    /// strings, leaving it at any character that no string continues with.
+    /// strings, leaving it at any character that no string continues with. In exact
+    /// mode characters are matched in their JSON spelling, and a proper prefix of a
+    /// listed string is admitted too (llama.cpp refuses it).
     pub(super) fn not_strings(&mut self, strings: &[String]) -> Expr {
         let mut trie = Trie::default();
         for s in strings {
             trie.insert(s);
         }
         let char_rule = self.primitive("char");
+        let exact = !self.compat();
         let body = if trie.children.is_empty() {
             // Only the empty string is excluded: any other string.
             plus(rf(char_rule))
         } else {
-            let inner = padded(trie.alternatives(&char_rule));
+            let inner = padded(trie.alternatives(&char_rule, exact, true));
             if trie.is_end {
                 inner
             } else {
@@ -174,6 +216,260 @@ impl Converter<'_> {
         };
         seq(vec![one('"'), body, one('"'), space()])
     }
+
+    /// Exact mode: every keyword of an object schema.
+    pub(super) fn exact_object(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}-")
+        };
+        let mut handled = vec![
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "unevaluatedProperties",
+        ];
+        let additional: Option<Value> = match (
+            obj.get("additionalProperties"),
+            obj.get("unevaluatedProperties"),
+        ) {
+            (Some(a), _) => Some(a.clone()),
+            (None, Some(u)) => Some(u.clone()),
+            // Without listed properties llama.cpp admits any object too.
+            (None, None)
+                if self.options.extra_properties_by_default
+                    || !(obj.contains_key("properties")
+                        || obj.contains_key("patternProperties")) =>
+            {
+                Some(Value::Bool(true))
+            }
+            (None, None) => None,
+        };
+        let patterns: Vec<(String, Value)> = match obj.get("patternProperties") {
+            None => Vec::new(),
+            Some(Value::Object(p)) => p.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            Some(_) => {
+                return Err(crate::error::GrammarError::Schema(format!(
+                    "{path}/patternProperties: expected an object"
+                )))
+            }
+        };
+        let mut required: Vec<String> = Vec::new();
+        for r in required_of(obj) {
+            if !required.contains(&r) {
+                required.push(r);
+            }
+        }
+        let mut properties = properties_of(obj, path)?;
+        // Required names the schema does not list take the schema of the patterns they
+        // match, or else of additionalProperties.
+        for r in &required {
+            if properties.iter().any(|(n, _, _)| n == r) {
+                continue;
+            }
+            let schema = match self.pattern_schemas(&patterns, r, path) {
+                Some(matched) if !matched.is_empty() => all_of(matched),
+                _ => additional.clone().unwrap_or(Value::Bool(false)),
+            };
+            properties.push((r.clone(), schema, format!("{path}/required")));
+        }
+        // Listed names matching a pattern must satisfy its schema too.
+        if !patterns.is_empty() {
+            for (prop_name, schema, _) in properties.iter_mut() {
+                if let Some(matched) = self.pattern_schemas(&patterns, prop_name, path) {
+                    if !matched.is_empty() {
+                        let mut all = vec![schema.clone()];
+                        all.extend(matched);
+                        *schema = all_of(all);
+                        self.warn(
+                            path,
+                            format!("the key {prop_name:?} matches a patternProperties pattern; written as an extra key its value is not checked against its properties schema"),
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(names_schema) = obj.get("propertyNames") {
+            handled.push("propertyNames");
+            let mut unknown = false;
+            for (prop_name, schema, _) in properties.iter_mut() {
+                match self.admits(names_schema, &Value::String(prop_name.clone())) {
+                    Some(true) => {}
+                    Some(false) => *schema = Value::Bool(false),
+                    None => unknown = true,
+                }
+            }
+            let extras = !patterns.is_empty()
+                || additional
+                    .as_ref()
+                    .is_some_and(|a| *a != Value::Bool(false));
+            if unknown || (extras && !trivially_true(names_schema)) {
+                self.warn(
+                    &format!("{path}/propertyNames"),
+                    "`propertyNames` is not enforced",
+                );
+            }
+        }
+
+        let mut kvs = Vec::new();
+        let mut excluded = Vec::new();
+        let mut listed_required = Vec::new();
+        for (prop_name, prop_schema, prop_path) in &properties {
+            let value_rule = self.visit(prop_schema, &format!("{prefix}{prop_name}"), prop_path)?;
+            if is_never(&value_rule) {
+                if required.contains(prop_name) {
+                    return Ok(NEVER.to_string());
+                }
+                excluded.push(prop_name.clone());
+                continue;
+            }
+            let kv_rule = self.property_kv(&prefix, prop_name, &value_rule);
+            kvs.push((prop_name.clone(), kv_rule));
+            if required.contains(prop_name) {
+                listed_required.push(prop_name.clone());
+            }
+        }
+        let mut names: Vec<String> = properties.iter().map(|(n, _, _)| n.clone()).collect();
+        names.extend(excluded);
+
+        // Counts of properties.
+        let min_props = self.count(obj, "minProperties", path)?;
+        let max_props = self.count(obj, "maxProperties", path)?;
+        let extras_possible = !patterns.is_empty()
+            || additional
+                .as_ref()
+                .is_some_and(|a| *a != Value::Bool(false));
+        if let Some(min) = min_props {
+            if listed_required.len() as u32 >= min {
+                handled.push("minProperties");
+            } else if !extras_possible && (kvs.len() as u32) < min {
+                return Ok(NEVER.to_string());
+            }
+        }
+        if let Some(max) = max_props {
+            if (listed_required.len() as u32) > max {
+                return Ok(NEVER.to_string());
+            }
+            if !extras_possible && kvs.len() as u32 <= max {
+                handled.push("maxProperties");
+            }
+        }
+        for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
+            if obj
+                .get(key)
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+            {
+                handled.push(key);
+            }
+        }
+        self.warn_unhandled(obj, Types::OBJECT, &handled, path);
+
+        // Extra properties: the patterns', then additionalProperties'.
+        let mut extra_kvs = Vec::new();
+        let mut pattern_schemas = Vec::new();
+        for (i, (pattern, schema)) in patterns.iter().enumerate() {
+            let pattern_path = format!(
+                "{path}/patternProperties/{}",
+                super::converter::pointer_escape(pattern)
+            );
+            let value_rule =
+                self.visit(schema, &format!("{prefix}pattern-{i}-value"), &pattern_path)?;
+            pattern_schemas.push(schema.clone());
+            if is_never(&value_rule) {
+                continue;
+            }
+            let key_rule =
+                self.visit_pattern(pattern, &format!("{prefix}pattern-{i}-k"), &pattern_path)?;
+            let kv = seq(vec![rf(key_rule), lit(":"), space(), rf(value_rule)]);
+            extra_kvs.push(rf(self.add_rule(&format!("{prefix}pattern-{i}-kv"), kv)));
+        }
+        let nontrivial_patterns = pattern_schemas
+            .iter()
+            .filter(|s| !trivially_true(s))
+            .count();
+        if nontrivial_patterns > 1 {
+            self.warn(path, "a key matching several patternProperties is checked against one of their schemas only");
+        }
+        if let Some(additional) = &additional {
+            let value_rule = match additional {
+                Value::Bool(true) => self.primitive("value"),
+                schema => self.visit(
+                    schema,
+                    &format!("{prefix}additional-value"),
+                    &format!("{path}/additionalProperties"),
+                )?,
+            };
+            if !is_never(&value_rule) {
+                if nontrivial_patterns > 0 {
+                    self.warn(path, "extra keys are not checked against patternProperties (a key matching a pattern may be written with any additionalProperties value)");
+                }
+                let sub_name = format!("{prefix}additional");
+                let kv = self.extra_kv(&sub_name, &names, &value_rule);
+                extra_kvs.push(rf(kv));
+            }
+        }
+        let extra_kv = match extra_kvs.len() {
+            0 => None,
+            1 => match extra_kvs.pop() {
+                Some(Expr::Ref(name)) => Some(name),
+                _ => None,
+            },
+            _ => Some(self.add_rule(&format!("{prefix}extra-kv"), alt(extra_kvs))),
+        };
+        let body = self.assemble_object(&kvs, &listed_required, extra_kv, &prefix);
+        Ok(self.add_rule(rule_name, body))
+    }
+
+    /// The schemas of the patterns `key` matches; `None` (with a warning) when a pattern
+    /// could not be tested.
+    fn pattern_schemas(
+        &mut self,
+        patterns: &[(String, Value)],
+        key: &str,
+        path: &str,
+    ) -> Option<Vec<Value>> {
+        let mut matched = Vec::new();
+        for (pattern, schema) in patterns {
+            match self.pattern_matches(pattern, key) {
+                Some(true) => matched.push(schema.clone()),
+                Some(false) => {}
+                None => {
+                    self.warn(
+                        path,
+                        format!("could not test the key {key:?} against the pattern {pattern:?}"),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(matched)
+    }
+}
+
+fn trivially_true(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(obj) => !super::keywords::constrains_anything(obj),
+        _ => false,
+    }
+}
+
+fn all_of(mut schemas: Vec<Value>) -> Value {
+    if schemas.len() == 1 {
+        return schemas.remove(0);
+    }
+    let mut m = Map::new();
+    m.insert("allOf".into(), Value::Array(schemas));
+    Value::Object(m)
 }
 
 /// The same sequence with an empty piece at its end, printed as a trailing blank.
@@ -203,18 +499,46 @@ impl Trie {
     }
 
     /// `[a] (…) | [b] char+ | [^"ab] char*`
-    fn alternatives(&self, char_rule: &str) -> Expr {
+    fn alternatives(&self, char_rule: &str, exact: bool, is_root: bool) -> Expr {
         let mut alternatives = Vec::new();
         let mut rejects = vec![ClassItem::Char('"')];
+        let mut reject_set = super::charset::CharSet::empty();
         for (&c, child) in &self.children {
             rejects.push(ClassItem::Char(c));
+            reject_set.add(c, c);
+            let first = if exact { json_char(c) } else { one(c) };
             if !child.children.is_empty() {
-                alternatives.push(seq(vec![one(c), group(child.alternatives(char_rule))]));
+                alternatives.push(seq(vec![
+                    first,
+                    group(child.alternatives(char_rule, exact, false)),
+                ]));
             } else {
-                alternatives.push(seq(vec![one(c), plus(rf(char_rule))]));
+                alternatives.push(seq(vec![first, plus(rf(char_rule))]));
             }
         }
-        alternatives.push(seq(vec![not_class(rejects), star(rf(char_rule))]));
+        let other = if exact {
+            json_chars(&reject_set.complement())
+        } else {
+            Some(not_class(rejects))
+        };
+        if let Some(other) = other {
+            alternatives.push(seq(vec![other, star(rf(char_rule))]));
+        }
+        if exact && !is_root && !self.is_end {
+            // The string may end here: it is a proper prefix of a listed one.
+            alternatives.push(Expr::Empty);
+        }
         alt(alternatives)
+    }
+}
+
+/// One character in its JSON spelling.
+fn json_char(c: char) -> Expr {
+    let quoted = Value::String(c.to_string()).to_string();
+    let inner = &quoted[1..quoted.len() - 1];
+    if inner.chars().count() == 1 {
+        one(c)
+    } else {
+        lit(inner)
     }
 }

@@ -1,0 +1,737 @@
+//! Exact mode: the grammar admits only what JSON Schema admits.
+//!
+//! The walk mirrors llama.cpp's (same rule names, same spellings where the meaning is
+//! the same) but reads every keyword of a schema rather than the first that matches:
+//! compositions are merged first (`allOf`, `$ref` or `anyOf` beside other keywords),
+//! then `const`/`enum` are filtered by the rest of the schema, then the schema is split
+//! by the types it admits and each type converted with all of its keywords. A keyword
+//! that constrains and is not enforced is warned about, with its JSON pointer.
+//!
+//! A schema that admits nothing converts to [`NEVER`], a name no rule has; callers drop
+//! it from alternatives, leave out an optional property whose value can't exist, and so
+//! on, and the root being `NEVER` is an error.
+
+use serde_json::{Map, Value};
+
+use super::converter::{constant, pointer_escape, Converter, IntBounds, Result};
+use super::exprs::{alt, group, lit, opt, repetition, rf, seq, space};
+use super::instance::Checker;
+use super::int_range::int_range;
+use super::keywords::{self, Types, GENERIC};
+use super::merge::Merged;
+use super::number_range::{number_range, Bound};
+use crate::error::GrammarError;
+use crate::tree::Expr;
+
+/// The name of the rule of a schema that admits nothing.
+pub(super) const NEVER: &str = "\u{0}never";
+
+pub(super) fn is_never(name: &str) -> bool {
+    name == NEVER
+}
+
+impl Converter<'_> {
+    pub(super) fn visit_exact(
+        &mut self,
+        schema: &Value,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let obj = match schema {
+            Value::Bool(true) => {
+                let value = self.primitive("value");
+                return Ok(self.add_rule(rule_name, rf(value)));
+            }
+            Value::Bool(false) => return Ok(NEVER.to_string()),
+            Value::Object(obj) => obj,
+            other => {
+                return Err(GrammarError::Schema(format!(
+                    "{path}: a schema must be an object or a boolean, not {other}"
+                )))
+            }
+        };
+        let siblings_constrain = |except: &[&str]| {
+            obj.keys()
+                .any(|k| !except.contains(&k.as_str()) && !keywords::constrains(k).is_empty())
+        };
+        let composed = obj.contains_key("allOf")
+            || (obj.contains_key("$ref") && siblings_constrain(&["$ref"]))
+            || ((obj.contains_key("anyOf") || obj.contains_key("oneOf"))
+                && siblings_constrain(&["anyOf", "oneOf"]))
+            || (obj.contains_key("anyOf") && obj.contains_key("oneOf"));
+        if composed {
+            return self.visit_composed(obj, name, rule_name, path);
+        }
+        if let Some(reference) = obj.get("$ref") {
+            let Value::String(reference) = reference else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/$ref: expected a string"
+                )));
+            };
+            let target = self.resolve_ref(reference, path)?;
+            if is_never(&target) {
+                return Ok(target);
+            }
+            return Ok(self.add_rule(rule_name, rf(target)));
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(alternatives) = obj.get(keyword) {
+                let Value::Array(alternatives) = alternatives else {
+                    return Err(GrammarError::Schema(format!(
+                        "{path}/{keyword}: expected an array"
+                    )));
+                };
+                if keyword == "oneOf" {
+                    self.check_one_of(alternatives, &format!("{path}/oneOf"));
+                }
+                let paths: Vec<String> = (0..alternatives.len())
+                    .map(|i| format!("{path}/{keyword}/{i}"))
+                    .collect();
+                return self.exact_union(name, rule_name, alternatives, &paths);
+            }
+        }
+        self.visit_simple(obj, name, rule_name, path)
+    }
+
+    /// A schema whose keywords must be merged first; memoized by content so that a
+    /// recursive `$ref` with siblings converts to a recursive rule.
+    fn visit_composed(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let key = format!("\u{0}{}", Value::Object(obj.clone()));
+        if let Some(done) = self.memo_lookup(&key, name) {
+            return Ok(done);
+        }
+        self.memo_begin(&key, self.depth);
+        let result = self.merge_and_visit(obj, name, rule_name, path);
+        self.memo_end(&key, result)
+    }
+
+    fn merge_and_visit(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        match self.merge(obj, path)? {
+            Merged::Never => Ok(NEVER.to_string()),
+            Merged::One(map) => self.visit_simple(&map, name, rule_name, path),
+            Merged::Any(alternatives) => {
+                let paths = vec![path.to_string(); alternatives.len()];
+                self.exact_union(name, rule_name, &alternatives, &paths)
+            }
+        }
+    }
+
+    /// `a | b | …` of the alternatives that admit something.
+    fn exact_union(
+        &mut self,
+        name: &str,
+        rule_name: &str,
+        alternatives: &[Value],
+        paths: &[String],
+    ) -> Result<String> {
+        let mut rules = Vec::new();
+        for (i, (schema, path)) in alternatives.iter().zip(paths).enumerate() {
+            let sub_name = if name.is_empty() {
+                format!("alternative-{i}")
+            } else {
+                format!("{name}-{i}")
+            };
+            let rule = self.visit(schema, &sub_name, path)?;
+            if !is_never(&rule) {
+                rules.push(rf(rule));
+            }
+        }
+        if rules.is_empty() {
+            return Ok(NEVER.to_string());
+        }
+        Ok(self.add_rule(rule_name, alt(rules)))
+    }
+
+    /// A schema without compositions at its top.
+    fn visit_simple(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let Some(mut types) = keywords::declared_types(obj) else {
+            return Err(GrammarError::Schema(format!(
+                "{path}: unrecognized type {}",
+                obj.get("type").cloned().unwrap_or(Value::Null)
+            )));
+        };
+        if self.options.openapi_nullable
+            && obj.get("nullable") == Some(&Value::Bool(true))
+            && obj.contains_key("type")
+        {
+            types = types.union(Types::NULL);
+        }
+        if let Some(not) = obj.get("not") {
+            match not_types(not) {
+                Some(excluded) => types = types.minus(excluded),
+                None => self.warn(path, "`not` is not enforced"),
+            }
+        }
+        if obj.contains_key("if") && (obj.contains_key("then") || obj.contains_key("else")) {
+            self.warn(path, "if/then/else is not enforced");
+        }
+        if obj.contains_key("const") || obj.contains_key("enum") {
+            return self.exact_enum(obj, types, rule_name, path);
+        }
+        if !obj.contains_key("type") {
+            types = types.intersect(keywords::implied_types(obj));
+        }
+        if types.is_empty() {
+            return Ok(NEVER.to_string());
+        }
+        let names = types.names();
+        if types == Types::ALL && !keywords::constrains_anything(obj) {
+            let value = self.primitive("value");
+            return Ok(self.add_rule(rule_name, rf(value)));
+        }
+        if types.contains(Types::FRACTION) && !types.contains(Types::INTEGER) {
+            self.warn(
+                path,
+                "numbers with a fraction only: integers are admitted too",
+            );
+        }
+        if names.len() > 1 {
+            let copies: Vec<Value> = names
+                .iter()
+                .map(|t| {
+                    let mut copy = obj.clone();
+                    copy.insert("type".into(), Value::String((*t).to_string()));
+                    copy.remove("not");
+                    copy.remove("nullable");
+                    Value::Object(copy)
+                })
+                .collect();
+            let paths = vec![path.to_string(); copies.len()];
+            return self.exact_union(name, rule_name, &copies, &paths);
+        }
+        match names.first().copied() {
+            Some("object") => self.exact_object(obj, name, rule_name, path),
+            Some("array") => self.exact_array(obj, name, rule_name, path),
+            Some("string") => self.exact_string(obj, rule_name, path),
+            Some("integer") => self.exact_number(obj, true, rule_name, path),
+            Some("number") => self.exact_number(obj, false, rule_name, path),
+            Some(t @ ("boolean" | "null")) => {
+                self.warn_unhandled(obj, Types::of_name(t).unwrap_or(Types::ALL), &[], path);
+                let name = if rule_name == "root" { "root" } else { t };
+                Ok(match super::builtins::primitive(t) {
+                    Some(builtin) => self.add_primitive(name, builtin),
+                    None => name.to_string(),
+                })
+            }
+            _ => Ok(NEVER.to_string()),
+        }
+    }
+
+    /// Warns about each keyword constraining `types` that neither `handled` nor the
+    /// generic keywords (handled before the type split) cover.
+    pub(super) fn warn_unhandled(
+        &mut self,
+        obj: &Map<String, Value>,
+        types: Types,
+        handled: &[&str],
+        path: &str,
+    ) {
+        let mut except: Vec<&str> = GENERIC.to_vec();
+        except.extend_from_slice(handled);
+        for key in keywords::unhandled(obj, types, &except) {
+            self.warn(
+                &format!("{path}/{}", pointer_escape(key)),
+                format!("`{key}` is not enforced"),
+            );
+        }
+    }
+
+    /// `const`/`enum`: the values that also satisfy the rest of the schema.
+    fn exact_enum(
+        &mut self,
+        obj: &Map<String, Value>,
+        types: Types,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let values: Vec<Value> = match (obj.get("const"), obj.get("enum")) {
+            (Some(c), _) => vec![c.clone()],
+            (None, Some(Value::Array(values))) => values.clone(),
+            _ => {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/enum: expected an array"
+                )))
+            }
+        };
+        let mut rest = obj.clone();
+        rest.remove("const");
+        rest.remove("enum");
+        rest.remove("type");
+        rest.remove("not");
+        rest.remove("if");
+        rest.remove("then");
+        rest.remove("else");
+        if let (Some(c), Some(Value::Array(e))) = (obj.get("const"), obj.get("enum")) {
+            if !e.iter().any(|v| super::merge::json_equal(v, c)) {
+                return Ok(NEVER.to_string());
+            }
+        }
+        let rest = Value::Object(rest);
+        let mut kept = Vec::new();
+        for value in values {
+            if !types.contains(Types::of_value(&value)) {
+                continue;
+            }
+            match self.admits(&rest, &value) {
+                Some(true) => kept.push(value),
+                Some(false) => {}
+                None => {
+                    self.warn(
+                        path,
+                        format!("enum value {value} not checked against its sibling keywords"),
+                    );
+                    kept.push(value);
+                }
+            }
+        }
+        let limit = self.options.limits.max_rules;
+        if kept.len() > limit {
+            return Err(GrammarError::Limit(format!(
+                "{path}: more than {limit} enum values"
+            )));
+        }
+        if kept.is_empty() {
+            return Ok(NEVER.to_string());
+        }
+        let body = if obj.contains_key("const") && kept.len() == 1 {
+            seq(vec![constant(&kept[0]), space()])
+        } else {
+            seq(vec![
+                group(alt(kept.iter().map(constant).collect())),
+                space(),
+            ])
+        };
+        Ok(self.add_rule(rule_name, body))
+    }
+
+    /// Whether `schema` admits `value`, as far as can be told without running it.
+    pub(super) fn admits(&self, schema: &Value, value: &Value) -> Option<bool> {
+        let pattern = |p: &str, text: &str| self.pattern_matches(p, text);
+        let checker = Checker {
+            root: self.root,
+            pattern: &pattern,
+        };
+        checker.admits(schema, value, 0)
+    }
+
+    /// Whether `text` matches `pattern` (a search, as JSON Schema's `pattern` is).
+    pub(super) fn pattern_matches(&self, pattern: &str, text: &str) -> Option<bool> {
+        let options = super::Options {
+            strict: false,
+            llama_cpp_compat: false,
+            ..self.options.clone()
+        };
+        let root = Value::Null;
+        let mut scratch = Converter::new(&options, &root);
+        let rule = scratch.visit_pattern(pattern, "pattern", "#").ok()?;
+        let body = scratch.rules.get(&rule)?.clone();
+        let quoted = Value::String(text.to_string()).to_string();
+        super::matcher::matches(&scratch.rules, &body, &quoted)
+    }
+
+    /// Warns unless the alternatives of a `oneOf` provably exclude each other, so that
+    /// admitting any of them is admitting exactly one.
+    pub(super) fn check_one_of(&mut self, alternatives: &[Value], path: &str) {
+        for (i, a) in alternatives.iter().enumerate() {
+            for b in &alternatives[i + 1..] {
+                if !self.disjoint(a, b) {
+                    self.warn(path, "oneOf alternatives that may overlap are admitted like anyOf (an instance matching two of them is not refused)");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn disjoint(&self, a: &Value, b: &Value) -> bool {
+        let (ta, tb) = (self.emitted_types(a, 0), self.emitted_types(b, 0));
+        if ta.intersect(tb).is_empty() {
+            return true;
+        }
+        let (Some(a), Some(b)) = (self.deref(a), self.deref(b)) else {
+            return false;
+        };
+        // Constants that differ.
+        if let (Some(va), Some(vb)) = (constants(a), constants(b)) {
+            if va
+                .iter()
+                .all(|x| vb.iter().all(|y| !super::merge::json_equal(x, y)))
+            {
+                return true;
+            }
+        }
+        // Objects told apart by a required property whose values cannot agree.
+        let props =
+            |s: &Map<String, Value>| s.get("properties").and_then(Value::as_object).cloned();
+        let required = |s: &Map<String, Value>| keywords_required(s);
+        if let (Some(pa), Some(pb)) = (props(a), props(b)) {
+            for name in required(a) {
+                if !required(b).contains(&name) {
+                    continue;
+                }
+                let (Some(sa), Some(sb)) = (pa.get(&name), pb.get(&name)) else {
+                    continue;
+                };
+                if self.disjoint(sa, sb) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn deref<'v>(&'v self, schema: &'v Value) -> Option<&'v Map<String, Value>> {
+        let mut current = schema;
+        for _ in 0..16 {
+            let obj = current.as_object()?;
+            match obj.get("$ref").and_then(Value::as_str) {
+                Some(r) if obj.len() == 1 => {
+                    current = super::refs::resolve(self.root, r).ok()?.schema;
+                }
+                _ => return Some(obj),
+            }
+        }
+        None
+    }
+
+    /// The types of value the exact conversion of `schema` can produce (an upper bound).
+    fn emitted_types(&self, schema: &Value, depth: usize) -> Types {
+        if depth > 16 {
+            return Types::ALL;
+        }
+        let obj = match schema {
+            Value::Bool(false) => return Types::NONE,
+            Value::Object(obj) => obj,
+            _ => return Types::ALL,
+        };
+        let mut types = keywords::declared_types(obj).unwrap_or(Types::ALL);
+        if !obj.contains_key("type") {
+            types = types.intersect(keywords::implied_types(obj));
+        }
+        if let Some(values) = constants(obj) {
+            types = types.intersect(
+                values
+                    .iter()
+                    .fold(Types::NONE, |t, v| t.union(Types::of_value(v))),
+            );
+        }
+        if let Some(Value::String(r)) = obj.get("$ref") {
+            if let Ok(target) = super::refs::resolve(self.root, r) {
+                types = types.intersect(self.emitted_types(target.schema, depth + 1));
+            }
+        }
+        if let Some(Value::Array(parts)) = obj.get("allOf") {
+            for part in parts {
+                types = types.intersect(self.emitted_types(part, depth + 1));
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(alternatives)) = obj.get(key) {
+                let union = alternatives.iter().fold(Types::NONE, |t, s| {
+                    t.union(self.emitted_types(s, depth + 1))
+                });
+                types = types.intersect(union);
+            }
+        }
+        types
+    }
+
+    fn exact_number(
+        &mut self,
+        obj: &Map<String, Value>,
+        integer: bool,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let mut integer = integer;
+        if let Some(m) = obj.get("multipleOf") {
+            let m = m.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
+                GrammarError::Schema(format!("{path}/multipleOf: expected a positive number"))
+            })?;
+            let ratio = 1.0 / m;
+            if m == 1.0 || (integer && ratio.fract() == 0.0) {
+                integer = true;
+            } else {
+                self.warn(
+                    &format!("{path}/multipleOf"),
+                    "`multipleOf` is not enforced",
+                );
+            }
+        }
+        self.warn_unhandled(
+            obj,
+            Types::NUMBER,
+            &[
+                "minimum",
+                "maximum",
+                "exclusiveMinimum",
+                "exclusiveMaximum",
+                "multipleOf",
+            ],
+            path,
+        );
+        let bounded = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
+            .iter()
+            .any(|k| obj.get(*k).is_some_and(Value::is_number));
+        let prim_name = if integer { "integer" } else { "number" };
+        if !bounded {
+            let name = if rule_name == "root" {
+                "root"
+            } else {
+                prim_name
+            };
+            return Ok(match super::builtins::primitive(prim_name) {
+                Some(builtin) => self.add_primitive(name, builtin),
+                None => name.to_string(),
+            });
+        }
+        if integer {
+            let bounds = IntBounds::of(obj, path)?;
+            if let (Some(min), Some(max)) = (bounds.min, bounds.max) {
+                if min > max {
+                    return Ok(NEVER.to_string());
+                }
+            }
+            let range = int_range(bounds.min, bounds.max, false);
+            return Ok(self.add_rule(rule_name, seq(vec![group(range), space()])));
+        }
+        let (lower, upper) = Bound::of_schema(obj, path)?;
+        match number_range(lower, upper) {
+            Some(range) => Ok(self.add_rule(rule_name, seq(vec![group(range), space()]))),
+            None => Ok(NEVER.to_string()),
+        }
+    }
+
+    fn exact_string(
+        &mut self,
+        obj: &Map<String, Value>,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let min = self.count(obj, "minLength", path)?;
+        let max = self.count(obj, "maxLength", path)?;
+        if let (Some(min), Some(max)) = (min, max) {
+            if min > max {
+                return Ok(NEVER.to_string());
+            }
+        }
+        let format = obj.get("format").and_then(Value::as_str);
+        if let Some(pattern) = obj.get("pattern") {
+            let Some(pattern) = pattern.as_str() else {
+                return Err(GrammarError::Schema(format!(
+                    "{path}/pattern: expected a string"
+                )));
+            };
+            self.warn_unhandled(obj, Types::STRING, &["pattern"], path);
+            return self.visit_pattern(pattern, rule_name, path);
+        }
+        if let Some(format) = format {
+            if let Some(rule) = self.format_rule(format, rule_name) {
+                self.warn_unhandled(obj, Types::STRING, &["format"], path);
+                return Ok(rule);
+            }
+            self.warn(
+                &format!("{path}/format"),
+                format!("format {format:?} is not enforced"),
+            );
+        }
+        if min.is_some() || max.is_some() {
+            let char_rule = self.primitive("char");
+            let body = seq(vec![
+                lit("\""),
+                repetition(rf(char_rule), min.unwrap_or(0), max, None),
+                lit("\""),
+                space(),
+            ]);
+            return Ok(self.add_rule(rule_name, body));
+        }
+        let name = if rule_name == "root" {
+            "root"
+        } else {
+            "string"
+        };
+        Ok(match super::builtins::primitive("string") {
+            Some(builtin) => self.add_primitive(name, builtin),
+            None => name.to_string(),
+        })
+    }
+
+    fn exact_array(
+        &mut self,
+        obj: &Map<String, Value>,
+        name: &str,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        let prefix_name = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}-")
+        };
+        // Draft 2020-12 (`prefixItems` + `items`) and drafts 4–7 (`items` array +
+        // `additionalItems`) alike: leading schemas and the schema of the rest.
+        let (prefix, prefix_key, rest, rest_key): (Vec<Value>, &str, Option<Value>, &str) =
+            match (obj.get("prefixItems"), obj.get("items")) {
+                (Some(Value::Array(prefix)), rest) => {
+                    (prefix.clone(), "prefixItems", rest.cloned(), "items")
+                }
+                (Some(other), None) => (
+                    Vec::new(),
+                    "prefixItems",
+                    Some(other.clone()),
+                    "prefixItems",
+                ),
+                (_, Some(Value::Array(prefix))) => (
+                    prefix.clone(),
+                    "items",
+                    obj.get("additionalItems").cloned(),
+                    "additionalItems",
+                ),
+                (_, rest) => (Vec::new(), "items", rest.cloned(), "items"),
+            };
+        let min = self.count(obj, "minItems", path)?.unwrap_or(0);
+        let mut max = self.count(obj, "maxItems", path)?;
+        let mut handled = vec![
+            "items",
+            "prefixItems",
+            "additionalItems",
+            "minItems",
+            "maxItems",
+            "unevaluatedItems",
+        ];
+        if obj.get("uniqueItems") == Some(&Value::Bool(true)) && max.is_some_and(|m| m <= 1) {
+            handled.push("uniqueItems");
+        }
+        if obj.get("uniqueItems") == Some(&Value::Bool(false)) {
+            handled.push("uniqueItems");
+        }
+        self.warn_unhandled(obj, Types::ARRAY, &handled, path);
+        let mut prefix_rules = Vec::new();
+        for (i, item) in prefix.iter().enumerate() {
+            let rule = self.visit(
+                item,
+                &format!("{prefix_name}tuple-{i}"),
+                &format!("{path}/{prefix_key}/{i}"),
+            )?;
+            if is_never(&rule) {
+                max = Some(max.map_or(i as u32, |m| m.min(i as u32)));
+                break;
+            }
+            prefix_rules.push(rule);
+        }
+        let rest_rule = match &rest {
+            None => Some(self.primitive("value")),
+            Some(schema) => {
+                let rule = self.visit(
+                    schema,
+                    &format!("{prefix_name}item"),
+                    &format!("{path}/{rest_key}"),
+                )?;
+                (!is_never(&rule)).then_some(rule)
+            }
+        };
+        let n = prefix_rules.len() as u32;
+        if rest_rule.is_none() || max.is_some_and(|m| m <= n) {
+            let cap = max.map_or(n, |m| m.min(n));
+            max = Some(cap);
+        }
+        if max.is_some_and(|m| m < min) {
+            return Ok(NEVER.to_string());
+        }
+        let sep = [lit(","), space()];
+        let items = if prefix_rules.is_empty() {
+            match &rest_rule {
+                Some(rest_rule) => repetition(rf(rest_rule.clone()), min, max, Some(&sep)),
+                None => Expr::Empty,
+            }
+        } else {
+            items_from(&prefix_rules, rest_rule.as_deref(), min, max)
+        };
+        let body = seq(vec![lit("["), space(), items, lit("]"), space()]);
+        Ok(self.add_rule(rule_name, body))
+    }
+}
+
+/// The items of an array whose first `prefix.len()` items have their own rules and
+/// whose other items follow `rest`, between `min` and `max` items in all.
+fn items_from(prefix: &[String], rest: Option<&str>, min: u32, max: Option<u32>) -> Expr {
+    let body = seq(vec![
+        rf(prefix[0].clone()),
+        tail_from(1, prefix, rest, min, max),
+    ]);
+    if min == 0 {
+        opt(group(body))
+    } else {
+        body
+    }
+}
+
+/// `( "," space item … )` for items `j..`, optional from item `min` on.
+fn tail_from(j: u32, prefix: &[String], rest: Option<&str>, min: u32, max: Option<u32>) -> Expr {
+    if max.is_some_and(|m| j >= m) {
+        return Expr::Empty;
+    }
+    let n = prefix.len() as u32;
+    if j < n {
+        let inner = seq(vec![
+            lit(","),
+            space(),
+            rf(prefix[j as usize].clone()),
+            tail_from(j + 1, prefix, rest, min, max),
+        ]);
+        return if j >= min { opt(group(inner)) } else { inner };
+    }
+    let Some(rest) = rest else {
+        return Expr::Empty;
+    };
+    let item = group(seq(vec![lit(","), space(), rf(rest.to_string())]));
+    repetition(item, min.saturating_sub(j), max.map(|m| m - j), None)
+}
+
+/// The types a `not` excludes when all it says is `type` (or nothing at all).
+fn not_types(not: &Value) -> Option<Types> {
+    match not {
+        Value::Bool(b) => Some(if *b { Types::ALL } else { Types::NONE }),
+        Value::Object(obj) => {
+            if obj
+                .keys()
+                .all(|k| k == "type" || keywords::is_annotation(k))
+            {
+                keywords::declared_types(obj)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn constants(obj: &Map<String, Value>) -> Option<Vec<Value>> {
+    match (obj.get("const"), obj.get("enum")) {
+        (Some(c), _) => Some(vec![c.clone()]),
+        (None, Some(Value::Array(values))) => Some(values.clone()),
+        _ => None,
+    }
+}
+
+fn keywords_required(obj: &Map<String, Value>) -> Vec<String> {
+    super::converter::required_of(obj)
+}

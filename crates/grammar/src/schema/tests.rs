@@ -1,0 +1,461 @@
+//! Language tests for the extensions beyond llama.cpp: each schema's grammar is run in
+//! llguidance (through `crate::check`) on instances JSON Schema accepts and rejects.
+
+use serde_json::{json, Value};
+
+use super::{compile, Compiled, Options};
+use crate::check::Validator;
+use crate::gbnf;
+
+fn compiled(schema: &Value, options: &Options) -> Compiled {
+    match compile(schema, options) {
+        Ok(c) => c,
+        Err(e) => panic!("{schema} does not compile: {e}"),
+    }
+}
+
+/// Asserts which instances the exact grammar of `schema` admits, and returns its warnings.
+fn language(schema: Value, good: &[&str], bad: &[&str]) -> Vec<String> {
+    language_with(schema, &Options::exact(), good, bad)
+}
+
+/// Membership is decided by the grammar's own (context-free) semantics, as llama.cpp's
+/// engine has them; llguidance must accept the grammar too (its greedy lexer decides
+/// some texts differently, which is the Lark printing's business).
+fn language_with(schema: Value, options: &Options, good: &[&str], bad: &[&str]) -> Vec<String> {
+    let c = compiled(&schema, options);
+    let printed = gbnf::print(&c.grammar).unwrap_or_default();
+    if let Err(e) = Validator::from_grammar(&c.grammar) {
+        panic!("{schema}: llguidance refused the grammar: {e}\n{printed}");
+    }
+    for text in good {
+        assert!(admits(&c, text), "{schema} should admit {text}\n{printed}");
+    }
+    for text in bad {
+        assert!(
+            !admits(&c, text),
+            "{schema} should refuse {text}\n{printed}"
+        );
+    }
+    c.warnings
+}
+
+fn admits(c: &Compiled, text: &str) -> bool {
+    let rules: std::collections::BTreeMap<String, crate::tree::Expr> = c
+        .grammar
+        .rules
+        .iter()
+        .map(|r| (r.name.clone(), r.body.clone()))
+        .collect();
+    let root = crate::tree::Expr::Ref(c.grammar.root.clone());
+    super::matcher::matches(&rules, &root, text)
+        .unwrap_or_else(|| panic!("matcher budget ran out on {text}"))
+}
+
+fn strict_error(schema: Value) -> String {
+    match compile(&schema, &Options::strict()) {
+        Ok(c) => panic!(
+            "{schema} compiled in strict mode:\n{}",
+            gbnf::print(&c.grammar).unwrap_or_default()
+        ),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn number_bounds() {
+    language(
+        json!({"type": "number", "minimum": 1.5, "exclusiveMaximum": 10}),
+        &["1.5", "1.50", "2", "9.999", "3.25"],
+        &["1.49", "1", "10", "10.0", "-2", "11"],
+    );
+    language(
+        json!({"type": "number", "exclusiveMinimum": -0.5, "maximum": 0.25}),
+        &["-0.49", "0", "0.25", "0.250", "0.1"],
+        &["-0.5", "-1", "0.26", "1"],
+    );
+    language(
+        json!({"type": "number", "minimum": 0}),
+        &["0", "0.5", "12345.678"],
+        &["-1", "-0.1"],
+    );
+    language(
+        json!({"type": "number", "maximum": -2.5}),
+        &["-2.5", "-3", "-100.25"],
+        &["-2.4", "0", "3"],
+    );
+    language(
+        json!({"type": "number", "minimum": 2, "maximum": 2}),
+        &["2", "2.0"],
+        &["2.1", "1.9"],
+    );
+    let err = strict_error(json!({"type": "number", "minimum": 3, "maximum": 2}));
+    assert!(err.contains("admits no value"), "{err}");
+}
+
+#[test]
+fn integer_bounds_with_exclusive_and_draft4_forms() {
+    language(
+        json!({"type": "integer", "exclusiveMinimum": 5, "exclusiveMaximum": 9}),
+        &["6", "8"],
+        &["5", "9", "-1"],
+    );
+    language(
+        json!({"type": "integer", "minimum": 5, "exclusiveMinimum": true}),
+        &["6", "60"],
+        &["5", "4"],
+    );
+    language(
+        json!({"type": "integer", "minimum": 1.5, "maximum": 3.5}),
+        &["2", "3"],
+        &["1", "4"],
+    );
+    language(
+        json!({"type": "integer", "maximum": -5}),
+        &["-5", "-12"],
+        &["-01", "-4", "0"],
+    );
+    language(
+        json!({"type": "integer", "minimum": 100}),
+        &["100", "999", "1000"],
+        &["10", "99", "-100"],
+    );
+}
+
+#[test]
+fn patterns_in_json_spelling() {
+    language(
+        json!({"type": "string", "pattern": "^\"[a-z]+\"$"}),
+        &[r#""\"ab\"""#],
+        &[r#"""ab"""#],
+    );
+    language(
+        json!({"type": "string", "pattern": "^[^a]+$"}),
+        &[r#""xyz""#, r#""x\ny""#, r#""\\""#],
+        &[r#""xay""#, r#""\u0061""#],
+    );
+    language(
+        json!({"type": "string", "pattern": "abc"}),
+        &[r#""abc""#, r#""xxabcyy""#],
+        &[r#""ab""#],
+    );
+    language(
+        json!({"type": "string", "pattern": "^\\d{3}-\\w+$"}),
+        &[r#""123-ab_c""#],
+        &[r#""12-ab""#, r#""123-""#],
+    );
+    language(
+        json!({"type": "string", "pattern": "^a.c$"}),
+        &[r#""abc""#, r#""a\"c""#],
+        &[r#""a\nc""#, r#""ac""#],
+    );
+    let warnings = language(
+        json!({"type": "string", "pattern": "^(?=a)a+$"}),
+        &[r#""aa""#],
+        &[],
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("lookaround")),
+        "{warnings:?}"
+    );
+    strict_error(json!({"type": "string", "pattern": "^(a)\\1$"}));
+}
+
+#[test]
+fn formats() {
+    language(
+        json!({"type": "string", "format": "date"}),
+        &[r#""2024-02-29""#, r#""2023-12-31""#, r#""2000-02-29""#],
+        &[
+            r#""2023-02-29""#,
+            r#""1900-02-29""#,
+            r#""2023-04-31""#,
+            r#""0000-01-01""#,
+        ],
+    );
+    language(
+        json!({"format": "date-time"}),
+        &[
+            r#""2024-01-02T03:04:05Z""#,
+            r#""2024-01-02T03:04:05.123+01:00""#,
+        ],
+        &[r#""2024-01-02 03:04:05""#],
+    );
+    language(
+        json!({"format": "email"}),
+        &[r#""a.b+c@example.co.uk""#],
+        &[r#""a@b""#, r#""@x.com""#, r#""a b@x.com""#],
+    );
+    language(
+        json!({"format": "ipv4"}),
+        &[r#""192.168.0.1""#, r#""0.0.0.0""#],
+        &[r#""256.1.1.1""#, r#""01.1.1.1""#, r#""1.1.1""#],
+    );
+    language(
+        json!({"format": "ipv6"}),
+        &[
+            r#""::""#,
+            r#""::1""#,
+            r#""2001:db8::ff00:42:8329""#,
+            r#""::ffff:192.0.2.128""#,
+            r#""1:2:3:4:5:6:7:8""#,
+        ],
+        &[r#""1:2:3:4:5:6:7:8:9""#, r#""1::2::3""#, r#""12345::""#],
+    );
+    language(
+        json!({"format": "hostname"}),
+        &[r#""example.com""#, r#""localhost""#],
+        &[r#""-a.com""#, r#""a..com""#, r#""1.2.3.4""#],
+    );
+    language(
+        json!({"format": "uri"}),
+        &[r#""https://example.com/a/b?x=1#top""#],
+        &[r#""example.com""#, r#""http://""#],
+    );
+    let warnings = language(
+        json!({"type": "string", "format": "duration"}),
+        &[r#""P1D""#],
+        &[],
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("duration")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn nested_and_escaped_refs() {
+    let schema = json!({
+        "$defs": {"a/b": {"$defs": {"c": {"type": "integer"}}}, "d e": {"properties": {"x": {"const": 1}}, "required": ["x"]}},
+        "type": "object",
+        "properties": {"i": {"$ref": "#/$defs/a~1b/$defs/c"}, "o": {"$ref": "#/$defs/d%20e/properties/x"}},
+        "required": ["i", "o"]
+    });
+    language(
+        schema,
+        &[r#"{"i":3,"o":1}"#],
+        &[r#"{"i":"3","o":1}"#, r#"{"i":3,"o":2}"#],
+    );
+}
+
+#[test]
+fn recursive_refs_make_recursive_rules() {
+    let schema = json!({
+        "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}}, "required": ["v"]}},
+        "$ref": "#/$defs/node"
+    });
+    language(
+        schema.clone(),
+        &[r#"{"v":1}"#, r#"{"v":1,"next":{"v":2,"next":{"v":3}}}"#],
+        &[r#"{"v":1,"next":{}}"#],
+    );
+    language_with(
+        schema,
+        &Options::default(),
+        &[r#"{"v":1,"next":{"v":2}}"#],
+        &[r#"{"next":{"v":2}}"#],
+    );
+    let err = compile(&json!({"$ref": "#"}), &Options::exact())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("cycle"), "{err}");
+    let err = compile(&json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}), &Options::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("cycle"), "{err}");
+}
+
+#[test]
+fn additional_properties_follow_json_schema_on_request() {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+    language(schema.clone(), &[r#"{"a":1}"#, "{}"], &[r#"{"b":1}"#]);
+    let open = Options {
+        extra_properties_by_default: true,
+        ..Options::exact()
+    };
+    language_with(
+        schema,
+        &open,
+        &[r#"{"a":1}"#, r#"{"a":1,"b":[true]}"#, r#"{"ab":1}"#],
+        &[r#"{"a":"x"}"#],
+    );
+}
+
+#[test]
+fn pattern_properties() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "patternProperties": {"^x-": {"type": "string"}},
+        "additionalProperties": false
+    });
+    language(
+        schema,
+        &[r#"{"id":1,"x-a":"s"}"#, r#"{"x-b":"t"}"#],
+        &[r#"{"x-a":1}"#, r#"{"y":"s"}"#],
+    );
+}
+
+#[test]
+fn const_enum_and_types() {
+    language(
+        json!({"enum": [{"a": [1, null]}, "x", 2.5]}),
+        &[r#"{"a":[1,null]}"#, r#""x""#, "2.5"],
+        &[r#""y""#],
+    );
+    language(
+        json!({"type": "string", "enum": ["a", 1, "bb"], "maxLength": 1}),
+        &[r#""a""#],
+        &["1", r#""bb""#],
+    );
+    language(
+        json!({"type": ["integer", "null"], "minimum": 3}),
+        &["3", "null"],
+        &["2", r#""3""#],
+    );
+    let nullable = Options {
+        openapi_nullable: true,
+        ..Options::exact()
+    };
+    language_with(
+        json!({"type": "string", "nullable": true}),
+        &nullable,
+        &[r#""s""#, "null"],
+        &["1"],
+    );
+    language(
+        json!({"type": "string", "nullable": true}),
+        &[r#""s""#],
+        &["null"],
+    );
+}
+
+#[test]
+fn all_of_merges() {
+    let schema = json!({
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}, "required": ["a"]},
+            {"properties": {"a": {"maximum": 5}, "b": {"type": "string"}}}
+        ]
+    });
+    language(
+        schema,
+        &[r#"{"a":3}"#, r#"{"a":5,"b":"x"}"#],
+        &[r#"{"a":6}"#, r#"{"b":"x"}"#, r#"{"a":-1}"#],
+    );
+    let schema = json!({"type": "object", "properties": {"k": {"enum": ["a", "b"]}}, "required": ["k"], "anyOf": [{"properties": {"k": {"const": "a"}}}, {"properties": {"x": {"type": "null"}}, "required": ["x"]}]});
+    language(
+        schema,
+        &[r#"{"k":"a"}"#, r#"{"k":"b","x":null}"#],
+        &[r#"{"k":"b"}"#],
+    );
+}
+
+#[test]
+fn one_of_is_exact_only_when_disjoint() {
+    let disjoint = json!({"oneOf": [{"type": "string"}, {"type": "integer"}]});
+    assert!(compile(&disjoint, &Options::strict()).is_ok());
+    let tagged = json!({"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+        {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"type": "integer"}}, "required": ["kind"]}
+    ]});
+    assert!(compile(&tagged, &Options::strict()).is_ok());
+    let err = strict_error(json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}));
+    assert!(err.contains("oneOf"), "{err}");
+}
+
+#[test]
+fn tuples_and_items_false() {
+    language(
+        json!({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": false}),
+        &["[]", "[1]", r#"[1,"a"]"#],
+        &[r#"[1,"a",2]"#, r#"["a"]"#],
+    );
+    language(
+        json!({"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "boolean"}, "minItems": 2}),
+        &["[1,true]", "[1,true,false]"],
+        &["[1]", "[1,2]"],
+    );
+    language(json!({"type": "array", "items": false}), &["[]"], &["[1]"]);
+}
+
+#[test]
+fn strings_by_length_and_boolean_schemas() {
+    language(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &[r#""ab""#, r#""a\nb""#],
+        &[r#""a""#, r#""abcd""#],
+    );
+    language(json!(true), &["1", r#"{"a":[]}"#], &[]);
+    language(
+        json!({"properties": {"a": false}}),
+        &["{}"],
+        &[r#"{"a":1}"#],
+    );
+    let err = compile(&json!(false), &Options::exact())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("admits no value"), "{err}");
+}
+
+#[test]
+fn required_properties_that_are_not_listed() {
+    let schema =
+        json!({"type": "object", "required": ["z"], "additionalProperties": {"type": "integer"}});
+    language(schema, &[r#"{"z":1}"#], &["{}", r#"{"z":"a"}"#]);
+    let err =
+        strict_error(json!({"type": "object", "required": ["z"], "additionalProperties": false}));
+    assert!(err.contains("admits no value"), "{err}");
+}
+
+#[test]
+fn unenforced_keywords_are_warned_and_refused_in_strict_mode() {
+    for (schema, keyword) in [
+        (json!({"type": "integer", "multipleOf": 3}), "multipleOf"),
+        (json!({"type": "array", "uniqueItems": true}), "uniqueItems"),
+        (json!({"not": {"const": 1}}), "not"),
+        (json!({"if": {"minimum": 1}, "then": {"maximum": 3}}), "if"),
+        (
+            json!({"type": "object", "dependentRequired": {"a": ["b"]}}),
+            "dependentRequired",
+        ),
+        (
+            json!({"type": "object", "minProperties": 1}),
+            "minProperties",
+        ),
+        (
+            json!({"type": "object", "properties": {"a": {}}, "maxProperties": 0, "additionalProperties": true}),
+            "maxProperties",
+        ),
+        (
+            json!({"type": "array", "contains": {"type": "integer"}}),
+            "contains",
+        ),
+    ] {
+        let c = compiled(&schema, &Options::exact());
+        assert!(
+            c.warnings.iter().any(|w| w.contains(keyword)),
+            "{schema}: {:?}",
+            c.warnings
+        );
+        strict_error(schema);
+    }
+    let annotated = json!({"type": "string", "title": "t", "description": "d", "examples": ["x"], "$comment": "c", "default": "y", "deprecated": true});
+    assert!(compiled(&annotated, &Options::strict()).warnings.is_empty());
+}
+
+#[test]
+fn compat_mode_warns_about_what_llama_cpp_ignores() {
+    let c = compiled(
+        &json!({"type": "integer", "multipleOf": 3}),
+        &Options::default(),
+    );
+    assert!(
+        c.warnings.iter().any(|w| w.contains("multipleOf")),
+        "{:?}",
+        c.warnings
+    );
+}
