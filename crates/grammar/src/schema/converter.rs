@@ -197,7 +197,7 @@ impl<'a> Converter<'a> {
                 .map(|i| format!("{path}/{keyword}/{i}"))
                 .collect();
             if keyword == "oneOf" {
-                self.check_one_of(alternatives, &format!("{path}/oneOf"));
+                let _ = self.one_of_alternatives(alternatives, &format!("{path}/oneOf"));
             }
             self.compat_warn(
                 obj,

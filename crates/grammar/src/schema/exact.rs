@@ -82,9 +82,11 @@ impl Converter<'_> {
                         "{path}/{keyword}: expected an array"
                     )));
                 };
-                if keyword == "oneOf" {
-                    self.check_one_of(alternatives, &format!("{path}/oneOf"));
-                }
+                let alternatives = &if keyword == "oneOf" {
+                    self.one_of_alternatives(alternatives, &format!("{path}/oneOf"))
+                } else {
+                    alternatives.clone()
+                };
                 let paths: Vec<String> = (0..alternatives.len())
                     .map(|i| format!("{path}/{keyword}/{i}"))
                     .collect();
@@ -175,18 +177,57 @@ impl Converter<'_> {
         {
             types = types.union(Types::NULL);
         }
-        if let Some(not) = obj.get("not") {
-            match not_types(not) {
-                Some(excluded) => types = types.minus(excluded),
-                None => self.warn(path, "`not` is not enforced"),
-            }
-        }
         if obj.contains_key("if") && (obj.contains_key("then") || obj.contains_key("else")) {
             self.warn(path, "if/then/else is not enforced");
         }
         if obj.contains_key("const") || obj.contains_key("enum") {
             return self.exact_enum(obj, types, rule_name, path);
         }
+        let mut obj = obj.clone();
+        if let Some(not) = obj.remove("not") {
+            match self.not_effect(&not, 0) {
+                None => self.warn(&format!("{path}/not"), "`not` is not enforced"),
+                Some(effect) => {
+                    if !effect.also.is_empty() {
+                        // `not: {not: X}` is X: merge it in, with what else `not` said.
+                        let mut base = obj.clone();
+                        if let Some(residual) = effect.residual() {
+                            base.insert("not".into(), residual);
+                        }
+                        let mut parts = vec![Value::Object(base)];
+                        parts.extend(effect.also);
+                        let mut merged = Map::new();
+                        merged.insert("allOf".into(), Value::Array(parts));
+                        return self.visit_composed(&merged, name, rule_name, path);
+                    }
+                    types = types.minus(effect.types);
+                    if effect.objects_only {
+                        types = types.intersect(Types::OBJECT);
+                    }
+                    for forbidden in &effect.forbid {
+                        let properties = obj
+                            .entry("properties")
+                            .or_insert_with(|| Value::Object(Map::new()));
+                        if let Value::Object(properties) = properties {
+                            properties.insert(forbidden.clone(), Value::Bool(false));
+                        }
+                    }
+                    let mut constants = Vec::new();
+                    for value in effect.constants {
+                        match value {
+                            Value::Null => types = types.minus(Types::NULL),
+                            other => constants.push(other),
+                        }
+                    }
+                    if !constants.is_empty() {
+                        let mut not = Map::new();
+                        not.insert("enum".into(), Value::Array(constants));
+                        obj.insert("not".into(), Value::Object(not));
+                    }
+                }
+            }
+        }
+        let obj = &obj;
         if !obj.contains_key("type") {
             types = types.intersect(keywords::implied_types(obj));
         }
@@ -198,20 +239,17 @@ impl Converter<'_> {
             let value = self.primitive("value");
             return Ok(self.add_rule(rule_name, rf(value)));
         }
-        if types.contains(Types::FRACTION) && !types.contains(Types::INTEGER) {
-            self.warn(
-                path,
-                "numbers with a fraction only: integers are admitted too",
-            );
-        }
+        let fraction_only = types.contains(Types::FRACTION) && !types.contains(Types::INTEGER);
         if names.len() > 1 {
             let copies: Vec<Value> = names
                 .iter()
                 .map(|t| {
                     let mut copy = obj.clone();
                     copy.insert("type".into(), Value::String((*t).to_string()));
-                    copy.remove("not");
                     copy.remove("nullable");
+                    if *t == "number" && fraction_only {
+                        copy.insert(FRACTION_ONLY.into(), Value::Bool(true));
+                    }
                     Value::Object(copy)
                 })
                 .collect();
@@ -223,7 +261,23 @@ impl Converter<'_> {
             Some("array") => self.exact_array(obj, name, rule_name, path),
             Some("string") => self.exact_string(obj, rule_name, path),
             Some("integer") => self.exact_number(obj, true, rule_name, path),
+            Some("number") if fraction_only || obj.contains_key(FRACTION_ONLY) => {
+                self.fraction_only(obj, rule_name, path)
+            }
             Some("number") => self.exact_number(obj, false, rule_name, path),
+            Some("boolean") if !excluded(obj).is_empty() => {
+                self.warn_unhandled(obj, Types::BOOLEAN, &[], path);
+                let excluded = excluded(obj);
+                let left: Vec<Expr> = [true, false]
+                    .into_iter()
+                    .filter(|b| !excluded.contains(&Value::Bool(*b)))
+                    .map(|b| lit(b.to_string()))
+                    .collect();
+                if left.is_empty() {
+                    return Ok(NEVER.to_string());
+                }
+                Ok(self.add_rule(rule_name, seq(vec![group(alt(left)), space()])))
+            }
             Some(t @ ("boolean" | "null")) => {
                 self.warn_unhandled(obj, Types::of_name(t).unwrap_or(Types::ALL), &[], path);
                 let name = if rule_name == "root" { "root" } else { t };
@@ -276,7 +330,6 @@ impl Converter<'_> {
         rest.remove("const");
         rest.remove("enum");
         rest.remove("type");
-        rest.remove("not");
         rest.remove("if");
         rest.remove("then");
         rest.remove("else");
@@ -348,51 +401,171 @@ impl Converter<'_> {
         super::matcher::matches(&scratch.rules, &body, &quoted)
     }
 
-    /// Warns unless the alternatives of a `oneOf` provably exclude each other, so that
-    /// admitting any of them is admitting exactly one.
-    pub(super) fn check_one_of(&mut self, alternatives: &[Value], path: &str) {
-        for (i, a) in alternatives.iter().enumerate() {
-            for b in &alternatives[i + 1..] {
-                if !self.disjoint(a, b) {
-                    self.warn(path, "oneOf alternatives that may overlap are admitted like anyOf (an instance matching two of them is not refused)");
-                    return;
+    /// The alternatives of a `oneOf`, as alternatives of an `anyOf`: unchanged when
+    /// they provably exclude each other; otherwise each one also excludes those it may
+    /// overlap, when that can be said with `not`; otherwise unchanged, with a warning.
+    pub(super) fn one_of_alternatives(&mut self, alternatives: &[Value], path: &str) -> Vec<Value> {
+        let n = alternatives.len();
+        let mut overlaps: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for j in i + 1..n {
+                if !self.disjoint(&alternatives[i], &alternatives[j]) {
+                    overlaps[i].push(j);
+                    overlaps[j].push(i);
                 }
             }
+        }
+        if overlaps.iter().all(Vec::is_empty) {
+            return alternatives.to_vec();
+        }
+        let mut out = Vec::with_capacity(n);
+        for (i, alternative) in alternatives.iter().enumerate() {
+            if overlaps[i].is_empty() {
+                out.push(alternative.clone());
+                continue;
+            }
+            let others: Vec<Value> = overlaps[i]
+                .iter()
+                .map(|&j| alternatives[j].clone())
+                .collect();
+            let mut any = Map::new();
+            any.insert("anyOf".into(), Value::Array(others));
+            let not = Value::Object(any);
+            if self.not_effect(&not, 0).is_none() {
+                self.warn(path, "oneOf alternatives that may overlap are admitted like anyOf (an instance matching two of them is not refused)");
+                return alternatives.to_vec();
+            }
+            let mut wrapper = Map::new();
+            wrapper.insert("not".into(), not);
+            let mut all = Map::new();
+            all.insert(
+                "allOf".into(),
+                Value::Array(vec![alternative.clone(), Value::Object(wrapper)]),
+            );
+            out.push(Value::Object(all));
+        }
+        out
+    }
+
+    /// What `not: schema` requires, in terms the conversion can enforce; `None` when it
+    /// says more than that.
+    pub(super) fn not_effect(&self, not: &Value, depth: usize) -> Option<NotEffect> {
+        if depth > 8 {
+            return None;
+        }
+        let obj = match not {
+            Value::Bool(true) => {
+                return Some(NotEffect {
+                    types: Types::ALL,
+                    ..NotEffect::default()
+                })
+            }
+            Value::Bool(false) => return Some(NotEffect::default()),
+            Value::Object(obj) => obj,
+            _ => return None,
+        };
+        let keys: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !keywords::constrains(k).is_empty())
+            .collect();
+        match keys.as_slice() {
+            [] => Some(NotEffect {
+                types: Types::ALL,
+                ..NotEffect::default()
+            }),
+            ["type"] => Some(NotEffect {
+                types: keywords::declared_types(obj)?,
+                ..NotEffect::default()
+            }),
+            ["not"] => Some(NotEffect {
+                also: vec![obj.get("not")?.clone()],
+                ..NotEffect::default()
+            }),
+            ["$ref"] => {
+                let target = super::refs::resolve(self.root, obj.get("$ref")?.as_str()?).ok()?;
+                self.not_effect(target.schema, depth + 1)
+            }
+            ["allOf"] => match obj.get("allOf")?.as_array()?.as_slice() {
+                [only] => self.not_effect(only, depth + 1),
+                _ => None,
+            },
+            ["anyOf"] => {
+                let mut effect = NotEffect::default();
+                for alternative in obj.get("anyOf")?.as_array()? {
+                    effect.add(self.not_effect(alternative, depth + 1)?);
+                }
+                Some(effect)
+            }
+            ["required"] => match obj.get("required")?.as_array()?.as_slice() {
+                [Value::String(name)] => Some(NotEffect {
+                    forbid: vec![name.clone()],
+                    objects_only: true,
+                    ..NotEffect::default()
+                }),
+                _ => None,
+            },
+            _ if keys.iter().all(|k| matches!(*k, "enum" | "const" | "type")) => {
+                let types = keywords::declared_types(obj)?;
+                let values = constants(obj)?;
+                let constants = values
+                    .into_iter()
+                    .filter(|v| types.contains(Types::of_value(v)))
+                    .collect();
+                Some(NotEffect {
+                    constants,
+                    ..NotEffect::default()
+                })
+            }
+            _ => None,
         }
     }
 
     fn disjoint(&self, a: &Value, b: &Value) -> bool {
-        let (ta, tb) = (self.emitted_types(a, 0), self.emitted_types(b, 0));
-        if ta.intersect(tb).is_empty() {
+        self.excludes(a, b, 0) && self.excludes(b, a, 0)
+    }
+
+    /// Whether no value the grammar of `a` admits is valid against `b`.
+    fn excludes(&self, a: &Value, b: &Value, depth: usize) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        let emitted = self.types_of(a, true, 0);
+        let common = emitted.intersect(self.types_of(b, false, 0));
+        if common.is_empty() {
             return true;
         }
-        let (Some(a), Some(b)) = (self.deref(a), self.deref(b)) else {
+        let (Some(a_obj), Some(b_obj)) = (self.deref(a), self.deref(b)) else {
             return false;
         };
-        // Constants that differ.
-        if let (Some(va), Some(vb)) = (constants(a), constants(b)) {
-            if va
-                .iter()
-                .all(|x| vb.iter().all(|y| !super::merge::json_equal(x, y)))
-            {
+        // `a` admits only constants, each of which `b` refuses.
+        if let Some(values) = constants(a_obj) {
+            if values.iter().all(|v| self.admits(b, v) == Some(false)) {
                 return true;
             }
         }
-        // Objects told apart by a required property whose values cannot agree.
-        let props =
-            |s: &Map<String, Value>| s.get("properties").and_then(Value::as_object).cloned();
-        let required = |s: &Map<String, Value>| keywords_required(s);
-        if let (Some(pa), Some(pb)) = (props(a), props(b)) {
-            for name in required(a) {
-                if !required(b).contains(&name) {
-                    continue;
+        if !Types::OBJECT.contains(common) {
+            return false;
+        }
+        // Objects of `a` all have a property `b` refuses: one whose values cannot agree,
+        // or one `b` does not allow at all.
+        let a_props = a_obj.get("properties").and_then(Value::as_object);
+        let b_props = b_obj.get("properties").and_then(Value::as_object);
+        let b_closed = b_obj.get("additionalProperties") == Some(&Value::Bool(false))
+            && !b_obj.contains_key("patternProperties");
+        for name in keywords_required(a_obj) {
+            match b_props.and_then(|p| p.get(&name)) {
+                Some(b_schema) => {
+                    let a_schema = a_props
+                        .and_then(|p| p.get(&name))
+                        .cloned()
+                        .unwrap_or(Value::Bool(true));
+                    if self.excludes(&a_schema, b_schema, depth + 1) {
+                        return true;
+                    }
                 }
-                let (Some(sa), Some(sb)) = (pa.get(&name), pb.get(&name)) else {
-                    continue;
-                };
-                if self.disjoint(sa, sb) {
-                    return true;
-                }
+                None if b_closed => return true,
+                None => {}
             }
         }
         false
@@ -412,8 +585,10 @@ impl Converter<'_> {
         None
     }
 
-    /// The types of value the exact conversion of `schema` can produce (an upper bound).
-    fn emitted_types(&self, schema: &Value, depth: usize) -> Types {
+    /// The types of value `schema` admits (an upper bound): as JSON Schema reads it, or
+    /// (`emitted`) as the exact conversion produces it, which also reads a type into
+    /// type-specific keywords (`properties` → object) the way llama.cpp does.
+    fn types_of(&self, schema: &Value, emitted: bool, depth: usize) -> Types {
         if depth > 16 {
             return Types::ALL;
         }
@@ -423,8 +598,15 @@ impl Converter<'_> {
             _ => return Types::ALL,
         };
         let mut types = keywords::declared_types(obj).unwrap_or(Types::ALL);
-        if !obj.contains_key("type") {
+        if emitted && !obj.contains_key("type") {
             types = types.intersect(keywords::implied_types(obj));
+        }
+        if emitted
+            && self.options.openapi_nullable
+            && obj.get("nullable") == Some(&Value::Bool(true))
+            && obj.contains_key("type")
+        {
+            types = types.union(Types::NULL);
         }
         if let Some(values) = constants(obj) {
             types = types.intersect(
@@ -435,23 +617,57 @@ impl Converter<'_> {
         }
         if let Some(Value::String(r)) = obj.get("$ref") {
             if let Ok(target) = super::refs::resolve(self.root, r) {
-                types = types.intersect(self.emitted_types(target.schema, depth + 1));
+                types = types.intersect(self.types_of(target.schema, emitted, depth + 1));
             }
         }
         if let Some(Value::Array(parts)) = obj.get("allOf") {
             for part in parts {
-                types = types.intersect(self.emitted_types(part, depth + 1));
+                types = types.intersect(self.types_of(part, emitted, depth + 1));
             }
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(alternatives)) = obj.get(key) {
                 let union = alternatives.iter().fold(Types::NONE, |t, s| {
-                    t.union(self.emitted_types(s, depth + 1))
+                    t.union(self.types_of(s, emitted, depth + 1))
                 });
                 types = types.intersect(union);
             }
         }
         types
+    }
+
+    /// Numbers that are not integers: a fraction with a digit other than zero.
+    fn fraction_only(
+        &mut self,
+        obj: &Map<String, Value>,
+        rule_name: &str,
+        path: &str,
+    ) -> Result<String> {
+        self.warn_unhandled(obj, Types::NUMBER, &[], path);
+        self.warn_excluded(obj, Types::NUMBER, path);
+        let integral = self.primitive("integral-part");
+        let digits = || Expr::range('0', '9');
+        let body = seq(vec![
+            opt(lit("-")),
+            rf(integral),
+            lit("."),
+            super::exprs::star(digits()),
+            Expr::range('1', '9'),
+            super::exprs::star(digits()),
+            space(),
+        ]);
+        Ok(self.add_rule(rule_name, body))
+    }
+
+    /// Warns when a normalized `not: {enum: […]}` excludes constants of `types`, which
+    /// the branch for those types cannot.
+    fn warn_excluded(&mut self, obj: &Map<String, Value>, types: Types, path: &str) {
+        if excluded(obj)
+            .iter()
+            .any(|v| types.contains(Types::of_value(v)))
+        {
+            self.warn(&format!("{path}/not"), "`not` is not enforced");
+        }
     }
 
     fn exact_number(
@@ -488,6 +704,7 @@ impl Converter<'_> {
             ],
             path,
         );
+        self.warn_excluded(obj, Types::NUMBER, path);
         let bounded = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
             .iter()
             .any(|k| obj.get(*k).is_some_and(Value::is_number));
@@ -534,6 +751,20 @@ impl Converter<'_> {
             }
         }
         let format = obj.get("format").and_then(Value::as_str);
+        let excluded_strings: Vec<String> = excluded(obj)
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        if !excluded_strings.is_empty() {
+            let plain = ["pattern", "format", "minLength", "maxLength"]
+                .iter()
+                .all(|k| !obj.contains_key(*k));
+            if plain {
+                let body = self.not_strings(&excluded_strings);
+                return Ok(self.add_rule(rule_name, body));
+            }
+            self.warn(&format!("{path}/not"), "`not` is not enforced");
+        }
         if let Some(pattern) = obj.get("pattern") {
             let Some(pattern) = pattern.as_str() else {
                 return Err(GrammarError::Schema(format!(
@@ -624,6 +855,7 @@ impl Converter<'_> {
             handled.push("uniqueItems");
         }
         self.warn_unhandled(obj, Types::ARRAY, &handled, path);
+        self.warn_excluded(obj, Types::ARRAY, path);
         let mut prefix_rules = Vec::new();
         for (i, item) in prefix.iter().enumerate() {
             let rule = self.visit(
@@ -706,22 +938,73 @@ fn tail_from(j: u32, prefix: &[String], rest: Option<&str>, min: u32, max: Optio
     repetition(item, min.saturating_sub(j), max.map(|m| m - j), None)
 }
 
-/// The types a `not` excludes when all it says is `type` (or nothing at all).
-fn not_types(not: &Value) -> Option<Types> {
-    match not {
-        Value::Bool(b) => Some(if *b { Types::ALL } else { Types::NONE }),
-        Value::Object(obj) => {
-            if obj
-                .keys()
-                .all(|k| k == "type" || keywords::is_annotation(k))
-            {
-                keywords::declared_types(obj)
-            } else {
-                None
-            }
-        }
-        _ => None,
+/// A private keyword marking a `number` copy that must not be an integer.
+const FRACTION_ONLY: &str = "\u{0}fraction-only";
+
+/// What a `not` requires: types excluded, properties forbidden (which also makes the
+/// value an object), constants excluded, and schemas it negates twice (so requires).
+#[derive(Default)]
+pub(super) struct NotEffect {
+    types: Types,
+    forbid: Vec<String>,
+    objects_only: bool,
+    constants: Vec<Value>,
+    also: Vec<Value>,
+}
+
+impl NotEffect {
+    /// Both: `not (A or B)` is `not A and not B`.
+    fn add(&mut self, other: NotEffect) {
+        self.types = self.types.union(other.types);
+        self.forbid.extend(other.forbid);
+        self.objects_only |= other.objects_only;
+        self.constants.extend(other.constants);
+        self.also.extend(other.also);
     }
+
+    /// This effect without `also`, as a `not` schema again.
+    fn residual(&self) -> Option<Value> {
+        let mut alternatives = Vec::new();
+        if !self.types.is_empty() {
+            let names: Vec<Value> = self
+                .types
+                .names()
+                .into_iter()
+                .map(|n| Value::String(n.into()))
+                .collect();
+            let mut m = Map::new();
+            m.insert("type".into(), Value::Array(names));
+            alternatives.push(Value::Object(m));
+        }
+        for name in &self.forbid {
+            let mut m = Map::new();
+            m.insert(
+                "required".into(),
+                Value::Array(vec![Value::String(name.clone())]),
+            );
+            alternatives.push(Value::Object(m));
+        }
+        if !self.constants.is_empty() {
+            let mut m = Map::new();
+            m.insert("enum".into(), Value::Array(self.constants.clone()));
+            alternatives.push(Value::Object(m));
+        }
+        if alternatives.is_empty() {
+            return None;
+        }
+        let mut m = Map::new();
+        m.insert("anyOf".into(), Value::Array(alternatives));
+        Some(Value::Object(m))
+    }
+}
+
+/// The constants a normalized `not: {enum: […]}` excludes.
+pub(super) fn excluded(obj: &Map<String, Value>) -> Vec<Value> {
+    obj.get("not")
+        .and_then(|n| n.get("enum"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn constants(obj: &Map<String, Value>) -> Option<Vec<Value>> {

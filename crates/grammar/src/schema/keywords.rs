@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// A set of JSON types, as bits. Numbers are split into integers and numbers with a
 /// fraction, so that `integer` and `number` relate as they do in JSON Schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Types(u8);
 
 impl Types {

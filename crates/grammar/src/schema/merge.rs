@@ -66,9 +66,11 @@ impl Converter<'_> {
         let Some((alternatives, one_of, union_path)) = unions.next() else {
             return Ok(Merged::One(base));
         };
-        if one_of {
-            self.check_one_of(&alternatives, &union_path);
-        }
+        let alternatives = if one_of {
+            self.one_of_alternatives(&alternatives, &union_path)
+        } else {
+            alternatives
+        };
         // The other unions stay as parts of each alternative, to be multiplied out when
         // that alternative is merged in turn.
         let rest: Vec<Value> = unions

@@ -372,6 +372,9 @@ impl Converter<'_> {
             }
         }
         self.warn_unhandled(obj, Types::OBJECT, &handled, path);
+        if super::exact::excluded(obj).iter().any(Value::is_object) {
+            self.warn(&format!("{path}/not"), "`not` is not enforced");
+        }
 
         // Extra properties: the patterns', then additionalProperties'.
         let mut extra_kvs = Vec::new();

@@ -362,7 +362,10 @@ fn one_of_is_exact_only_when_disjoint() {
         {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"type": "integer"}}, "required": ["kind"]}
     ]});
     assert!(compile(&tagged, &Options::strict()).is_ok());
-    let err = strict_error(json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}));
+    let err = strict_error(json!({"oneOf": [
+        {"type": "object", "properties": {"a": {"minimum": 1}}},
+        {"type": "object", "properties": {"a": {"maximum": 5}}}
+    ]}));
     assert!(err.contains("oneOf"), "{err}");
 }
 
@@ -458,4 +461,66 @@ fn compat_mode_warns_about_what_llama_cpp_ignores() {
         "{:?}",
         c.warnings
     );
+}
+
+#[test]
+fn not_in_the_forms_a_grammar_can_say() {
+    language(
+        json!({"not": {"type": "null"}}),
+        &["1", r#""a""#, "{}"],
+        &["null"],
+    );
+    language(
+        json!({"type": "string", "not": {"enum": ["a", "b"]}}),
+        &[r#""c""#, r#""ab""#, r#""""#],
+        &[r#""a""#, r#""b""#],
+    );
+    language(
+        json!({"type": "object", "properties": {"a": {}, "b": {}}, "not": {"required": ["b"]}}),
+        &["{}", r#"{"a":1}"#],
+        &[r#"{"b":1}"#],
+    );
+    language(
+        json!({"not": {"not": {"type": "integer"}}}),
+        &["1"],
+        &["1.5", r#""1""#],
+    );
+    language(
+        json!({"type": ["number", "string"], "not": {"type": "integer"}}),
+        &["1.5", r#""s""#],
+        &["1", "1.0"],
+    );
+    language(
+        json!({"type": "boolean", "not": {"const": true}}),
+        &["false"],
+        &["true"],
+    );
+    let err = strict_error(json!({"type": "string", "not": {"pattern": "^a"}}));
+    assert!(err.contains("not"), "{err}");
+}
+
+#[test]
+fn one_of_excludes_the_overlap_when_it_can() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]
+    });
+    assert!(compile(&schema, &Options::strict()).is_ok());
+    language(
+        schema,
+        &[r#"{"a":1}"#, r#"{"b":1}"#],
+        &[r#"{"a":1,"b":2}"#, "{}"],
+    );
+    language(
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}),
+        &["1.5"],
+        &["1"],
+    );
+    // A schema that says nothing about type admits strings: `properties` does not make
+    // `{"type": "string"}` disjoint from it.
+    let err = strict_error(
+        json!({"oneOf": [{"properties": {"a": {"minimum": 1}}}, {"type": "string", "minLength": 1}]}),
+    );
+    assert!(err.contains("oneOf"), "{err}");
 }
