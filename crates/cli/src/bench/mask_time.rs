@@ -21,7 +21,7 @@ pub struct MaskTimeArgs {
     #[arg(long, default_value = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")]
     model: PathBuf,
     /// A JSON file with an OpenAI `tools` array (or an object with a `tools` key).
-    #[arg(long, default_value = "examples/seed-hermes/context.json")]
+    #[arg(long, default_value = "examples/tools/seed-000.json")]
     tools: PathBuf,
     /// The model output to follow, token by token.
     #[arg(
