@@ -335,7 +335,13 @@ impl<'a> Converter<'a> {
             let max = self.count(obj, "maxLength", path)?;
             let body = seq(vec![
                 lit("\""),
-                repetition(rf(char_rule), min, max, None),
+                repetition(
+                    rf(char_rule),
+                    min,
+                    max,
+                    None,
+                    self.options.limits.max_repeat,
+                ),
                 lit("\""),
                 space(),
             ]);
@@ -401,14 +407,11 @@ impl<'a> Converter<'a> {
         path: &str,
         place: &str,
     ) {
-        let ignored: Vec<String> = obj
-            .keys()
-            .filter(|k| {
-                k.as_str() != "type"
-                    && !handled.contains(&k.as_str())
-                    && !keywords::constrains(k).intersect(types).is_empty()
-            })
-            .cloned()
+        let mut except = vec!["type"];
+        except.extend_from_slice(handled);
+        let ignored: Vec<String> = keywords::unhandled(obj, types, &except)
+            .into_iter()
+            .map(str::to_string)
             .collect();
         for key in ignored {
             let place = if place.is_empty() {
@@ -693,7 +696,13 @@ impl<'a> Converter<'a> {
         let body = seq(vec![
             lit("["),
             space(),
-            repetition(rf(item_rule), min, max, Some(&sep)),
+            repetition(
+                rf(item_rule),
+                min,
+                max,
+                Some(&sep),
+                self.options.limits.max_repeat,
+            ),
             lit("]"),
             space(),
         ]);
@@ -719,13 +728,13 @@ impl<'a> Converter<'a> {
         Ok(self.add_rule(rule_name, seq(vec![group(range), space()])))
     }
 
-    /// A non-negative count keyword (`minItems`, `maxLength`, …), capped by the limits.
+    /// A non-negative count keyword (`minItems`, `maxLength`, …).
     pub(super) fn count(
         &mut self,
         obj: &Map<String, Value>,
         key: &str,
         path: &str,
-    ) -> Result<Option<u32>> {
+    ) -> Result<Option<u64>> {
         let Some(value) = obj.get(key) else {
             return Ok(None);
         };
@@ -742,13 +751,7 @@ impl<'a> Converter<'a> {
                 "{path}/{key}: expected a non-negative integer, found {value}"
             )));
         };
-        let cap = self.options.limits.max_repeat;
-        if n > u64::from(cap) {
-            return Err(GrammarError::Limit(format!(
-                "{path}/{key}: {n} is above the repetition limit {cap}"
-            )));
-        }
-        Ok(Some(n as u32))
+        Ok(Some(n))
     }
 }
 

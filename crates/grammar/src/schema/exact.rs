@@ -13,6 +13,7 @@
 
 use serde_json::{Map, Value};
 
+use super::charset::CharSet;
 use super::converter::{constant, pointer_escape, Converter, IntBounds, Result};
 use super::exprs::{alt, group, lit, opt, repetition, rf, seq, space};
 use super::instance::Checker;
@@ -771,24 +772,71 @@ impl Converter<'_> {
                     "{path}/pattern: expected a string"
                 )));
             };
-            self.warn_unhandled(obj, Types::STRING, &["pattern"], path);
-            return self.visit_pattern(pattern, rule_name, path);
+            let cap = self.options.limits.max_repeat;
+            let lengths = min.is_some() || max.is_some();
+            let (lo, hi) = (min.unwrap_or(0), max);
+            if lengths {
+                // One repeated class takes the lengths as its count.
+                if let Some((set, fewest)) =
+                    super::pattern::simple_class_pattern(pattern, self.options.dotall)
+                {
+                    if set != CharSet::all() || pattern.starts_with('^') {
+                        self.warn_unhandled(
+                            obj,
+                            Types::STRING,
+                            &["pattern", "minLength", "maxLength"],
+                            path,
+                        );
+                        let item = self.json_chars(&set, path)?;
+                        let item = rf(self.add_rule(&format!("{rule_name}-char"), item));
+                        let lo = lo.max(fewest);
+                        if hi.is_some_and(|hi| hi < lo) {
+                            return Ok(NEVER.to_string());
+                        }
+                        let body = seq(vec![
+                            lit("\""),
+                            repetition(item, lo, hi, None, cap),
+                            lit("\""),
+                            space(),
+                        ]);
+                        return Ok(self.add_rule(rule_name, body));
+                    }
+                }
+            }
+            let (rule, (shortest, longest)) = self.visit_pattern_len(pattern, rule_name, path)?;
+            let mut handled = vec!["pattern"];
+            if lengths {
+                let within = shortest >= lo && hi.is_none_or(|hi| longest.is_some_and(|l| l <= hi));
+                if within {
+                    handled.extend(["minLength", "maxLength"]);
+                }
+            }
+            self.warn_unhandled(obj, Types::STRING, &handled, path);
+            return Ok(rule);
         }
         if let Some(format) = format {
             if let Some(rule) = self.format_rule(format, rule_name) {
                 self.warn_unhandled(obj, Types::STRING, &["format"], path);
                 return Ok(rule);
             }
-            self.warn(
-                &format!("{path}/format"),
-                format!("format {format:?} is not enforced"),
-            );
+            if keywords::is_checked_format(format) {
+                self.warn(
+                    &format!("{path}/format"),
+                    format!("format {format:?} is not enforced"),
+                );
+            }
         }
         if min.is_some() || max.is_some() {
             let char_rule = self.primitive("char");
             let body = seq(vec![
                 lit("\""),
-                repetition(rf(char_rule), min.unwrap_or(0), max, None),
+                repetition(
+                    rf(char_rule),
+                    min.unwrap_or(0),
+                    max,
+                    None,
+                    self.options.limits.max_repeat,
+                ),
                 lit("\""),
                 space(),
             ]);
@@ -864,7 +912,7 @@ impl Converter<'_> {
                 &format!("{path}/{prefix_key}/{i}"),
             )?;
             if is_never(&rule) {
-                max = Some(max.map_or(i as u32, |m| m.min(i as u32)));
+                max = Some(max.map_or(i as u64, |m| m.min(i as u64)));
                 break;
             }
             prefix_rules.push(rule);
@@ -880,22 +928,22 @@ impl Converter<'_> {
                 (!is_never(&rule)).then_some(rule)
             }
         };
-        let n = prefix_rules.len() as u32;
+        let n = prefix_rules.len() as u64;
         if rest_rule.is_none() || max.is_some_and(|m| m <= n) {
-            let cap = max.map_or(n, |m| m.min(n));
-            max = Some(cap);
+            max = Some(max.map_or(n, |m| m.min(n)));
         }
+        let cap = self.options.limits.max_repeat;
         if max.is_some_and(|m| m < min) {
             return Ok(NEVER.to_string());
         }
         let sep = [lit(","), space()];
         let items = if prefix_rules.is_empty() {
             match &rest_rule {
-                Some(rest_rule) => repetition(rf(rest_rule.clone()), min, max, Some(&sep)),
+                Some(rest_rule) => repetition(rf(rest_rule.clone()), min, max, Some(&sep), cap),
                 None => Expr::Empty,
             }
         } else {
-            items_from(&prefix_rules, rest_rule.as_deref(), min, max)
+            items_from(&prefix_rules, rest_rule.as_deref(), min, max, cap)
         };
         let body = seq(vec![lit("["), space(), items, lit("]"), space()]);
         Ok(self.add_rule(rule_name, body))
@@ -904,10 +952,10 @@ impl Converter<'_> {
 
 /// The items of an array whose first `prefix.len()` items have their own rules and
 /// whose other items follow `rest`, between `min` and `max` items in all.
-fn items_from(prefix: &[String], rest: Option<&str>, min: u32, max: Option<u32>) -> Expr {
+fn items_from(prefix: &[String], rest: Option<&str>, min: u64, max: Option<u64>, cap: u32) -> Expr {
     let body = seq(vec![
         rf(prefix[0].clone()),
-        tail_from(1, prefix, rest, min, max),
+        tail_from(1, prefix, rest, min, max, cap),
     ]);
     if min == 0 {
         opt(group(body))
@@ -917,17 +965,24 @@ fn items_from(prefix: &[String], rest: Option<&str>, min: u32, max: Option<u32>)
 }
 
 /// `( "," space item … )` for items `j..`, optional from item `min` on.
-fn tail_from(j: u32, prefix: &[String], rest: Option<&str>, min: u32, max: Option<u32>) -> Expr {
+fn tail_from(
+    j: u64,
+    prefix: &[String],
+    rest: Option<&str>,
+    min: u64,
+    max: Option<u64>,
+    cap: u32,
+) -> Expr {
     if max.is_some_and(|m| j >= m) {
         return Expr::Empty;
     }
-    let n = prefix.len() as u32;
+    let n = prefix.len() as u64;
     if j < n {
         let inner = seq(vec![
             lit(","),
             space(),
             rf(prefix[j as usize].clone()),
-            tail_from(j + 1, prefix, rest, min, max),
+            tail_from(j + 1, prefix, rest, min, max, cap),
         ]);
         return if j >= min { opt(group(inner)) } else { inner };
     }
@@ -935,7 +990,7 @@ fn tail_from(j: u32, prefix: &[String], rest: Option<&str>, min: u32, max: Optio
         return Expr::Empty;
     };
     let item = group(seq(vec![lit(","), space(), rf(rest.to_string())]));
-    repetition(item, min.saturating_sub(j), max.map(|m| m - j), None)
+    repetition(item, min.saturating_sub(j), max.map(|m| m - j), None, cap)
 }
 
 /// A private keyword marking a `number` copy that must not be an integer.

@@ -103,7 +103,14 @@ pub(super) fn hex() -> Expr {
 /// `item` repeated `min..=max` times (`max: None` unbounded), items separated by `sep`
 /// when given: llama.cpp's `build_repetition`, whose spelling the reference cases pin
 /// (`item ("," space item){2,4}`, `(item ("," space item)?)?`, nothing for zero).
-pub(super) fn repetition(item: Expr, min: u32, max: Option<u32>, sep: Option<&[Expr]>) -> Expr {
+/// Counts above `cap` are written as repetitions of repetitions (see [`counted`]).
+pub(super) fn repetition(
+    item: Expr,
+    min: u64,
+    max: Option<u64>,
+    sep: Option<&[Expr]>,
+    cap: u32,
+) -> Expr {
     if max == Some(0) {
         return Expr::Empty;
     }
@@ -111,7 +118,7 @@ pub(super) fn repetition(item: Expr, min: u32, max: Option<u32>, sep: Option<&[E
         return opt(item);
     }
     let Some(sep) = sep else {
-        return rep(item, min, max);
+        return counted(item, min, max, cap);
     };
     let mut tail = sep.to_vec();
     tail.push(item.clone());
@@ -120,6 +127,7 @@ pub(super) fn repetition(item: Expr, min: u32, max: Option<u32>, sep: Option<&[E
         min.saturating_sub(1),
         max.map(|m| m - 1),
         None,
+        cap,
     );
     let result = Expr::Seq(vec![item, rest]);
     if min == 0 {
@@ -127,4 +135,63 @@ pub(super) fn repetition(item: Expr, min: u32, max: Option<u32>, sep: Option<&[E
     } else {
         result
     }
+}
+
+/// The block size counts above the cap are cut into.
+const BLOCK: u64 = 100;
+
+/// `item{min,max}`, exactly, with no count above `cap`: larger counts become blocks,
+/// `item{250}` with a cap of 100 being `(item{100}){2} item{50}`, so that a schema's
+/// `maxLength: 65535` stays a small grammar (and a bounded one for llama.cpp, which
+/// copies a repeated item once per count).
+pub(super) fn counted(item: Expr, min: u64, max: Option<u64>, cap: u32) -> Expr {
+    let cap = u64::from(cap.max(2));
+    if min <= cap && max.is_none_or(|m| m <= cap) {
+        return rep(item, min as u32, max.map(|m| m as u32));
+    }
+    let mut parts = Vec::new();
+    if min > 0 {
+        parts.push(exactly(item.clone(), min, cap));
+    }
+    match max {
+        None => parts.push(star(item)),
+        Some(m) if m > min => parts.push(up_to(item, m - min, cap)),
+        Some(_) => {}
+    }
+    seq(parts)
+}
+
+fn block(item: Expr, size: u64) -> Expr {
+    group(rep(item, size as u32, Some(size as u32)))
+}
+
+/// `item{n}`
+fn exactly(item: Expr, n: u64, cap: u64) -> Expr {
+    if n <= cap {
+        return rep(item, n as u32, Some(n as u32));
+    }
+    let (a, r) = (n / BLOCK, n % BLOCK);
+    let mut parts = vec![exactly(block(item.clone(), BLOCK), a, cap)];
+    if r > 0 {
+        parts.push(rep(item, r as u32, Some(r as u32)));
+    }
+    seq(parts)
+}
+
+/// `item{0,n}`: fewer than `a` whole blocks and a partial one, or `a` whole blocks and
+/// at most the remainder.
+fn up_to(item: Expr, n: u64, cap: u64) -> Expr {
+    if n <= cap {
+        return rep(item, 0, Some(n as u32));
+    }
+    let (a, r) = (n / BLOCK, n % BLOCK);
+    let fewer = seq(vec![
+        up_to(block(item.clone(), BLOCK), a - 1, cap),
+        rep(item.clone(), 0, Some((BLOCK - 1) as u32)),
+    ]);
+    let all = seq(vec![
+        exactly(block(item.clone(), BLOCK), a, cap),
+        rep(item, 0, Some(r as u32)),
+    ]);
+    alt(vec![fewer, all])
 }

@@ -185,6 +185,33 @@ pub(super) const NUMBER_KEYWORDS: &[&str] = &[
     "multipleOf",
 ];
 
+/// Formats JSON Schema defines, which a validator may check. Others (`int32`, `url`,
+/// …) are unknown to validators, which ignore them, and so constrain nothing.
+pub(super) fn is_checked_format(format: &str) -> bool {
+    matches!(
+        format,
+        "date-time"
+            | "date"
+            | "time"
+            | "duration"
+            | "email"
+            | "idn-email"
+            | "hostname"
+            | "idn-hostname"
+            | "ipv4"
+            | "ipv6"
+            | "uri"
+            | "uri-reference"
+            | "iri"
+            | "iri-reference"
+            | "uuid"
+            | "uri-template"
+            | "json-pointer"
+            | "relative-json-pointer"
+            | "regex"
+    )
+}
+
 /// Whether `key` is an annotation (or an extension, `x-…`) that never constrains.
 pub(super) fn is_annotation(key: &str) -> bool {
     ANNOTATIONS.contains(&key) || key.starts_with("x-")
@@ -251,9 +278,14 @@ pub(super) fn unhandled<'a>(
     types: Types,
     except: &[&str],
 ) -> Vec<&'a str> {
-    obj.keys()
-        .map(String::as_str)
-        .filter(|k| !except.contains(k) && !constrains(k).intersect(types).is_empty())
+    obj.iter()
+        .filter(|(k, v)| {
+            let unknown_format = *k == "format" && !v.as_str().is_some_and(is_checked_format);
+            !unknown_format
+                && !except.contains(&k.as_str())
+                && !constrains(k).intersect(types).is_empty()
+        })
+        .map(|(k, _)| k.as_str())
         .collect()
 }
 

@@ -11,12 +11,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
+use super::charset::CharSet;
 use super::converter::{properties_of, required_of, Converter, Result};
 use super::exact::{is_never, NEVER};
+use super::exprs::counted;
 use super::exprs::{alt, group, lit, not_class, one, opt, padded, plus, rf, seq, space, star};
 use super::keywords::Types;
 use super::pattern::json_chars;
-use crate::tree::{ClassItem, Expr};
+use crate::tree::{CharClass, ClassItem, Expr};
 
 /// The key under which extra properties are tracked, as llama.cpp does.
 const EXTRA: &str = "*";
@@ -65,7 +67,7 @@ impl Converter<'_> {
                 Some(self.extra_kv(&sub_name, &names, &value_rule))
             }
         };
-        Ok(self.assemble_object(&kvs, required, extra_kv, &prefix))
+        Ok(self.assemble_object(&kvs, required, extra_kv, &prefix, false))
     }
 
     /// `"\"name\"" space ":" space value`, as the rule `{prefix}{name}-kv`.
@@ -100,6 +102,7 @@ impl Converter<'_> {
         required: &[String],
         extra_kv: Option<String>,
         prefix: &str,
+        at_least_one: bool,
     ) -> Expr {
         let mut kv_rules: HashMap<String, String> = HashMap::new();
         let mut required_props = Vec::new();
@@ -145,7 +148,8 @@ impl Converter<'_> {
                     alternatives.push(trailing_blank(last));
                 }
                 body.push(Expr::Empty);
-                body.push(opt(group(alt(alternatives))));
+                let chosen = group(alt(alternatives));
+                body.push(if at_least_one { chosen } else { opt(chosen) });
             } else {
                 body.push(opt(padded(seq(vec![
                     lit(","),
@@ -207,7 +211,7 @@ impl Converter<'_> {
             // Only the empty string is excluded: any other string.
             plus(rf(char_rule))
         } else {
-            let inner = padded(trie.alternatives(&char_rule, exact, true));
+            let inner = padded(trie.alternatives(&rf(char_rule), None, exact, exact, true));
             if trie.is_end {
                 inner
             } else {
@@ -215,6 +219,46 @@ impl Converter<'_> {
             }
         };
         seq(vec![one('"'), body, one('"'), space()])
+    }
+
+    /// A JSON string of characters of `set`, at least `min` of them, that is none of
+    /// `names`; `None` when `min` is above one (the trie cannot count).
+    fn keys_in_class_except(
+        &mut self,
+        names: &[String],
+        set: &CharSet,
+        min: u64,
+        item_name: &str,
+    ) -> Option<Expr> {
+        let item_body = if self.compat() {
+            Expr::Class(CharClass::new(false, set.items()))
+        } else {
+            json_chars(set)?
+        };
+        let item = rf(self.add_rule(item_name, item_body));
+        let mut trie = Trie::default();
+        let mut any = false;
+        for name in names {
+            if name.chars().all(|c| set.contains(c)) && name.chars().count() as u64 >= min {
+                trie.insert(name);
+                any = true;
+            }
+        }
+        let body = if !any {
+            counted(item, min, None, self.options.limits.max_repeat)
+        } else if min > 1 {
+            return None;
+        } else if trie.children.is_empty() {
+            plus(item)
+        } else {
+            let inner = padded(trie.alternatives(&item, Some(set), !self.compat(), true, true));
+            if trie.is_end || min == 1 {
+                inner
+            } else {
+                opt(inner)
+            }
+        };
+        Some(seq(vec![one('"'), body, one('"'), space()]))
     }
 
     /// Exact mode: every keyword of an object schema.
@@ -281,19 +325,29 @@ impl Converter<'_> {
             };
             properties.push((r.clone(), schema, format!("{path}/required")));
         }
-        // Listed names matching a pattern must satisfy its schema too.
+        // Listed names matching a pattern must satisfy its schema too; the pattern's own
+        // keys must then leave those names out.
+        let mut pattern_hits = vec![false; patterns.len()];
         if !patterns.is_empty() {
             for (prop_name, schema, _) in properties.iter_mut() {
-                if let Some(matched) = self.pattern_schemas(&patterns, prop_name, path) {
-                    if !matched.is_empty() {
-                        let mut all = vec![schema.clone()];
-                        all.extend(matched);
-                        *schema = all_of(all);
-                        self.warn(
-                            path,
-                            format!("the key {prop_name:?} matches a patternProperties pattern; written as an extra key its value is not checked against its properties schema"),
-                        );
+                let mut matched = Vec::new();
+                for (i, (pattern, pattern_schema)) in patterns.iter().enumerate() {
+                    match self.pattern_matches(pattern, prop_name) {
+                        Some(false) => {}
+                        Some(true) => {
+                            pattern_hits[i] = true;
+                            matched.push(pattern_schema.clone());
+                        }
+                        None => {
+                            pattern_hits[i] = true;
+                            self.warn(path, format!("could not test the key {prop_name:?} against the pattern {pattern:?}"));
+                        }
                     }
+                }
+                if !matched.is_empty() {
+                    let mut all = vec![schema.clone()];
+                    all.extend(matched);
+                    *schema = all_of(all);
                 }
             }
         }
@@ -347,18 +401,22 @@ impl Converter<'_> {
             || additional
                 .as_ref()
                 .is_some_and(|a| *a != Value::Bool(false));
+        let mut at_least_one = false;
         if let Some(min) = min_props {
-            if listed_required.len() as u32 >= min {
+            if listed_required.len() as u64 >= min {
                 handled.push("minProperties");
-            } else if !extras_possible && (kvs.len() as u32) < min {
+            } else if !extras_possible && (kvs.len() as u64) < min {
                 return Ok(NEVER.to_string());
+            } else if min == 1 {
+                at_least_one = true;
+                handled.push("minProperties");
             }
         }
         if let Some(max) = max_props {
-            if (listed_required.len() as u32) > max {
+            if (listed_required.len() as u64) > max {
                 return Ok(NEVER.to_string());
             }
-            if !extras_possible && kvs.len() as u32 <= max {
+            if !extras_possible && kvs.len() as u64 <= max {
                 handled.push("maxProperties");
             }
         }
@@ -378,31 +436,48 @@ impl Converter<'_> {
 
         // Extra properties: the patterns', then additionalProperties'.
         let mut extra_kvs = Vec::new();
-        let mut pattern_schemas = Vec::new();
+        let mut distinct_schemas: Vec<&Value> = Vec::new();
         for (i, (pattern, schema)) in patterns.iter().enumerate() {
             let pattern_path = format!(
                 "{path}/patternProperties/{}",
                 super::converter::pointer_escape(pattern)
             );
+            if !trivially_true(schema) && !distinct_schemas.contains(&schema) {
+                distinct_schemas.push(schema);
+            }
             let value_rule =
                 self.visit(schema, &format!("{prefix}pattern-{i}-value"), &pattern_path)?;
-            pattern_schemas.push(schema.clone());
             if is_never(&value_rule) {
                 continue;
             }
-            let key_rule =
-                self.visit_pattern(pattern, &format!("{prefix}pattern-{i}-k"), &pattern_path)?;
+            let key_name = format!("{prefix}pattern-{i}-k");
+            let key_rule = if !pattern_hits[i] {
+                self.visit_pattern(pattern, &key_name, &pattern_path)?
+            } else {
+                // Keys of the pattern other than the listed names: said for patterns of
+                // one repeated class; otherwise the pattern admits no other key (which
+                // refuses some valid objects, never admits an invalid one).
+                let simple = super::pattern::simple_class_pattern(pattern, self.options.dotall);
+                let Some((set, min)) = simple else { continue };
+                let Some(body) = self.keys_in_class_except(
+                    &names,
+                    &set,
+                    min,
+                    &format!("{prefix}pattern-{i}-char"),
+                ) else {
+                    continue;
+                };
+                self.add_rule(&key_name, body)
+            };
             let kv = seq(vec![rf(key_rule), lit(":"), space(), rf(value_rule)]);
             extra_kvs.push(rf(self.add_rule(&format!("{prefix}pattern-{i}-kv"), kv)));
         }
-        let nontrivial_patterns = pattern_schemas
-            .iter()
-            .filter(|s| !trivially_true(s))
-            .count();
-        if nontrivial_patterns > 1 {
+        if distinct_schemas.len() > 1 {
             self.warn(path, "a key matching several patternProperties is checked against one of their schemas only");
         }
-        if let Some(additional) = &additional {
+        // Keys that match no pattern cannot be told apart from those that do, unless no
+        // pattern constrains its values: otherwise such keys are left out.
+        if let Some(additional) = additional.as_ref().filter(|_| distinct_schemas.is_empty()) {
             let value_rule = match additional {
                 Value::Bool(true) => self.primitive("value"),
                 schema => self.visit(
@@ -412,9 +487,6 @@ impl Converter<'_> {
                 )?,
             };
             if !is_never(&value_rule) {
-                if nontrivial_patterns > 0 {
-                    self.warn(path, "extra keys are not checked against patternProperties (a key matching a pattern may be written with any additionalProperties value)");
-                }
                 let sub_name = format!("{prefix}additional");
                 let kv = self.extra_kv(&sub_name, &names, &value_rule);
                 extra_kvs.push(rf(kv));
@@ -428,7 +500,10 @@ impl Converter<'_> {
             },
             _ => Some(self.add_rule(&format!("{prefix}extra-kv"), alt(extra_kvs))),
         };
-        let body = self.assemble_object(&kvs, &listed_required, extra_kv, &prefix);
+        if at_least_one && kvs.is_empty() && extra_kv.is_none() {
+            return Ok(NEVER.to_string());
+        }
+        let body = self.assemble_object(&kvs, &listed_required, extra_kv, &prefix, at_least_one);
         Ok(self.add_rule(rule_name, body))
     }
 
@@ -501,11 +576,21 @@ impl Trie {
         node.is_end = true;
     }
 
-    /// `[a] (…) | [b] char+ | [^"ab] char*`
-    fn alternatives(&self, char_rule: &str, exact: bool, is_root: bool) -> Expr {
+    /// `[a] (…) | [b] char+ | [^"ab] char*`: strings of `item`s (characters of
+    /// `allowed`, any when `None`) that leave the trie somewhere. With `ends`, a string
+    /// may also stop at a node that ends no listed string (llama.cpp's `_not_strings`
+    /// refuses those proper prefixes).
+    fn alternatives(
+        &self,
+        item: &Expr,
+        allowed: Option<&CharSet>,
+        exact: bool,
+        ends: bool,
+        is_root: bool,
+    ) -> Expr {
         let mut alternatives = Vec::new();
         let mut rejects = vec![ClassItem::Char('"')];
-        let mut reject_set = super::charset::CharSet::empty();
+        let mut reject_set = CharSet::empty();
         for (&c, child) in &self.children {
             rejects.push(ClassItem::Char(c));
             reject_set.add(c, c);
@@ -513,21 +598,27 @@ impl Trie {
             if !child.children.is_empty() {
                 alternatives.push(seq(vec![
                     first,
-                    group(child.alternatives(char_rule, exact, false)),
+                    group(child.alternatives(item, allowed, exact, ends, false)),
                 ]));
             } else {
-                alternatives.push(seq(vec![first, plus(rf(char_rule))]));
+                alternatives.push(seq(vec![first, plus(item.clone())]));
             }
         }
-        let other = if exact {
-            json_chars(&reject_set.complement())
-        } else {
-            Some(not_class(rejects))
+        let others = allowed
+            .cloned()
+            .unwrap_or_else(CharSet::all)
+            .minus(&reject_set);
+        let other = match (exact, allowed) {
+            (true, _) => json_chars(&others),
+            (false, None) => Some(not_class(rejects)),
+            (false, Some(_)) => {
+                (!others.is_empty()).then(|| Expr::Class(CharClass::new(false, others.items())))
+            }
         };
         if let Some(other) = other {
-            alternatives.push(seq(vec![other, star(rf(char_rule))]));
+            alternatives.push(seq(vec![other, star(item.clone())]));
         }
-        if exact && !is_root && !self.is_end {
+        if ends && !is_root && !self.is_end {
             // The string may end here: it is a proper prefix of a listed one.
             alternatives.push(Expr::Empty);
         }

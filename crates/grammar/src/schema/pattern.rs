@@ -26,6 +26,17 @@ impl Converter<'_> {
         name: &str,
         path: &str,
     ) -> Result<String> {
+        Ok(self.visit_pattern_len(pattern, name, path)?.0)
+    }
+
+    /// The rule `name` for a string matching `pattern`, and the lengths (in characters)
+    /// of such strings: the fewest, and the most if bounded.
+    pub(super) fn visit_pattern_len(
+        &mut self,
+        pattern: &str,
+        name: &str,
+        path: &str,
+    ) -> Result<(String, Len)> {
         let limit = self.options.limits.max_pattern_length;
         if pattern.chars().count() > limit {
             return Err(GrammarError::Limit(format!(
@@ -50,7 +61,12 @@ impl Converter<'_> {
             anchored: (anchored_start, anchored_end),
             exact: !self.compat(),
         };
-        let inner = walk.transform(self, 0)?;
+        let (inner, len) = walk.transform(self, 0)?;
+        let len = if anchored_start && anchored_end {
+            len
+        } else {
+            (len.0, None)
+        };
         let mut body = vec![lit("\"")];
         if !anchored_start {
             body.push(star(rf(self.primitive("char"))));
@@ -61,7 +77,7 @@ impl Converter<'_> {
         }
         body.push(lit("\""));
         body.push(space());
-        Ok(self.add_rule(name, seq(body)))
+        Ok((self.add_rule(name, seq(body)), len))
     }
 
     /// One character of `set` as it appears in the grammar's text: as itself in
@@ -155,7 +171,7 @@ fn escaped_at(chars: &[char], at: usize) -> bool {
 /// expression, or a `|`.
 enum Piece {
     Lit(String),
-    Atom { expr: Expr, literal: bool },
+    Atom { expr: Expr, literal: bool, len: Len },
     Bar,
 }
 
@@ -180,7 +196,7 @@ impl Walk {
     }
 
     /// Reads up to the `)` closing this group (or the end at depth 0).
-    fn transform(&mut self, conv: &mut Converter, depth: usize) -> Result<Expr> {
+    fn transform(&mut self, conv: &mut Converter, depth: usize) -> Result<(Expr, Len)> {
         if depth > conv.options.limits.max_depth {
             return Err(GrammarError::Limit(format!(
                 "{}: groups nested deeper than {}",
@@ -196,6 +212,7 @@ impl Walk {
                     seq_pieces.push(Piece::Atom {
                         expr: dot,
                         literal: false,
+                        len: ONE,
                     });
                 }
                 '(' => {
@@ -220,10 +237,11 @@ impl Walk {
                             _ => return Err(self.error("unsupported group syntax `(?`")),
                         }
                     }
-                    let inner = self.transform(conv, depth + 1)?;
+                    let (inner, len) = self.transform(conv, depth + 1)?;
                     seq_pieces.push(Piece::Atom {
                         expr: group(inner),
                         literal: false,
+                        len,
                     });
                 }
                 ')' => {
@@ -244,6 +262,7 @@ impl Walk {
                     seq_pieces.push(Piece::Atom {
                         expr,
                         literal: false,
+                        len: ONE,
                     });
                 }
                 '|' => {
@@ -262,7 +281,7 @@ impl Walk {
                 '{' => match self.braces() {
                     Some((min, max, end)) => {
                         self.i = end;
-                        let (min, max) = self.capped(conv, min, max)?;
+                        let (min, max) = self.capped(min, max)?;
                         self.quantify(conv, &mut seq_pieces, min, max, true)?;
                     }
                     None => {
@@ -366,34 +385,43 @@ impl Walk {
         &mut self,
         conv: &mut Converter,
         pieces: &mut Vec<Piece>,
-        min: u32,
-        max: Option<u32>,
+        min: u64,
+        max: Option<u64>,
         counted: bool,
     ) -> Result<()> {
         // A lazy quantifier (`*?`) admits the same strings.
         if self.peek(0) == Some('?') {
             self.i += 1;
         }
-        let (item, literal) = match pieces.pop() {
+        let (item, literal, item_len) = match pieces.pop() {
             Some(Piece::Lit(mut text)) => {
                 let last = text.pop().unwrap_or_default();
                 if !text.is_empty() {
                     pieces.push(Piece::Lit(text));
                 }
-                (self.literal(&last.to_string()), true)
+                (self.literal(&last.to_string()), true, ONE)
             }
-            Some(Piece::Atom { expr, literal }) => {
+            Some(Piece::Atom { expr, literal, len }) => {
                 if matches!(expr, Expr::Repeat { .. }) && !counted {
                     return Err(self.error("a quantifier follows another quantifier"));
                 }
-                (expr, literal)
+                (expr, literal, len)
             }
             Some(Piece::Bar) | None => return Err(self.error("a quantifier has nothing to repeat")),
         };
+        let cap = conv.options.limits.max_repeat;
+        let len = (
+            item_len.0.saturating_mul(min),
+            match (item_len.1, max) {
+                (Some(0), _) | (_, Some(0)) => Some(0),
+                (Some(a), Some(b)) => a.checked_mul(b),
+                _ => None,
+            },
+        );
         let expr = if !counted {
-            Expr::repeat(item, min, max)
+            repetition(item, min, max, None, cap)
         } else if literal {
-            repetition(item, min, max, None)
+            repetition(item, min, max, None, cap)
         } else {
             let id = match self.subs.iter().find(|(e, _)| *e == item) {
                 Some((_, id)) => id.clone(),
@@ -406,41 +434,23 @@ impl Walk {
                     id
                 }
             };
-            repetition(rf(id), min, max, None)
+            repetition(rf(id), min, max, None, cap)
         };
         pieces.push(Piece::Atom {
             expr,
             literal: false,
+            len,
         });
         Ok(())
     }
 
-    fn capped(
-        &self,
-        conv: &mut Converter,
-        min: u64,
-        max: Option<u64>,
-    ) -> Result<(u32, Option<u32>)> {
-        let cap = u64::from(conv.options.limits.max_repeat);
-        if min > cap {
-            return Err(GrammarError::Limit(format!(
-                "{}: repetition count {min} is above the limit {cap}",
-                self.path
-            )));
-        }
+    fn capped(&self, min: u64, max: Option<u64>) -> Result<(u64, Option<u64>)> {
         if let Some(m) = max {
             if m < min {
                 return Err(self.error(format!("repetition {{{min},{m}}} is empty")));
             }
-            if m > cap {
-                conv.warn(
-                    &self.path,
-                    format!("repetition count {m} is above the limit {cap}; not enforced"),
-                );
-                return Ok((min as u32, None));
-            }
         }
-        Ok((min as u32, max.map(|m| m as u32)))
+        Ok((min, max))
     }
 
     /// `{n}`, `{n,}`, `{n,m}` or `{,m}` at the cursor: (min, max, index after `}`).
@@ -489,6 +499,7 @@ impl Walk {
             pieces.push(Piece::Atom {
                 expr,
                 literal: false,
+                len: ONE,
             });
             return Ok(());
         }
@@ -522,6 +533,7 @@ impl Walk {
                 pieces.push(Piece::Atom {
                     expr: any,
                     literal: false,
+                    len: (0, None),
                 });
                 Ok(())
             }
@@ -674,20 +686,43 @@ impl Walk {
     }
 
     /// Joins the pieces read: neighbouring literals merged, `|` splitting alternatives.
-    fn join(&self, pieces: Vec<Piece>) -> Result<Expr> {
+    fn join(&self, pieces: Vec<Piece>) -> Result<(Expr, Len)> {
         let mut alternatives: Vec<Expr> = Vec::new();
+        let mut lens: Vec<Len> = Vec::new();
         let mut current: Vec<Expr> = Vec::new();
+        let mut len: Len = (0, Some(0));
         for piece in pieces {
             match piece {
-                Piece::Lit(text) => current.push(self.literal(&text)),
-                Piece::Atom { expr, .. } => current.push(expr),
-                Piece::Bar => alternatives.push(seq_or_empty(std::mem::take(&mut current))),
+                Piece::Lit(text) => {
+                    let n = text.chars().count() as u64;
+                    len = (len.0 + n, len.1.map(|m| m + n));
+                    current.push(self.literal(&text));
+                }
+                Piece::Atom { expr, len: l, .. } => {
+                    len = (
+                        len.0.saturating_add(l.0),
+                        len.1.zip(l.1).and_then(|(a, b)| a.checked_add(b)),
+                    );
+                    current.push(expr);
+                }
+                Piece::Bar => {
+                    alternatives.push(seq_or_empty(std::mem::take(&mut current)));
+                    lens.push(std::mem::replace(&mut len, (0, Some(0))));
+                }
             }
         }
         alternatives.push(seq_or_empty(current));
-        Ok(alt(alternatives))
+        lens.push(len);
+        let min = lens.iter().map(|l| l.0).min().unwrap_or(0);
+        let max = lens.iter().try_fold(0u64, |acc, l| l.1.map(|m| acc.max(m)));
+        Ok((alt(alternatives), (min, max)))
     }
 }
+
+/// Lengths of strings, in characters: the fewest and the most (`None`: unbounded).
+pub(super) type Len = (u64, Option<u64>);
+
+const ONE: Len = (1, Some(1));
 
 enum ClassAtom {
     Char(char),
@@ -712,5 +747,100 @@ fn seq_or_empty(items: Vec<Expr>) -> Expr {
         Expr::Empty
     } else {
         seq(items)
+    }
+}
+
+/// For a pattern whose strings are exactly the repetitions of one class — `^[a-z_]+$`,
+/// `^.*$`, `^\w{1,}$` — that class and the fewest repetitions; an unanchored pattern
+/// that can match the empty string matches every string, `(everything, 0)`.
+pub(super) fn simple_class_pattern(pattern: &str, dotall: bool) -> Option<(CharSet, u64)> {
+    let mut chars: Vec<char> = pattern.chars().collect();
+    let anchored_start = chars.first() == Some(&'^');
+    if anchored_start {
+        chars.remove(0);
+    }
+    let anchored_end = chars.last() == Some(&'$') && !escaped_at(&chars, chars.len() - 1);
+    if anchored_end {
+        chars.pop();
+    }
+    let mut walk = Walk {
+        chars,
+        i: 0,
+        name: String::new(),
+        path: String::new(),
+        subs: Vec::new(),
+        anchored: (anchored_start, anchored_end),
+        exact: true,
+    };
+    if walk.chars.is_empty() {
+        return (!(anchored_start && anchored_end)).then(|| (CharSet::all(), 0));
+    }
+    let set = match walk.peek(0)? {
+        '.' => {
+            walk.i += 1;
+            if dotall {
+                CharSet::all()
+            } else {
+                CharSet::of(&[('\n', '\n'), ('\r', '\r'), ('\u{2028}', '\u{2029}')]).complement()
+            }
+        }
+        '[' => {
+            let (negated, set, _) = walk.class().ok()?;
+            if negated {
+                set.complement()
+            } else {
+                set
+            }
+        }
+        '\\' => {
+            let next = walk.peek(1)?;
+            match class_escape(next) {
+                Some(set) => {
+                    walk.i += 2;
+                    set
+                }
+                None if next.is_ascii_alphanumeric()
+                    && !matches!(next, 'n' | 'r' | 't' | 'f' | 'v') =>
+                {
+                    return None
+                }
+                None => {
+                    let c = walk.char_escape().ok()?;
+                    CharSet::of(&[(c, c)])
+                }
+            }
+        }
+        c if "()|*+?{}^$".contains(c) => return None,
+        c => {
+            walk.i += 1;
+            CharSet::of(&[(c, c)])
+        }
+    };
+    let min = match walk.peek(0)? {
+        '*' => 0,
+        '+' => 1,
+        '{' => {
+            let (min, max, end) = walk.braces()?;
+            if max.is_some() {
+                return None;
+            }
+            walk.i = end - 1;
+            min
+        }
+        _ => return None,
+    };
+    walk.i += 1;
+    if walk.peek(0) == Some('?') {
+        walk.i += 1;
+    }
+    if walk.i != walk.chars.len() {
+        return None;
+    }
+    if anchored_start && anchored_end {
+        Some((set, min))
+    } else if min == 0 {
+        Some((CharSet::all(), 0))
+    } else {
+        None
     }
 }

@@ -426,7 +426,7 @@ fn unenforced_keywords_are_warned_and_refused_in_strict_mode() {
             "dependentRequired",
         ),
         (
-            json!({"type": "object", "minProperties": 1}),
+            json!({"type": "object", "minProperties": 2}),
             "minProperties",
         ),
         (
@@ -523,4 +523,103 @@ fn one_of_excludes_the_overlap_when_it_can() {
         json!({"oneOf": [{"properties": {"a": {"minimum": 1}}}, {"type": "string", "minLength": 1}]}),
     );
     assert!(err.contains("oneOf"), "{err}");
+}
+
+#[test]
+fn at_least_one_property() {
+    language(
+        json!({"type": "object", "minProperties": 1}),
+        &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#],
+        &["{}"],
+    );
+}
+
+#[test]
+fn large_counts_are_cut_into_blocks() {
+    let c = compiled(
+        &json!({"type": "string", "maxLength": 32767}),
+        &Options::exact(),
+    );
+    let printed = gbnf::print(&c.grammar).unwrap_or_default();
+    assert!(
+        printed.len() < 2_000 && !printed.contains("32767"),
+        "{printed}"
+    );
+    let schema =
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 250, "maxItems": 260});
+    let c = compiled(
+        &schema,
+        &Options {
+            limits: super::Limits {
+                max_repeat: 100,
+                ..Default::default()
+            },
+            ..Options::exact()
+        },
+    );
+    let list = |n: usize| format!("[{}]", vec!["1"; n].join(","));
+    let good = [list(250), list(255), list(260)];
+    let bad = [list(249), list(261), list(100)];
+    for text in &good {
+        assert!(admits(&c, text), "should admit {} items", text.len() / 2);
+    }
+    for text in &bad {
+        assert!(!admits(&c, text), "should refuse {} items", text.len() / 2);
+    }
+}
+
+#[test]
+fn pattern_properties_that_match_listed_names() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "patternProperties": {".*": {"type": ["integer", "string"]}}
+    });
+    assert!(compile(&schema, &Options::strict()).is_ok());
+    language(
+        schema,
+        &[r#"{"id":1,"x":"s"}"#, r#"{"idx":2}"#],
+        &[r#"{"id":"s"}"#, r#"{"x":null}"#],
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": {"ab": {"maxLength": 2}},
+        "patternProperties": {"^[a-z]+$": {"type": "string"}},
+        "additionalProperties": false
+    });
+    language(
+        schema,
+        &[r#"{"ab":"xy","x":"s"}"#, r#"{"a":"s"}"#, r#"{"abc":"s"}"#],
+        &[
+            r#"{"ab":"xyz"}"#,
+            r#"{"ab":1}"#,
+            r#"{"X":"s"}"#,
+            r#"{"x":1}"#,
+        ],
+    );
+}
+
+#[test]
+fn patterns_with_lengths() {
+    language(
+        json!({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3}),
+        &[r#""abc""#, r#""a""#],
+        &[r#""abcd""#, r#""""#, r#""A""#],
+    );
+    let c = compiled(
+        &json!({"type": "string", "pattern": "^[0-9]{5}$", "minLength": 5, "maxLength": 5}),
+        &Options::strict(),
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    strict_error(json!({"type": "string", "pattern": "^(a|bb)+$", "maxLength": 3}));
+}
+
+#[test]
+fn unknown_formats_constrain_nothing() {
+    let c = compiled(
+        &json!({"type": "string", "format": "int32"}),
+        &Options::strict(),
+    );
+    assert!(c.warnings.is_empty());
+    strict_error(json!({"type": "string", "format": "uri-reference"}));
 }
