@@ -418,9 +418,7 @@ impl Walk {
                 _ => None,
             },
         );
-        let expr = if !counted {
-            repetition(item, min, max, None, cap)
-        } else if literal {
+        let expr = if !counted || literal {
             repetition(item, min, max, None, cap)
         } else {
             let id = match self.subs.iter().find(|(e, _)| *e == item) {
