@@ -56,6 +56,9 @@ struct Instance {
 /// What one schema came to.
 struct Outcome {
     file: String,
+    /// Schema to grammar tree (ours only).
+    convert_time: Option<Duration>,
+    /// Schema to a ready llguidance parser, conversion included.
     compile_time: Duration,
     verdict: Verdict,
 }
@@ -126,7 +129,7 @@ fn score_in_parallel(cases: &[Case], converter: Converter, threads: usize) -> Ve
 
 fn score(case: &Case, converter: Converter) -> Outcome {
     let started = Instant::now();
-    let validator = compile(&case.schema, converter);
+    let (validator, convert_time) = compile(&case.schema, converter);
     let compile_time = started.elapsed();
     let verdict = match validator {
         Err(reason) => Verdict::NotCompiled(reason),
@@ -148,24 +151,31 @@ fn score(case: &Case, converter: Converter) -> Outcome {
     };
     Outcome {
         file: case.file.clone(),
+        convert_time,
         compile_time,
         verdict,
     }
 }
 
-fn compile(schema: &Value, converter: Converter) -> Result<Validator, String> {
+fn compile(schema: &Value, converter: Converter) -> (Result<Validator, String>, Option<Duration>) {
     match converter {
-        Converter::Llguidance => Validator::from_llguidance_json_schema(schema),
+        Converter::Llguidance => (
+            Validator::from_llguidance_json_schema(schema).map_err(|e| e.to_string()),
+            None,
+        ),
         Converter::Toolbridge => {
             let options = Options {
                 strict: true,
                 extra_properties_by_default: true,
                 ..Options::default()
             };
-            schema::compile(schema, &options).and_then(|c| Validator::from_grammar(&c.grammar))
+            let started = Instant::now();
+            let converted = schema::compile(schema, &options);
+            let convert_time = started.elapsed();
+            let validator = converted.and_then(|c| Validator::from_grammar(&c.grammar));
+            (validator.map_err(|e| e.to_string()), Some(convert_time))
         }
     }
-    .map_err(|err| err.to_string())
 }
 
 fn print_summary(outcomes: &[Outcome]) {
@@ -186,10 +196,18 @@ fn print_summary(outcomes: &[Outcome]) {
     println!(
         "compiled {compiled}/{n}, passed {passed}/{n}, wrongly accepted {accepted}, wrongly rejected {rejected}"
     );
-    let mut times: Vec<Duration> = outcomes.iter().map(|o| o.compile_time).collect();
+    let compile: Vec<Duration> = outcomes.iter().map(|o| o.compile_time).collect();
+    print_times("compile time per schema (to a ready parser)", compile);
+    let convert: Vec<Duration> = outcomes.iter().filter_map(|o| o.convert_time).collect();
+    if !convert.is_empty() {
+        print_times("of which schema to grammar tree", convert);
+    }
+}
+
+fn print_times(label: &str, mut times: Vec<Duration>) {
     times.sort();
     println!(
-        "compile time per schema: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        "{label}: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
         millis(percentile(&times, 50)),
         millis(percentile(&times, 95)),
         millis(times.last().copied().unwrap_or_default()),
@@ -211,7 +229,12 @@ fn write_failures(path: &Path, outcomes: &[Outcome]) -> Result<()> {
     let mut out = String::new();
     for outcome in outcomes {
         let reason = match &outcome.verdict {
-            Verdict::NotCompiled(reason) => format!("not compiled: {reason}"),
+            Verdict::NotCompiled(reason) => {
+                format!(
+                    "not compiled: {}",
+                    reason.chars().take(400).collect::<String>()
+                )
+            }
             Verdict::Checked {
                 wrongly_accepted: 0,
                 wrongly_rejected: 0,
