@@ -13,7 +13,6 @@
 
 use serde_json::{Map, Value};
 
-use super::charset::CharSet;
 use super::converter::{constant, pointer_escape, Converter, IntBounds, Result};
 use super::exprs::{alt, group, lit, opt, repetition, rf, seq, space};
 use super::instance::Checker;
@@ -56,7 +55,18 @@ impl Converter<'_> {
             obj.keys()
                 .any(|k| !except.contains(&k.as_str()) && !keywords::constrains(k).is_empty())
         };
-        let composed = obj.contains_key("allOf")
+        let conditional =
+            obj.contains_key("if") && (obj.contains_key("then") || obj.contains_key("else"));
+        let dependent = ["dependencies", "dependentRequired", "dependentSchemas"]
+            .iter()
+            .any(|k| {
+                obj.get(*k)
+                    .and_then(Value::as_object)
+                    .is_some_and(|d| !d.is_empty())
+            });
+        let composed = conditional
+            || dependent
+            || obj.contains_key("allOf")
             || (obj.contains_key("$ref") && siblings_constrain(&["$ref"]))
             || ((obj.contains_key("anyOf") || obj.contains_key("oneOf"))
                 && siblings_constrain(&["anyOf", "oneOf"]))
@@ -177,9 +187,6 @@ impl Converter<'_> {
             && obj.contains_key("type")
         {
             types = types.union(Types::NULL);
-        }
-        if obj.contains_key("if") && (obj.contains_key("then") || obj.contains_key("else")) {
-            self.warn(path, "if/then/else is not enforced");
         }
         if obj.contains_key("const") || obj.contains_key("enum") {
             return self.exact_enum(obj, types, rule_name, path);
@@ -539,6 +546,21 @@ impl Converter<'_> {
         let (Some(a_obj), Some(b_obj)) = (self.deref(a), self.deref(b)) else {
             return false;
         };
+        // Unions: every alternative of `a` is refused by `b`, or `a` is refused by every
+        // alternative of `b`.
+        let union = |o: &Map<String, Value>| -> Option<Vec<Value>> {
+            let only = o.keys().all(|k| {
+                matches!(k.as_str(), "anyOf" | "oneOf") || keywords::constrains(k).is_empty()
+            });
+            let alternatives = o.get("anyOf").or_else(|| o.get("oneOf"))?.as_array()?;
+            only.then(|| alternatives.clone())
+        };
+        if let Some(alternatives) = union(a_obj) {
+            return alternatives.iter().all(|x| self.excludes(x, b, depth + 1));
+        }
+        if let Some(alternatives) = union(b_obj) {
+            return alternatives.iter().all(|y| self.excludes(a, y, depth + 1));
+        }
         // `a` admits only constants, each of which `b` refuses.
         if let Some(values) = constants(a_obj) {
             if values.iter().all(|v| self.admits(b, v) == Some(false)) {
@@ -777,10 +799,12 @@ impl Converter<'_> {
             let (lo, hi) = (min.unwrap_or(0), max);
             if lengths {
                 // One repeated class takes the lengths as its count.
-                if let Some((set, fewest)) =
-                    super::pattern::simple_class_pattern(pattern, self.options.dotall)
-                {
-                    if set != CharSet::all() || pattern.starts_with('^') {
+                if let Some((set, fewest)) = super::pattern::simple_class_pattern(
+                    pattern,
+                    self.options.dotall,
+                    self.options.strict,
+                ) {
+                    {
                         self.warn_unhandled(
                             obj,
                             Types::STRING,
@@ -867,7 +891,7 @@ impl Converter<'_> {
         };
         // Draft 2020-12 (`prefixItems` + `items`) and drafts 4–7 (`items` array +
         // `additionalItems`) alike: leading schemas and the schema of the rest.
-        let (prefix, prefix_key, rest, rest_key): (Vec<Value>, &str, Option<Value>, &str) =
+        let (mut prefix, prefix_key, mut rest, rest_key): (Vec<Value>, &str, Option<Value>, &str) =
             match (obj.get("prefixItems"), obj.get("items")) {
                 (Some(Value::Array(prefix)), rest) => {
                     (prefix.clone(), "prefixItems", rest.cloned(), "items")
@@ -886,7 +910,7 @@ impl Converter<'_> {
                 ),
                 (_, rest) => (Vec::new(), "items", rest.cloned(), "items"),
             };
-        let min = self.count(obj, "minItems", path)?.unwrap_or(0);
+        let mut min = self.count(obj, "minItems", path)?.unwrap_or(0);
         let mut max = self.count(obj, "maxItems", path)?;
         let mut handled = vec![
             "items",
@@ -898,6 +922,27 @@ impl Converter<'_> {
         ];
         if obj.get("uniqueItems") == Some(&Value::Bool(true)) && max.is_some_and(|m| m <= 1) {
             handled.push("uniqueItems");
+        }
+        // What a grammar cannot count, strict mode narrows to what it can: items that
+        // are all distinct because there is at most one; items that all match what
+        // `contains` asks one of them to.
+        if self.options.strict {
+            if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
+                max = Some(max.map_or(1, |m| m.min(1)));
+                handled.push("uniqueItems");
+            }
+            if let Some(contains) = obj.get("contains") {
+                let at_least = self.count(obj, "minContains", path)?.unwrap_or(1);
+                min = min.max(at_least);
+                if let Some(at_most) = self.count(obj, "maxContains", path)? {
+                    max = Some(max.map_or(at_most, |m| m.min(at_most)));
+                }
+                for item in prefix.iter_mut() {
+                    *item = both(item.clone(), contains.clone());
+                }
+                rest = Some(both(rest.unwrap_or(Value::Bool(true)), contains.clone()));
+                handled.extend(["contains", "minContains", "maxContains"]);
+            }
         }
         if obj.get("uniqueItems") == Some(&Value::Bool(false)) {
             handled.push("uniqueItems");
@@ -991,6 +1036,13 @@ fn tail_from(
     };
     let item = group(seq(vec![lit(","), space(), rf(rest.to_string())]));
     repetition(item, min.saturating_sub(j), max.map(|m| m - j), None, cap)
+}
+
+/// `{"allOf": [a, b]}`
+fn both(a: Value, b: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("allOf".into(), Value::Array(vec![a, b]));
+    Value::Object(m)
 }
 
 /// A private keyword marking a `number` copy that must not be an integer.

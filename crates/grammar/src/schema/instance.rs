@@ -80,6 +80,18 @@ impl Checker<'_> {
                 Some(count == 1)
             }
             "not" => self.admits(keyword, value, depth + 1).map(|b| !b),
+            "if" => {
+                let branch = if self.admits(keyword, value, depth + 1)? {
+                    "then"
+                } else {
+                    "else"
+                };
+                match obj.get(branch) {
+                    Some(schema) => self.admits(schema, value, depth + 1),
+                    None => Some(true),
+                }
+            }
+            "then" | "else" => Some(true),
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                 let x = value.as_f64()?;
                 let exclusive_flag = |k: &str| obj.get(k) == Some(&Value::Bool(true));

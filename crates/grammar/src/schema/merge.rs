@@ -220,6 +220,39 @@ impl Converter<'_> {
                     }
                 }
                 "not" => acc.nots.push(value.clone()),
+                "dependencies" | "dependentRequired" | "dependentSchemas" => {
+                    let Value::Object(dependencies) = value else {
+                        return Err(GrammarError::Schema(format!(
+                            "{path}/{key}: expected an object"
+                        )));
+                    };
+                    for (trigger, dependent) in dependencies {
+                        acc.unions.push((
+                            dependency_alternatives(trigger, dependent),
+                            false,
+                            format!("{path}/{key}"),
+                        ));
+                    }
+                }
+                "if" => {
+                    let then = obj.get("then").cloned().unwrap_or(Value::Bool(true));
+                    let otherwise = obj.get("else").cloned().unwrap_or(Value::Bool(true));
+                    if then == Value::Bool(true) && otherwise == Value::Bool(true) {
+                        continue;
+                    }
+                    let mut alternatives = vec![all_of(vec![value.clone(), then])];
+                    let mut not = Map::new();
+                    not.insert("not".into(), value.clone());
+                    let not = Value::Object(not);
+                    if self.not_effect(value, 0).is_some() {
+                        alternatives.push(all_of(vec![not, otherwise]));
+                    } else if !self.options.strict {
+                        self.warn(path, "if/then/else: the else branch is admitted without checking that the if schema fails");
+                        alternatives.push(otherwise);
+                    }
+                    acc.unions.push((alternatives, false, format!("{path}/if")));
+                }
+                "then" | "else" => {}
                 "minimum" | "maximum" => {
                     let exclusive_key = if key == "minimum" {
                         "exclusiveMinimum"
@@ -445,6 +478,27 @@ impl Converter<'_> {
         }
         Ok(Some(map))
     }
+}
+
+/// `dependencies`/`dependentRequired`/`dependentSchemas` for one property: either it is
+/// absent, or it is present with the names it requires (or the schema it brings).
+fn dependency_alternatives(trigger: &str, dependent: &Value) -> Vec<Value> {
+    let trigger_value = Value::String(trigger.to_string());
+    let mut absent = Map::new();
+    let mut required = Map::new();
+    required.insert("required".into(), Value::Array(vec![trigger_value]));
+    absent.insert("not".into(), Value::Object(required.clone()));
+    let present = match dependent {
+        Value::Array(names) => {
+            let mut all = vec![Value::String(trigger.to_string())];
+            all.extend(names.iter().cloned());
+            let mut m = Map::new();
+            m.insert("required".into(), Value::Array(all));
+            Value::Object(m)
+        }
+        schema => all_of(vec![Value::Object(required), schema.clone()]),
+    };
+    vec![Value::Object(absent), present]
 }
 
 fn as_schemas(value: &Value, path: &str, key: &str) -> Result<Vec<Value>> {

@@ -22,6 +22,7 @@ mod int_range;
 mod keywords;
 mod matcher;
 mod merge;
+mod nesting;
 mod number_range;
 mod object;
 mod pattern;
@@ -143,6 +144,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
     if root != "root" && !converter.rules.contains_key("root") {
         converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));
     }
+    nesting::flatten(&mut converter.rules);
     let warnings = std::mem::take(&mut converter.warnings);
     if options.strict {
         if let Some(first) = warnings.first() {

@@ -281,7 +281,7 @@ impl Converter<'_> {
             "patternProperties",
             "unevaluatedProperties",
         ];
-        let additional: Option<Value> = match (
+        let mut additional: Option<Value> = match (
             obj.get("additionalProperties"),
             obj.get("unevaluatedProperties"),
         ) {
@@ -297,7 +297,7 @@ impl Converter<'_> {
             }
             (None, None) => None,
         };
-        let patterns: Vec<(String, Value)> = match obj.get("patternProperties") {
+        let mut patterns: Vec<(String, Value)> = match obj.get("patternProperties") {
             None => Vec::new(),
             Some(Value::Object(p)) => p.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             Some(_) => {
@@ -365,7 +365,11 @@ impl Converter<'_> {
                 || additional
                     .as_ref()
                     .is_some_and(|a| *a != Value::Bool(false));
-            if unknown || (extras && !trivially_true(names_schema)) {
+            if extras && !trivially_true(names_schema) && !unknown && self.options.strict {
+                // Strict mode: only the listed names, which were checked.
+                patterns.clear();
+                additional = None;
+            } else if unknown || (extras && !trivially_true(names_schema)) {
                 self.warn(
                     &format!("{path}/propertyNames"),
                     "`propertyNames` is not enforced",
@@ -416,7 +420,10 @@ impl Converter<'_> {
             if (listed_required.len() as u64) > max {
                 return Ok(NEVER.to_string());
             }
-            if !extras_possible && kvs.len() as u64 <= max {
+            if kvs.len() as u64 <= max && (!extras_possible || self.options.strict) {
+                // Strict mode: no extra properties, so no more than the listed ones.
+                patterns.clear();
+                additional = None;
                 handled.push("maxProperties");
             }
         }
@@ -457,7 +464,8 @@ impl Converter<'_> {
                 // Keys of the pattern other than the listed names: said for patterns of
                 // one repeated class; otherwise the pattern admits no other key (which
                 // refuses some valid objects, never admits an invalid one).
-                let simple = super::pattern::simple_class_pattern(pattern, self.options.dotall);
+                let simple =
+                    super::pattern::simple_class_pattern(pattern, self.options.dotall, false);
                 let Some((set, min)) = simple else { continue };
                 let Some(body) = self.keys_in_class_except(
                     &names,

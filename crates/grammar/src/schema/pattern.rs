@@ -750,8 +750,14 @@ fn seq_or_empty(items: Vec<Expr>) -> Expr {
 
 /// For a pattern whose strings are exactly the repetitions of one class — `^[a-z_]+$`,
 /// `^.*$`, `^\w{1,}$` — that class and the fewest repetitions; an unanchored pattern
-/// that can match the empty string matches every string, `(everything, 0)`.
-pub(super) fn simple_class_pattern(pattern: &str, dotall: bool) -> Option<(CharSet, u64)> {
+/// that can match the empty string matches every string, `(everything, 0)`. With
+/// `subset`, an unanchored `[a-z]+` (a string containing a letter) answers its anchored
+/// form, whose strings are some of its strings.
+pub(super) fn simple_class_pattern(
+    pattern: &str,
+    dotall: bool,
+    subset: bool,
+) -> Option<(CharSet, u64)> {
     let mut chars: Vec<char> = pattern.chars().collect();
     let anchored_start = chars.first() == Some(&'^');
     if anchored_start {
@@ -834,7 +840,7 @@ pub(super) fn simple_class_pattern(pattern: &str, dotall: bool) -> Option<(CharS
     if walk.i != walk.chars.len() {
         return None;
     }
-    if anchored_start && anchored_end {
+    if anchored_start && anchored_end || (subset && min > 0) {
         Some((set, min))
     } else if min == 0 {
         Some((CharSet::all(), 0))

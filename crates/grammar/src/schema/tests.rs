@@ -416,26 +416,43 @@ fn required_properties_that_are_not_listed() {
 
 #[test]
 fn unenforced_keywords_are_warned_and_refused_in_strict_mode() {
-    for (schema, keyword) in [
-        (json!({"type": "integer", "multipleOf": 3}), "multipleOf"),
-        (json!({"type": "array", "uniqueItems": true}), "uniqueItems"),
-        (json!({"not": {"const": 1}}), "not"),
-        (json!({"if": {"minimum": 1}, "then": {"maximum": 3}}), "if"),
+    // (schema, keyword warned about in exact mode, refused in strict mode too)
+    for (schema, keyword, refused) in [
         (
-            json!({"type": "object", "dependentRequired": {"a": ["b"]}}),
-            "dependentRequired",
+            json!({"type": "integer", "multipleOf": 3}),
+            "multipleOf",
+            true,
+        ),
+        (
+            json!({"type": "array", "uniqueItems": true}),
+            "uniqueItems",
+            false,
+        ),
+        (json!({"not": {"const": 1}}), "not", true),
+        (
+            json!({"if": {"minimum": 1}, "then": {"maximum": 3}}),
+            "if",
+            false,
         ),
         (
             json!({"type": "object", "minProperties": 2}),
             "minProperties",
+            true,
         ),
         (
             json!({"type": "object", "properties": {"a": {}}, "maxProperties": 0, "additionalProperties": true}),
             "maxProperties",
+            true,
         ),
         (
             json!({"type": "array", "contains": {"type": "integer"}}),
             "contains",
+            false,
+        ),
+        (
+            json!({"type": "string", "format": "email", "maxLength": 20}),
+            "maxLength",
+            true,
         ),
     ] {
         let c = compiled(&schema, &Options::exact());
@@ -444,7 +461,12 @@ fn unenforced_keywords_are_warned_and_refused_in_strict_mode() {
             "{schema}: {:?}",
             c.warnings
         );
-        strict_error(schema);
+        if refused {
+            strict_error(schema);
+        } else {
+            let c = compiled(&schema, &Options::strict());
+            assert!(c.warnings.is_empty(), "{schema}: {:?}", c.warnings);
+        }
     }
     let annotated = json!({"type": "string", "title": "t", "description": "d", "examples": ["x"], "$comment": "c", "default": "y", "deprecated": true});
     assert!(compiled(&annotated, &Options::strict()).warnings.is_empty());
@@ -622,4 +644,68 @@ fn unknown_formats_constrain_nothing() {
     );
     assert!(c.warnings.is_empty());
     strict_error(json!({"type": "string", "format": "uri-reference"}));
+}
+
+#[test]
+fn dependencies_and_conditionals() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+        "dependencies": {"a": ["b"]},
+        "dependentSchemas": {"c": {"required": ["a"]}}
+    });
+    assert!(compile(&schema, &Options::strict()).is_ok());
+    language(
+        schema,
+        &[
+            "{}",
+            r#"{"b":1}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"{"a":1,"b":2,"c":3}"#,
+        ],
+        &[r#"{"a":1}"#, r#"{"c":3}"#],
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": {"kind": {"enum": ["n", "s"]}, "v": {}},
+        "required": ["kind", "v"],
+        "if": {"properties": {"kind": {"const": "n"}}},
+        "then": {"properties": {"v": {"type": "number"}}},
+        "else": {"properties": {"v": {"type": "string"}}}
+    });
+    let c = compiled(&schema, &Options::strict());
+    assert!(c.warnings.is_empty());
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#"{"kind":"n","v":1}"#],
+        &[r#"{"kind":"n","v":"x"}"#, r#"{"kind":"s","v":1}"#],
+    );
+}
+
+#[test]
+fn strict_mode_narrows_what_it_cannot_count() {
+    let schema = json!({"type": "array", "items": {"type": "integer"}, "uniqueItems": true});
+    language_with(schema, &Options::strict(), &["[]", "[1]"], &["[1,2]"]);
+    let schema = json!({"type": "array", "contains": {"type": "integer", "minimum": 5}});
+    language_with(
+        schema,
+        &Options::strict(),
+        &["[5]", "[6,7]"],
+        &["[]", "[1]", "[5,1]"],
+    );
+    let schema = json!({"type": "object", "properties": {"a": {}}, "propertyNames": {"maxLength": 3}, "additionalProperties": true});
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#"{"a":1}"#],
+        &[r#"{"abcd":1}"#],
+    );
+    let schema = json!({"type": "string", "pattern": "[0-9a-f]+", "minLength": 4, "maxLength": 4});
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#""00ff""#],
+        &[r#""0ff""#, r#""00ff0""#],
+    );
 }
