@@ -30,6 +30,8 @@ pub(super) struct Converter<'a> {
     memo_rules: HashMap<String, String>,
     /// References being converted.
     resolving: HashMap<String, Resolving>,
+    /// Rules by their printed body, for sharing in exact mode.
+    shared: HashMap<String, String>,
     /// Reserved names, and the depth at which the visit that will fill them runs.
     pending: HashMap<String, usize>,
     pub(super) warnings: Vec<String>,
@@ -50,6 +52,7 @@ impl<'a> Converter<'a> {
             alternatives_made: 0,
             resolving: HashMap::new(),
             pending: HashMap::new(),
+            shared: HashMap::new(),
             warnings: Vec::new(),
             depth: 0,
         }
@@ -69,7 +72,33 @@ impl<'a> Converter<'a> {
     /// a different rule already there makes it `name0`, `name1`, …; an identical one is
     /// shared. Returns the name used.
     pub(super) fn add_rule(&mut self, name: &str, body: Expr) -> String {
+        self.add_rule_as(name, body, true)
+    }
+
+    /// `add_rule`; in exact mode with `share`, a body equal to one already added under
+    /// another name reuses that rule (objects with the same property names share one
+    /// key trie, and so on), which llama.cpp's naming does not allow.
+    fn add_rule_as(&mut self, name: &str, body: Expr, share: bool) -> String {
+        let printed = if share && !self.compat() {
+            crate::gbnf::print::expr(&body).ok()
+        } else {
+            None
+        };
         let escaped = escape_rule_name(name);
+        if let Some(existing) = printed.as_ref().and_then(|p| self.shared.get(p)) {
+            if !self.pending.contains_key(&escaped) {
+                return existing.clone();
+            }
+        }
+        let added = self.insert_rule(&escaped, body);
+        if let Some(printed) = printed {
+            self.shared.entry(printed).or_insert_with(|| added.clone());
+        }
+        added
+    }
+
+    fn insert_rule(&mut self, escaped: &str, body: Expr) -> String {
+        let escaped = escaped.to_string();
         let mut key = escaped.clone();
         let mut i = 0usize;
         loop {
@@ -97,7 +126,7 @@ impl<'a> Converter<'a> {
     /// Adds a builtin rule and the builtins it needs.
     pub(super) fn add_primitive(&mut self, name: &str, builtin: Builtin) -> String {
         let deps = builtin.deps;
-        let added = self.add_rule(name, builtin.body);
+        let added = self.add_rule_as(name, builtin.body, false);
         for dep in deps {
             if !self.rules.contains_key(*dep) {
                 if let Some(dep_rule) =

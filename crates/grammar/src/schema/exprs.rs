@@ -46,7 +46,11 @@ pub(super) fn padded(inner: Expr) -> Expr {
     }
 }
 
+/// `item{min,max}`; nothing at all for `{0,0}`, which not every reader takes.
 pub(super) fn rep(item: Expr, min: u32, max: Option<u32>) -> Expr {
+    if max == Some(0) {
+        return Expr::Empty;
+    }
     Expr::repeat(item, min, max)
 }
 

@@ -340,6 +340,8 @@ impl Converter<'_> {
                         acc.map.insert(key.clone(), value.clone());
                     }
                     Some(existing) if existing == value => {}
+                    // Keywords JSON Schema does not know constrain nothing.
+                    Some(_) if keywords::constrains(key).is_empty() => {}
                     Some(_) if key == "unevaluatedProperties" || key == "unevaluatedItems" => {
                         combine_schemas(&mut acc.map, key, value);
                     }
