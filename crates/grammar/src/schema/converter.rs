@@ -285,10 +285,9 @@ impl<'a> Converter<'a> {
                 path,
                 "",
             );
-            if let Some(missing) = required
-                .iter()
-                .find(|r| !properties.iter().any(|(n, _, _)| n == *r))
-            {
+            let listed: std::collections::HashSet<&str> =
+                properties.iter().map(|(n, _, _)| n.as_str()).collect();
+            if let Some(missing) = required.iter().find(|r| !listed.contains(r.as_str())) {
                 self.warn(path, format!("the required property {missing:?} is not listed in properties; not enforced"));
             }
             let body = self.object_rule(&properties, &required, name, additional, path)?;

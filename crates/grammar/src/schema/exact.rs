@@ -120,8 +120,18 @@ impl Converter<'_> {
         if let Some(done) = self.memo_lookup(&key, name) {
             return Ok(done);
         }
+        // Merging takes a level, like a subschema: `not: {not: …}` a thousand deep
+        // must end at the depth limit too.
+        if self.depth >= self.options.limits.max_depth {
+            return Err(GrammarError::Limit(format!(
+                "{path}: schema nested deeper than {} levels",
+                self.options.limits.max_depth
+            )));
+        }
+        self.depth += 1;
         self.memo_begin(&key, self.depth);
         let result = self.merge_and_visit(obj, name, rule_name, path);
+        self.depth -= 1;
         self.memo_end(&key, result)
     }
 
@@ -414,6 +424,13 @@ impl Converter<'_> {
     /// overlap, when that can be said with `not`; otherwise unchanged, with a warning.
     pub(super) fn one_of_alternatives(&mut self, alternatives: &[Value], path: &str) -> Vec<Value> {
         let n = alternatives.len();
+        if n > MAX_ONE_OF {
+            self.warn(
+                path,
+                format!("oneOf with more than {MAX_ONE_OF} alternatives is admitted like anyOf"),
+            );
+            return alternatives.to_vec();
+        }
         let mut overlaps: Vec<Vec<usize>> = vec![Vec::new(); n];
         for i in 0..n {
             for j in i + 1..n {
@@ -779,6 +796,7 @@ impl Converter<'_> {
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
         if !excluded_strings.is_empty() {
+            self.check_names(&excluded_strings, path)?;
             let plain = ["pattern", "format", "minLength", "maxLength"]
                 .iter()
                 .all(|k| !obj.contains_key(*k));
@@ -1044,6 +1062,9 @@ fn both(a: Value, b: Value) -> Value {
     m.insert("allOf".into(), Value::Array(vec![a, b]));
     Value::Object(m)
 }
+
+/// `oneOf` alternatives compared pairwise, at most (the comparison is quadratic).
+const MAX_ONE_OF: usize = 64;
 
 /// A private keyword marking a `number` copy that must not be an integer.
 const FRACTION_ONLY: &str = "\u{0}fraction-only";

@@ -77,6 +77,9 @@ pub struct Limits {
     pub max_pattern_length: usize,
     /// Alternatives one `allOf` merge may multiply out to.
     pub max_alternatives: usize,
+    /// Characters in a property name or an excluded string (each character nests the
+    /// key trie one level deeper).
+    pub max_name_length: usize,
 }
 
 impl Default for Options {
@@ -120,6 +123,7 @@ impl Default for Limits {
             max_nodes: 1_000_000,
             max_pattern_length: 10_000,
             max_alternatives: 1_000,
+            max_name_length: 1_000,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! appear, still in order. Extra properties come last, under keys that are none of the
 //! listed names (a trie of the names, `-k`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -39,6 +39,7 @@ impl Converter<'_> {
         } else {
             format!("{name}-")
         };
+        self.check_names(properties.iter().map(|(n, _, _)| n), path)?;
         let mut kvs = Vec::with_capacity(properties.len());
         let mut names = Vec::with_capacity(properties.len());
         for (prop_name, prop_schema, prop_path) in properties {
@@ -104,6 +105,7 @@ impl Converter<'_> {
         prefix: &str,
         at_least_one: bool,
     ) -> Expr {
+        let required: HashSet<&String> = required.iter().collect();
         let mut kv_rules: HashMap<String, String> = HashMap::new();
         let mut required_props = Vec::new();
         let mut optional_props = Vec::new();
@@ -133,15 +135,7 @@ impl Converter<'_> {
                 body.push(Expr::Empty);
             }
         } else {
-            let mut alternatives = Vec::with_capacity(optional_props.len());
-            for i in 0..optional_props.len() {
-                alternatives.push(self.optional_chain(
-                    &optional_props[i..],
-                    false,
-                    prefix,
-                    &kv_rules,
-                ));
-            }
+            let mut alternatives = self.optional_alternatives(&optional_props, prefix, &kv_rules);
             if required_props.is_empty() {
                 // llama.cpp writes `"{" space  (a-kv a-rest | … | c-kv )?`.
                 if let Some(last) = alternatives.pop() {
@@ -163,43 +157,69 @@ impl Converter<'_> {
         seq(body)
     }
 
-    /// The optional properties `keys`, in order, any subset of them: the first one
-    /// (optional itself when `first_is_optional`) and a `-rest` rule for the others.
-    fn optional_chain(
+    /// For each optional property `keys[i]`, in order, the alternative that starts
+    /// with it: its `-kv` rule, then a `-rest` rule admitting any subset of the ones
+    /// after it. llama.cpp builds each alternative recursively; the rest rules are made
+    /// here from the last one back, the order in which llama.cpp's recursion first adds
+    /// them (which decides names when two keys escape alike), in linear time.
+    fn optional_alternatives(
         &mut self,
         keys: &[String],
-        first_is_optional: bool,
         prefix: &str,
         kv_rules: &HashMap<String, String>,
-    ) -> Expr {
-        let Some(first) = keys.first() else {
-            return Expr::Empty;
-        };
-        let kv_rule = kv_rules.get(first).cloned().unwrap_or_default();
-        let comma_kv = padded(seq(vec![lit(","), space(), rf(kv_rule.clone())]));
-        let mut items = if first_is_optional {
-            vec![if first == EXTRA {
-                star(comma_kv)
+    ) -> Vec<Expr> {
+        let kv_of = |k: &String| kv_rules.get(k).cloned().unwrap_or_default();
+        let comma_kv = |kv: String| padded(seq(vec![lit(","), space(), rf(kv)]));
+        // rest[i]: the rule for any subset of keys[i + 1..].
+        let mut rest: Vec<Option<String>> = vec![None; keys.len()];
+        for i in (0..keys.len().saturating_sub(1)).rev() {
+            let next = &keys[i + 1];
+            let first = if next == EXTRA {
+                star(comma_kv(kv_of(next)))
             } else {
-                opt(comma_kv)
-            }]
-        } else if first == EXTRA {
-            vec![rf(kv_rule), star(comma_kv)]
-        } else {
-            vec![rf(kv_rule)]
-        };
-        if keys.len() > 1 {
-            let rest = self.optional_chain(&keys[1..], true, prefix, kv_rules);
-            let rest_rule = self.add_rule(&format!("{prefix}{first}-rest"), rest);
-            items.push(rf(rest_rule));
+                opt(comma_kv(kv_of(next)))
+            };
+            let mut items = vec![first];
+            if let Some(after) = &rest[i + 1] {
+                items.push(rf(after.clone()));
+            }
+            rest[i] = Some(self.add_rule(&format!("{prefix}{}-rest", keys[i]), seq(items)));
         }
-        seq(items)
+        keys.iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let mut items = vec![rf(kv_of(key))];
+                if key == EXTRA {
+                    items.push(star(comma_kv(kv_of(key))));
+                }
+                if let Some(after) = &rest[i] {
+                    items.push(rf(after.clone()));
+                }
+                seq(items)
+            })
+            .collect()
     }
 
     /// A JSON string that is none of `strings`, followed by `space`: a trie of the
     /// strings, leaving it at any character that no string continues with. In exact
     /// mode characters are matched in their JSON spelling, and a proper prefix of a
     /// listed string is admitted too (llama.cpp refuses it).
+    /// Refuses names too long for a key trie.
+    pub(super) fn check_names<'n>(
+        &self,
+        names: impl IntoIterator<Item = &'n String>,
+        path: &str,
+    ) -> Result<()> {
+        let limit = self.options.limits.max_name_length;
+        match names.into_iter().find(|n| n.chars().count() > limit) {
+            Some(name) => Err(crate::error::GrammarError::Limit(format!(
+                "{path}: the name {:?}… is longer than {limit} characters",
+                name.chars().take(20).collect::<String>()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn not_strings(&mut self, strings: &[String]) -> Expr {
         let mut trie = Trie::default();
         for s in strings {
@@ -307,16 +327,20 @@ impl Converter<'_> {
             }
         };
         let mut required: Vec<String> = Vec::new();
+        let mut required_set: HashSet<String> = HashSet::new();
         for r in required_of(obj) {
-            if !required.contains(&r) {
+            if required_set.insert(r.clone()) {
                 required.push(r);
             }
         }
         let mut properties = properties_of(obj, path)?;
+        self.check_names(properties.iter().map(|(n, _, _)| n), path)?;
+        self.check_names(&required, path)?;
         // Required names the schema does not list take the schema of the patterns they
         // match, or else of additionalProperties.
+        let listed: HashSet<String> = properties.iter().map(|(n, _, _)| n.clone()).collect();
         for r in &required {
-            if properties.iter().any(|(n, _, _)| n == r) {
+            if listed.contains(r.as_str()) {
                 continue;
             }
             let schema = match self.pattern_schemas(&patterns, r, path) {
@@ -383,7 +407,7 @@ impl Converter<'_> {
         for (prop_name, prop_schema, prop_path) in &properties {
             let value_rule = self.visit(prop_schema, &format!("{prefix}{prop_name}"), prop_path)?;
             if is_never(&value_rule) {
-                if required.contains(prop_name) {
+                if required_set.contains(prop_name) {
                     return Ok(NEVER.to_string());
                 }
                 excluded.push(prop_name.clone());
@@ -391,7 +415,7 @@ impl Converter<'_> {
             }
             let kv_rule = self.property_kv(&prefix, prop_name, &value_rule);
             kvs.push((prop_name.clone(), kv_rule));
-            if required.contains(prop_name) {
+            if required_set.contains(prop_name) {
                 listed_required.push(prop_name.clone());
             }
         }
