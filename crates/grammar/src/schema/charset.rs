@@ -145,18 +145,46 @@ impl CharSet {
     }
 }
 
-/// `\d`
-pub(super) fn digits() -> CharSet {
+/// `\d \w \s` and their negations as the validators read them. JSON Schema says
+/// ECMAScript, where `\d` is `[0-9]`; Python's `re`, which many validators use, reads
+/// Unicode: `\d` is every decimal digit. A grammar must not admit what either
+/// refuses, so a class is taken at its narrowest where it admits (`\d` → `[0-9]`) and
+/// at its widest where it is excluded (`\D`, `[^\d]` → no decimal digit at all).
+pub(super) fn escape_class(letter: char, widest: bool) -> Option<CharSet> {
+    let (base, negated) = match letter {
+        'd' => ('d', false),
+        'D' => ('d', true),
+        'w' => ('w', false),
+        'W' => ('w', true),
+        's' => ('s', false),
+        'S' => ('s', true),
+        _ => return None,
+    };
+    // A negation is narrowest when what it negates is widest.
+    let set = match (base, widest != negated) {
+        ('d', false) => digits(),
+        ('d', true) => unicode(r"\p{Nd}").union(&digits()),
+        ('w', false) => word(),
+        ('w', true) => unicode(r"\w").union(&unicode(r"\p{N}")).union(&word()),
+        (_, false) => white(),
+        (_, true) => white_widest(),
+    };
+    Some(if negated { set.complement() } else { set })
+}
+
+/// `\d` in ASCII.
+fn digits() -> CharSet {
     CharSet::of(&[('0', '9')])
 }
 
-/// `\w`
-pub(super) fn word() -> CharSet {
+/// `\w` in ASCII.
+fn word() -> CharSet {
     CharSet::of(&[('0', '9'), ('A', 'Z'), ('_', '_'), ('a', 'z')])
 }
 
-/// `\s`, ECMAScript's white space and line terminators.
-pub(super) fn white() -> CharSet {
+/// White space for both ECMAScript and Python: ECMAScript's without U+FEFF, which
+/// Python does not count.
+fn white() -> CharSet {
     CharSet::of(&[
         ('\t', '\r'),
         (' ', ' '),
@@ -167,8 +195,35 @@ pub(super) fn white() -> CharSet {
         ('\u{202f}', '\u{202f}'),
         ('\u{205f}', '\u{205f}'),
         ('\u{3000}', '\u{3000}'),
-        ('\u{feff}', '\u{feff}'),
     ])
+}
+
+/// White space for either: U+FEFF (ECMAScript) and U+001C–U+001F, U+0085 (Python).
+fn white_widest() -> CharSet {
+    white().union(&CharSet::of(&[
+        ('\u{1c}', '\u{1f}'),
+        ('\u{85}', '\u{85}'),
+        ('\u{feff}', '\u{feff}'),
+    ]))
+}
+
+/// A Unicode class by regex syntax (`\p{Nd}`), from regex-syntax's tables.
+fn unicode(class: &str) -> CharSet {
+    let mut set = CharSet::empty();
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(true)
+        .build()
+        .parse(class);
+    if let Ok(hir) = hir {
+        if let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) =
+            hir.kind()
+        {
+            for range in class.iter() {
+                set.add(range.start(), range.end());
+            }
+        }
+    }
+    set
 }
 
 #[cfg(test)]
@@ -187,6 +242,20 @@ mod tests {
         assert_eq!(not.complement(), set);
         assert_eq!(CharSet::all().minus(&CharSet::all()), CharSet::empty());
         assert!(digits().union(&word()).contains('_'));
+        let not_digit = escape_class('D', false).unwrap_or_default();
+        assert!(
+            !not_digit.contains('\u{663}') && !not_digit.contains('5') && not_digit.contains('x')
+        );
+        let space = escape_class('s', false).unwrap_or_default();
+        assert!(space.contains(' ') && !space.contains('\u{feff}'));
+        let not_space = escape_class('S', false).unwrap_or_default();
+        assert!(
+            !not_space.contains('\u{85}')
+                && !not_space.contains('\u{feff}')
+                && not_space.contains('a')
+        );
+        let in_negated = escape_class('d', true).unwrap_or_default();
+        assert!(in_negated.contains('\u{663}'));
         assert_eq!(CharSet::all().chars_len(), 0x110000 - 0x800);
     }
 }

@@ -36,6 +36,8 @@ pub(super) struct Converter<'a> {
     pending: HashMap<String, usize>,
     pub(super) warnings: Vec<String>,
     pub(super) depth: usize,
+    /// Base URIs declared in the document, with where.
+    ids: Vec<(String, String)>,
     /// Alternatives made by multiplying out `anyOf` inside `allOf`, against the limit.
     pub(super) alternatives_made: usize,
 }
@@ -50,6 +52,7 @@ impl<'a> Converter<'a> {
             rules,
             memo_rules: HashMap::new(),
             alternatives_made: 0,
+            ids: refs::declared_ids(root),
             resolving: HashMap::new(),
             pending: HashMap::new(),
             shared: HashMap::new(),
@@ -493,7 +496,10 @@ impl<'a> Converter<'a> {
     /// it then, which the conversion under way fills when it adds its rule.
     pub(super) fn resolve_ref(&mut self, reference: &str, path: &str) -> Result<String> {
         let base = refs::rule_name(reference).to_string();
-        if let Some(name) = self.memo_lookup(reference, &base) {
+        let target = self.resolve_at(path, reference)?;
+        // Keyed by where the reference leads, which is what it means.
+        let key = format!("$ref {}", target.path);
+        if let Some(name) = self.memo_lookup(&key, &base) {
             return Ok(name);
         }
         if self.memo_rules.len() + self.resolving.len() >= self.options.limits.max_rules {
@@ -502,12 +508,25 @@ impl<'a> Converter<'a> {
                 self.options.limits.max_rules
             )));
         }
-        let target = refs::resolve(self.root, reference)
-            .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))?;
         // The target's visit runs one level down, and adds its rule there.
-        self.memo_begin(reference, self.depth + 1);
+        self.memo_begin(&key, self.depth + 1);
         let result = self.visit(target.schema, &base, &target.path);
-        self.memo_end(reference, result)
+        self.memo_end(&key, result)
+    }
+
+    /// The target of `reference` met at `path`, `$id` scopes followed.
+    pub(super) fn resolve_at(&self, path: &str, reference: &str) -> Result<refs::Target<'a>> {
+        refs::resolve_at(self.root, &self.ids, path, reference)
+            .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))
+    }
+
+    /// The target of `reference` when where it is met does not matter (no schema in
+    /// the document declares an `$id` of its own); `None` otherwise, or when unknown.
+    pub(super) fn resolve_anywhere(&self, reference: &str) -> Option<&'a Value> {
+        if self.ids.iter().any(|(_, path)| path != "#") {
+            return None;
+        }
+        refs::resolve(self.root, reference).ok().map(|t| t.schema)
     }
 
     /// The rule already made for `key` (a reference, or a merged schema), or the name
@@ -634,8 +653,7 @@ impl<'a> Converter<'a> {
             if hops >= self.options.limits.max_depth {
                 return Err(GrammarError::Limit(format!("{path}: $ref chain too long")));
             }
-            let target = refs::resolve(self.root, reference)
-                .map_err(|message| GrammarError::Schema(format!("{path}: {message}")))?;
+            let target = self.resolve_at(path, reference)?;
             let (schema, target_path) = (target.schema, target.path);
             return self.all_of_part(schema, required, &target_path, collected, hops + 1);
         }

@@ -198,6 +198,11 @@ impl Converter<'_> {
         {
             types = types.union(Types::NULL);
         }
+        for key in ["$dynamicRef", "$recursiveRef"] {
+            if obj.contains_key(key) {
+                self.warn(&format!("{path}/{key}"), format!("`{key}` is not enforced"));
+            }
+        }
         if obj.contains_key("const") || obj.contains_key("enum") {
             return self.exact_enum(obj, types, rule_name, path);
         }
@@ -397,8 +402,9 @@ impl Converter<'_> {
     /// Whether `schema` admits `value`, as far as can be told without running it.
     pub(super) fn admits(&self, schema: &Value, value: &Value) -> Option<bool> {
         let pattern = |p: &str, text: &str| self.pattern_matches(p, text);
+        let resolve = |r: &str| self.resolve_anywhere(r);
         let checker = Checker {
-            root: self.root,
+            resolve: &resolve,
             pattern: &pattern,
         };
         checker.admits(schema, value, 0)
@@ -508,8 +514,8 @@ impl Converter<'_> {
                 ..NotEffect::default()
             }),
             ["$ref"] => {
-                let target = super::refs::resolve(self.root, obj.get("$ref")?.as_str()?).ok()?;
-                self.not_effect(target.schema, depth + 1)
+                let target = self.resolve_anywhere(obj.get("$ref")?.as_str()?)?;
+                self.not_effect(target, depth + 1)
             }
             ["allOf"] => match obj.get("allOf")?.as_array()?.as_slice() {
                 [only] => self.not_effect(only, depth + 1),
@@ -617,7 +623,7 @@ impl Converter<'_> {
             let obj = current.as_object()?;
             match obj.get("$ref").and_then(Value::as_str) {
                 Some(r) if obj.len() == 1 => {
-                    current = super::refs::resolve(self.root, r).ok()?.schema;
+                    current = self.resolve_anywhere(r)?;
                 }
                 _ => return Some(obj),
             }
@@ -656,8 +662,8 @@ impl Converter<'_> {
             );
         }
         if let Some(Value::String(r)) = obj.get("$ref") {
-            if let Ok(target) = super::refs::resolve(self.root, r) {
-                types = types.intersect(self.types_of(target.schema, emitted, depth + 1));
+            if let Some(target) = self.resolve_anywhere(r) {
+                types = types.intersect(self.types_of(target, emitted, depth + 1));
             }
         }
         if let Some(Value::Array(parts)) = obj.get("allOf") {

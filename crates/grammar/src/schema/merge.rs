@@ -146,8 +146,7 @@ impl Converter<'_> {
                     "{path}: $ref {reference:?} refers to itself without progress"
                 )));
             }
-            let target = super::refs::resolve(self.root, reference)
-                .map_err(|m| GrammarError::Schema(format!("{path}: {m}")))?;
+            let target = self.resolve_at(path, reference)?;
             let (target_schema, target_path) = (target.schema.clone(), target.path);
             refs.push(reference.clone());
             self.absorb(acc, &target_schema, &target_path, refs, depth + 1)?;

@@ -487,7 +487,7 @@ impl Walk {
         let Some(next) = self.peek(1) else {
             return Err(self.error("the pattern ends with a backslash"));
         };
-        if let Some(set) = class_escape(next) {
+        if let Some(set) = charset::escape_class(next, false) {
             self.i += 2;
             let expr = if self.exact {
                 conv.json_chars(&set, &self.path)?
@@ -589,6 +589,9 @@ impl Walk {
                 self.i += 1;
                 char::from_u32(letter as u32 % 32).unwrap_or('\0')
             }
+            c if c.is_ascii_alphanumeric() => {
+                return Err(self.error(format!("unsupported escape `\\{c}`")));
+            }
             c => c,
         })
     }
@@ -611,7 +614,7 @@ impl Walk {
                 self.i += 1;
                 break;
             }
-            let lo = match self.class_atom()? {
+            let lo = match self.class_atom(negated)? {
                 ClassAtom::Set(s) => {
                     items.extend(s.items());
                     set = set.union(&s);
@@ -621,7 +624,7 @@ impl Walk {
             };
             if self.peek(0) == Some('-') && self.peek(1).is_some_and(|c| c != ']') {
                 self.i += 1;
-                match self.class_atom()? {
+                match self.class_atom(negated)? {
                     ClassAtom::Char(hi) if hi >= lo => {
                         items.push(ClassItem::Range(lo, hi));
                         set.add(lo, hi);
@@ -650,7 +653,7 @@ impl Walk {
         Ok((negated, set, items))
     }
 
-    fn class_atom(&mut self) -> Result<ClassAtom> {
+    fn class_atom(&mut self, negated: bool) -> Result<ClassAtom> {
         let c = self
             .peek(0)
             .ok_or_else(|| self.error("unbalanced square brackets"))?;
@@ -661,7 +664,8 @@ impl Walk {
         let next = self
             .peek(1)
             .ok_or_else(|| self.error("the pattern ends with a backslash"))?;
-        if let Some(set) = class_escape(next) {
+        // Inside `[^…]` a class escape is taken at its widest (see `escape_class`).
+        if let Some(set) = charset::escape_class(next, negated) {
             self.i += 2;
             return Ok(ClassAtom::Set(set));
         }
@@ -727,19 +731,6 @@ enum ClassAtom {
     Set(CharSet),
 }
 
-/// `\d \D \w \W \s \S`
-fn class_escape(c: char) -> Option<CharSet> {
-    Some(match c {
-        'd' => charset::digits(),
-        'D' => charset::digits().complement(),
-        'w' => charset::word(),
-        'W' => charset::word().complement(),
-        's' => charset::white(),
-        'S' => charset::white().complement(),
-        _ => return None,
-    })
-}
-
 fn seq_or_empty(items: Vec<Expr>) -> Expr {
     if items.is_empty() {
         Expr::Empty
@@ -798,7 +789,7 @@ pub(super) fn simple_class_pattern(
         }
         '\\' => {
             let next = walk.peek(1)?;
-            match class_escape(next) {
+            match charset::escape_class(next, false) {
                 Some(set) => {
                     walk.i += 2;
                     set

@@ -59,6 +59,124 @@ pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Result<Target<'a>
     })
 }
 
+/// The base URIs declared inside the document (`$id`, or draft 4's `id`), with the
+/// JSON pointer of the schema declaring each, the root's included.
+/// `id` is read only where `$schema` names draft 3 or 4 (later drafts ignore it, and
+/// schemas in the wild use `id` for other things).
+pub(super) fn declared_ids(root: &Value) -> Vec<(String, String)> {
+    let draft4 = root
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
+    let keys: &[&str] = if draft4 { &["$id", "id"] } else { &["$id"] };
+    let mut ids = Vec::new();
+    collect_ids(root, "#".to_string(), keys, &mut ids, 0);
+    ids
+}
+
+fn collect_ids(
+    node: &Value,
+    path: String,
+    keys: &[&str],
+    ids: &mut Vec<(String, String)>,
+    depth: usize,
+) {
+    if depth > 256 {
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            for key in keys {
+                if let Some(Value::String(id)) = map.get(*key) {
+                    if !id.starts_with('#') {
+                        ids.push((id.trim_end_matches('#').to_string(), path.clone()));
+                        break;
+                    }
+                }
+            }
+            for (key, value) in map {
+                // Constants and examples are data, not schemas.
+                if matches!(
+                    key.as_str(),
+                    "enum" | "const" | "default" | "examples" | "example"
+                ) {
+                    continue;
+                }
+                collect_ids(
+                    value,
+                    format!("{path}/{}", escape(key)),
+                    keys,
+                    ids,
+                    depth + 1,
+                );
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect_ids(item, format!("{path}/{i}"), keys, ids, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Resolves `reference` as met in the schema at JSON pointer `from`: a fragment-only
+/// reference (`#/…`) points into the nearest enclosing schema that declares its own
+/// `$id` (the document when none does), and a reference naming a declared `$id` points
+/// into that schema.
+pub(super) fn resolve_at<'a>(
+    root: &'a Value,
+    ids: &[(String, String)],
+    from: &str,
+    reference: &str,
+) -> Result<Target<'a>, String> {
+    let nested: Vec<&(String, String)> = ids.iter().filter(|(_, path)| path != "#").collect();
+    if nested.is_empty() {
+        return resolve(root, reference);
+    }
+    let (uri, fragment) = match reference.find('#') {
+        Some(at) => (&reference[..at], &reference[at..]),
+        None => (reference, "#"),
+    };
+    let base = if uri.is_empty() {
+        // The nearest enclosing schema with an `$id`.
+        nested
+            .iter()
+            .filter(|(_, path)| from == path.as_str() || from.starts_with(&format!("{path}/")))
+            .max_by_key(|(_, path)| path.len())
+            .map(|(_, path)| path.clone())
+    } else {
+        let found = ids.iter().find(|(id, _)| {
+            id == uri || id.ends_with(&format!("/{uri}")) || uri.ends_with(&format!("/{id}"))
+        });
+        match found {
+            Some((_, path)) => Some(path.clone()),
+            None => {
+                return Err(format!(
+                    "remote $ref {reference:?} is not supported (no document is fetched)"
+                ))
+            }
+        }
+    };
+    let Some(base) = base.filter(|b| b != "#") else {
+        return resolve(root, fragment);
+    };
+    let base_node = resolve(root, &base)?.schema;
+    let Ok(target) = resolve(base_node, fragment) else {
+        // Written as if from the document's root, as many schemas in the wild are.
+        return resolve(root, fragment);
+    };
+    let inner = target.path.strip_prefix('#').unwrap_or("");
+    Ok(Target {
+        schema: target.schema,
+        path: format!("{base}{inner}"),
+    })
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// The name llama.cpp gives a reference's rule: its last pointer segment.
 pub(super) fn rule_name(reference: &str) -> &str {
     match reference.rfind('/') {

@@ -709,3 +709,52 @@ fn strict_mode_narrows_what_it_cannot_count() {
         &[r#""0ff""#, r#""00ff0""#],
     );
 }
+
+#[test]
+fn references_inside_an_id_scope_point_into_it() {
+    let schema = json!({
+        "type": "object",
+        "$defs": {"x": {"type": "integer"}},
+        "properties": {
+            "a": {
+                "$id": "https://example.com/inner.json",
+                "type": "object",
+                "$defs": {"x": {"type": "string"}},
+                "properties": {"v": {"$ref": "#/$defs/x"}},
+                "required": ["v"]
+            },
+            "b": {"$ref": "https://example.com/inner.json#/$defs/x"},
+            "c": {"$ref": "#/$defs/x"}
+        },
+        "required": ["a", "b", "c"]
+    });
+    language(
+        schema,
+        &[r#"{"a":{"v":"s"},"b":"t","c":1}"#],
+        &[
+            r#"{"a":{"v":1},"b":"t","c":1}"#,
+            r#"{"a":{"v":"s"},"b":1,"c":1}"#,
+            r#"{"a":{"v":"s"},"b":"t","c":"u"}"#,
+        ],
+    );
+}
+
+#[test]
+fn unicode_classes_are_narrow_where_they_admit_and_wide_where_they_exclude() {
+    language(
+        json!({"type": "string", "pattern": "^\\D+$"}),
+        &[r#""ab""#],
+        &[r#""a5""#, "\"a\u{663}\""],
+    );
+    language(
+        json!({"type": "string", "pattern": "^[^\\s]+$"}),
+        &[r#""ab""#],
+        &[r#""a b""#, "\"a\u{85}\""],
+    );
+    language(
+        json!({"type": "string", "pattern": "^\\d+$"}),
+        &[r#""123""#],
+        &["\"\u{663}\""],
+    );
+    strict_error(json!({"type": "string", "pattern": "^\\p{L}+$"}));
+}
