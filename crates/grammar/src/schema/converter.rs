@@ -35,6 +35,8 @@ pub(super) struct Converter<'a> {
     /// Reserved names, and the depth at which the visit that will fill them runs.
     pending: HashMap<String, usize>,
     pub(super) warnings: Vec<String>,
+    /// Where strict mode narrowed a keyword, for the error when nothing is left.
+    pub(super) narrowings: Vec<String>,
     pub(super) depth: usize,
     /// Base URIs declared in the document, with where.
     ids: Vec<(String, String)>,
@@ -57,6 +59,7 @@ impl<'a> Converter<'a> {
             pending: HashMap::new(),
             shared: HashMap::new(),
             warnings: Vec::new(),
+            narrowings: Vec::new(),
             depth: 0,
         }
     }
@@ -69,6 +72,12 @@ impl<'a> Converter<'a> {
 
     pub(super) fn warn(&mut self, path: &str, message: impl std::fmt::Display) {
         self.warnings.push(format!("{path}: {message}"));
+    }
+
+    /// Notes that strict mode narrowed what a keyword admits to what a grammar can say
+    /// (sound, but some valid instances are refused).
+    pub(super) fn narrowed(&mut self, path: &str, message: impl std::fmt::Display) {
+        self.narrowings.push(format!("{path}: {message}"));
     }
 
     /// Adds a rule under `name` (characters GBNF does not allow in names become `-`);

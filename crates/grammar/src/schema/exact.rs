@@ -209,7 +209,18 @@ impl Converter<'_> {
         let mut obj = obj.clone();
         if let Some(not) = obj.remove("not") {
             match self.not_effect(&not, 0) {
-                None => self.warn(&format!("{path}/not"), "`not` is not enforced"),
+                None => match self.negate(&not, 0) {
+                    // Said without `not` (or with the forms enforced): merge it in.
+                    Some(negation) => {
+                        let mut merged = Map::new();
+                        merged.insert(
+                            "allOf".into(),
+                            Value::Array(vec![Value::Object(obj), negation]),
+                        );
+                        return self.visit_composed(&merged, name, rule_name, path);
+                    }
+                    None => self.warn(&format!("{path}/not"), "`not` is not enforced"),
+                },
                 Some(effect) => {
                     if !effect.also.is_empty() {
                         // `not: {not: X}` is X: merge it in, with what else `not` said.
@@ -455,24 +466,18 @@ impl Converter<'_> {
                 out.push(alternative.clone());
                 continue;
             }
-            let others: Vec<Value> = overlaps[i]
-                .iter()
-                .map(|&j| alternatives[j].clone())
-                .collect();
-            let mut any = Map::new();
-            any.insert("anyOf".into(), Value::Array(others));
-            let not = Value::Object(any);
-            if self.not_effect(&not, 0).is_none() {
-                self.warn(path, "oneOf alternatives that may overlap are admitted like anyOf (an instance matching two of them is not refused)");
-                return alternatives.to_vec();
+            let mut parts = vec![alternative.clone()];
+            for &j in &overlaps[i] {
+                match self.negate(&alternatives[j], 0) {
+                    Some(negation) => parts.push(negation),
+                    None => {
+                        self.warn(path, "oneOf alternatives that may overlap are admitted like anyOf (an instance matching two of them is not refused)");
+                        return alternatives.to_vec();
+                    }
+                }
             }
-            let mut wrapper = Map::new();
-            wrapper.insert("not".into(), not);
             let mut all = Map::new();
-            all.insert(
-                "allOf".into(),
-                Value::Array(vec![alternative.clone(), Value::Object(wrapper)]),
-            );
+            all.insert("allOf".into(), Value::Array(parts));
             out.push(Value::Object(all));
         }
         out
@@ -829,6 +834,12 @@ impl Converter<'_> {
                     self.options.strict,
                 ) {
                     {
+                        if fewest > 0 && !(pattern.starts_with('^') && pattern.ends_with('$')) {
+                            self.narrowed(
+                                path,
+                                "pattern with lengths: only strings the class spans",
+                            );
+                        }
                         self.warn_unhandled(
                             obj,
                             Types::STRING,
@@ -954,8 +965,10 @@ impl Converter<'_> {
             if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
                 max = Some(max.map_or(1, |m| m.min(1)));
                 handled.push("uniqueItems");
+                self.narrowed(path, "uniqueItems: at most one item");
             }
             if let Some(contains) = obj.get("contains") {
+                self.narrowed(path, "contains: every item matches");
                 let at_least = self.count(obj, "minContains", path)?.unwrap_or(1);
                 min = min.max(at_least);
                 if let Some(at_most) = self.count(obj, "maxContains", path)? {

@@ -22,6 +22,7 @@ mod int_range;
 mod keywords;
 mod matcher;
 mod merge;
+mod negate;
 mod nesting;
 mod number_range;
 mod object;
@@ -143,7 +144,14 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
     let mut converter = converter::Converter::new(options, schema);
     let root = converter.visit(schema, "", "#")?;
     if exact::is_never(&root) {
-        return Err(GrammarError::Schema("the schema admits no value".into()));
+        let message = match converter.narrowings.as_slice() {
+            [] => "the schema admits no value".to_string(),
+            narrowed => format!(
+                "the schema admits no value once narrowed to what a grammar can say ({})",
+                narrowed.join("; ")
+            ),
+        };
+        return Err(GrammarError::Schema(message));
     }
     if root != "root" && !converter.rules.contains_key("root") {
         converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));

@@ -157,6 +157,61 @@ impl Converter<'_> {
         seq(body)
     }
 
+    /// The exact-mode object: members in the order the schema lists them, required ones
+    /// in their place and optional ones free to be left out, extra properties last.
+    /// (llama.cpp moves required members first, which rejects objects written in the
+    /// listed order.) Two rules per property, built from the last one back: `-after`
+    /// when a member has been written, so a comma comes first, and `-from` when none has
+    /// and at least one must follow.
+    fn ordered_object(
+        &mut self,
+        kvs: &[(String, String)],
+        required: &[String],
+        extra_kv: Option<String>,
+        prefix: &str,
+        at_least_one: bool,
+    ) -> Expr {
+        let comma_then = |kv: &str| seq(vec![lit(","), space(), rf(kv)]);
+        let extra_more = extra_kv.as_deref().map(|kv| star(comma_then(kv)));
+        let mut after = extra_more.clone().unwrap_or(Expr::Empty);
+        let mut from = extra_kv
+            .as_deref()
+            .map(|kv| seq(non_empty(vec![rf(kv), after.clone()])));
+        let mut required_ahead = false;
+        for (i, (name, kv)) in kvs.iter().enumerate().rev() {
+            let is_required = required.contains(name);
+            // `after` is still the rule for the members past this one.
+            let starts_here = seq(non_empty(vec![rf(kv.as_str()), after.clone()]));
+            let member = if is_required {
+                comma_then(kv)
+            } else {
+                opt(comma_then(kv))
+            };
+            if i > 0 {
+                let after_body = seq(non_empty(vec![member, after]));
+                after = rf(self.add_rule(&format!("{prefix}{name}-after"), after_body));
+            }
+            let from_body = match (is_required, from) {
+                (false, Some(later)) => alt(vec![starts_here, later]),
+                _ => starts_here,
+            };
+            from = Some(rf(self.add_rule(&format!("{prefix}{name}-from"), from_body)));
+            required_ahead |= is_required;
+        }
+        let members = match from {
+            None => Expr::Empty,
+            Some(from) if at_least_one || required_ahead => from,
+            Some(from) => opt(from),
+        };
+        seq(non_empty(vec![
+            lit("{"),
+            space(),
+            members,
+            lit("}"),
+            space(),
+        ]))
+    }
+
     /// For each optional property `keys[i]`, in order, the alternative that starts
     /// with it: its `-kv` rule, then a `-rest` rule admitting any subset of the ones
     /// after it. llama.cpp builds each alternative recursively; the rest rules are made
@@ -391,6 +446,7 @@ impl Converter<'_> {
                     .is_some_and(|a| *a != Value::Bool(false));
             if extras && !trivially_true(names_schema) && !unknown && self.options.strict {
                 // Strict mode: only the listed names, which were checked.
+                self.narrowed(path, "propertyNames: only the listed properties");
                 patterns.clear();
                 additional = None;
             } else if unknown || (extras && !trivially_true(names_schema)) {
@@ -446,6 +502,9 @@ impl Converter<'_> {
             }
             if kvs.len() as u64 <= max && (!extras_possible || self.options.strict) {
                 // Strict mode: no extra properties, so no more than the listed ones.
+                if extras_possible {
+                    self.narrowed(path, "maxProperties: only the listed properties");
+                }
                 patterns.clear();
                 additional = None;
                 handled.push("maxProperties");
@@ -490,7 +549,13 @@ impl Converter<'_> {
                 // refuses some valid objects, never admits an invalid one).
                 let simple =
                     super::pattern::simple_class_pattern(pattern, self.options.dotall, false);
-                let Some((set, min)) = simple else { continue };
+                let Some((set, min)) = simple else {
+                    self.narrowed(
+                        path,
+                        format!("patternProperties {pattern:?}: only the listed names"),
+                    );
+                    continue;
+                };
                 let Some(body) = self.keys_in_class_except(
                     &names,
                     &set,
@@ -509,6 +574,16 @@ impl Converter<'_> {
         }
         // Keys that match no pattern cannot be told apart from those that do, unless no
         // pattern constrains its values: otherwise such keys are left out.
+        if !distinct_schemas.is_empty()
+            && additional
+                .as_ref()
+                .is_some_and(|a| *a != Value::Bool(false))
+        {
+            self.narrowed(
+                path,
+                "additionalProperties beside patternProperties: no other keys",
+            );
+        }
         if let Some(additional) = additional.as_ref().filter(|_| distinct_schemas.is_empty()) {
             let value_rule = match additional {
                 Value::Bool(true) => self.primitive("value"),
@@ -535,7 +610,11 @@ impl Converter<'_> {
         if at_least_one && kvs.is_empty() && extra_kv.is_none() {
             return Ok(NEVER.to_string());
         }
-        let body = self.assemble_object(&kvs, &listed_required, extra_kv, &prefix, at_least_one);
+        let body = if self.compat() {
+            self.assemble_object(&kvs, &listed_required, extra_kv, &prefix, at_least_one)
+        } else {
+            self.ordered_object(&kvs, &listed_required, extra_kv, &prefix, at_least_one)
+        };
         Ok(self.add_rule(rule_name, body))
     }
 
@@ -563,6 +642,10 @@ impl Converter<'_> {
         }
         Some(matched)
     }
+}
+
+fn non_empty(items: Vec<Expr>) -> Vec<Expr> {
+    items.into_iter().filter(|e| *e != Expr::Empty).collect()
 }
 
 fn trivially_true(schema: &Value) -> bool {

@@ -363,8 +363,8 @@ fn one_of_is_exact_only_when_disjoint() {
     ]});
     assert!(compile(&tagged, &Options::strict()).is_ok());
     let err = strict_error(json!({"oneOf": [
-        {"type": "object", "properties": {"a": {"minimum": 1}}},
-        {"type": "object", "properties": {"a": {"maximum": 5}}}
+        {"type": "string", "pattern": "^a"},
+        {"type": "string", "pattern": "b$"}
     ]}));
     assert!(err.contains("oneOf"), "{err}");
 }
@@ -540,11 +540,14 @@ fn one_of_excludes_the_overlap_when_it_can() {
         &["1"],
     );
     // A schema that says nothing about type admits strings: `properties` does not make
-    // `{"type": "string"}` disjoint from it.
-    let err = strict_error(
-        json!({"oneOf": [{"properties": {"a": {"minimum": 1}}}, {"type": "string", "minLength": 1}]}),
+    // it disjoint from `{"type": "string"}`. A non-empty string matches both, so it is
+    // out; the empty string matches only the first.
+    let schema = json!({"oneOf": [{"properties": {"a": {"minimum": 1}}}, {"type": "string", "minLength": 1}]});
+    language(
+        schema,
+        &[r#""""#, "{}", r#"{"a":2}"#],
+        &[r#""x""#, r#"{"a":0}"#],
     );
-    assert!(err.contains("oneOf"), "{err}");
 }
 
 #[test]
@@ -757,4 +760,43 @@ fn unicode_classes_are_narrow_where_they_admit_and_wide_where_they_exclude() {
         &["\"\u{663}\""],
     );
     strict_error(json!({"type": "string", "pattern": "^\\p{L}+$"}));
+}
+
+#[test]
+fn negations_written_as_schemas() {
+    language(
+        json!({"type": "object", "properties": {"a": {}, "b": {}}, "not": {"required": ["a", "b"]}}),
+        &["{}", r#"{"a":1}"#, r#"{"b":1}"#],
+        &[r#"{"a":1,"b":2}"#],
+    );
+    language(
+        json!({"type": "integer", "not": {"minimum": 3}}),
+        &["2", "-5"],
+        &["3", "10"],
+    );
+    language(
+        json!({"type": "string", "not": {"maxLength": 2}}),
+        &[r#""abc""#],
+        &[r#""ab""#],
+    );
+    let one_of = json!({
+        "type": "object",
+        "properties": {"r": {"type": "number"}, "l": {"type": "number"}, "w": {"type": "number"}},
+        "oneOf": [{"required": ["r"]}, {"required": ["l", "w"]}]
+    });
+    assert!(compile(&one_of, &Options::strict()).is_ok());
+    language(
+        one_of,
+        &[r#"{"r":1}"#, r#"{"l":1,"w":2}"#, r#"{"r":1,"l":2}"#],
+        &[r#"{"r":1,"l":1,"w":2}"#, "{}"],
+    );
+    let discriminated = json!({"oneOf": [
+        {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}},
+        {"type": "object", "properties": {"kind": {"const": "c"}}}
+    ]});
+    language(
+        discriminated,
+        &[r#"{"kind":"a"}"#, r#"{"kind":"c"}"#],
+        &["{}", r#"{"x":1}"#],
+    );
 }
