@@ -55,53 +55,51 @@ pub fn functions_repr(tools: &[Value]) -> String {
     out
 }
 
+/// How one literal notation spells the scalars; containers are `[a, b]` and `{k: v}` in
+/// both Python's `repr` and `json.dumps`' default layout.
+struct Spelling {
+    null: &'static str,
+    booleans: [&'static str; 2],
+    string: fn(&mut String, &str),
+    too_deep: &'static str,
+}
+
+const REPR: Spelling = Spelling {
+    null: "None",
+    booleans: ["False", "True"],
+    string: write_str_repr,
+    too_deep: "...",
+};
+
+const JSON: Spelling = Spelling {
+    null: "null",
+    booleans: ["false", "true"],
+    string: write_json_str,
+    too_deep: "null",
+};
+
 fn write_repr(out: &mut String, value: &Value, depth: usize) {
-    match value {
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_str_repr(out, s),
-        _ if depth >= MAX_DEPTH => out.push_str("..."),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, item, depth + 1);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str_repr(out, key);
-                out.push_str(": ");
-                write_repr(out, item, depth + 1);
-            }
-            out.push('}');
-        }
-    }
+    write_literal(out, value, depth, &REPR);
 }
 
 fn write_json(out: &mut String, value: &Value, depth: usize) {
+    write_literal(out, value, depth, &JSON);
+}
+
+fn write_literal(out: &mut String, value: &Value, depth: usize, spelling: &Spelling) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.push_str(spelling.null),
+        Value::Bool(b) => out.push_str(spelling.booleans[usize::from(*b)]),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_json_str(out, s),
-        _ if depth >= MAX_DEPTH => out.push_str("null"),
+        Value::String(s) => (spelling.string)(out, s),
+        _ if depth >= MAX_DEPTH => out.push_str(spelling.too_deep),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json(out, item, depth + 1);
+                write_literal(out, item, depth + 1, spelling);
             }
             out.push(']');
         }
@@ -111,9 +109,9 @@ fn write_json(out: &mut String, value: &Value, depth: usize) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json_str(out, key);
+                (spelling.string)(out, key);
                 out.push_str(": ");
-                write_json(out, item, depth + 1);
+                write_literal(out, item, depth + 1, spelling);
             }
             out.push('}');
         }
