@@ -740,6 +740,11 @@ impl<'a> Converter<'a> {
             body.push(space());
             return Ok(self.add_rule(rule_name, seq(body)));
         }
+        if *items == Value::Bool(false) {
+            // No item can exist: the empty array.
+            let body = seq(vec![lit("["), space(), Expr::Empty, lit("]"), space()]);
+            return Ok(self.add_rule(rule_name, body));
+        }
         let item_rule = self.visit(
             items,
             &format!("{prefix}item"),

@@ -43,6 +43,12 @@ impl Converter<'_> {
         let mut kvs = Vec::with_capacity(properties.len());
         let mut names = Vec::with_capacity(properties.len());
         for (prop_name, prop_schema, prop_path) in properties {
+            if *prop_schema == Value::Bool(false) && !required.contains(prop_name) {
+                // A property that can have no value cannot appear (llama.cpp refuses
+                // the schema `false`); its name stays out of extra keys too.
+                names.push(prop_name.clone());
+                continue;
+            }
             let value_rule = self.visit(prop_schema, &format!("{prefix}{prop_name}"), prop_path)?;
             let kv_rule = self.property_kv(&prefix, prop_name, &value_rule);
             kvs.push((prop_name.clone(), kv_rule));

@@ -800,3 +800,19 @@ fn negations_written_as_schemas() {
         &["{}", r#"{"x":1}"#],
     );
 }
+
+#[test]
+fn compat_mode_reads_false_properties_and_items() {
+    language_with(
+        json!({"type": "object", "properties": {"a": false, "b": {"type": "integer"}}, "additionalProperties": true}),
+        &Options::default(),
+        &["{}", r#"{"b":1}"#, r#"{"c":1}"#],
+        &[r#"{"a":1}"#],
+    );
+    language_with(
+        json!({"type": "array", "items": false}),
+        &Options::default(),
+        &["[]"],
+        &["[1]"],
+    );
+}
