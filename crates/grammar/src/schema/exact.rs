@@ -875,7 +875,15 @@ impl Converter<'_> {
         }
         if let Some(format) = format {
             if let Some(rule) = self.format_rule(format, rule_name) {
-                self.warn_unhandled(obj, Types::STRING, &["format"], path);
+                // Lengths every string of the format already has need no enforcing.
+                let mut handled = vec!["format"];
+                if let Some((shortest, longest)) = super::formats::lengths(format) {
+                    let lo = min.unwrap_or(0);
+                    if shortest >= lo && max.is_none_or(|hi| longest.is_some_and(|l| l <= hi)) {
+                        handled.extend(["minLength", "maxLength"]);
+                    }
+                }
+                self.warn_unhandled(obj, Types::STRING, &handled, path);
                 return Ok(rule);
             }
             if keywords::is_checked_format(format) {

@@ -42,6 +42,23 @@ impl Converter<'_> {
     }
 }
 
+/// The lengths (in characters) of the strings the rule for `format` admits: the
+/// fewest, and the most if bounded.
+pub(super) fn lengths(format: &str) -> Option<(u64, Option<u64>)> {
+    Some(match format {
+        "date" => (10, Some(10)),
+        "time" => (9, Some(18)),
+        "date-time" => (20, Some(29)),
+        "ipv4" => (7, Some(15)),
+        "ipv6" => (2, Some(45)),
+        "email" => (5, None),
+        "hostname" => (1, Some(251)),
+        "uri" => (4, None),
+        f if is_uuid_format(f) => (36, Some(36)),
+        _ => return None,
+    })
+}
+
 pub(super) fn is_uuid_format(format: &str) -> bool {
     match format.strip_prefix("uuid") {
         Some("") => true,

@@ -816,3 +816,18 @@ fn compat_mode_reads_false_properties_and_items() {
         &["[1]"],
     );
 }
+
+#[test]
+fn lengths_a_format_already_has() {
+    let c = compiled(
+        &json!({"type": "string", "format": "uri", "minLength": 1}),
+        &Options::strict(),
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let c = compiled(
+        &json!({"type": "string", "format": "uuid", "maxLength": 36}),
+        &Options::strict(),
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    strict_error(json!({"type": "string", "format": "email", "minLength": 8}));
+}
