@@ -862,6 +862,19 @@ impl Converter<'_> {
                     }
                 }
             }
+            if lengths && self.options.strict && !self.pattern_fits(pattern, lo, hi) {
+                // Strict mode: bound the pattern's repetitions so that its lengths fit.
+                if let Some(rule) = self.pattern_rule_within(pattern, rule_name, path, lo, hi)? {
+                    self.narrowed(path, "pattern with lengths: repetitions bounded to fit");
+                    self.warn_unhandled(
+                        obj,
+                        Types::STRING,
+                        &["pattern", "minLength", "maxLength"],
+                        path,
+                    );
+                    return Ok(rule);
+                }
+            }
             let (rule, (shortest, longest)) = self.visit_pattern_len(pattern, rule_name, path)?;
             let mut handled = vec!["pattern"];
             if lengths {

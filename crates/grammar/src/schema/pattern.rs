@@ -37,6 +37,109 @@ impl Converter<'_> {
         name: &str,
         path: &str,
     ) -> Result<(String, Len)> {
+        self.pattern_rule(pattern, name, path, None, false)
+    }
+
+    /// Strict mode: a rule for strings matching `pattern` (read as anchored at both
+    /// ends, which admits some of its strings) whose lengths lie within `lo..=hi`, by
+    /// bounding its unbounded repetitions: each repeated at least `m` times and at most
+    /// `k`, with the least `m` and the most `k` that keep every string within bounds
+    /// (found by bisection on the pattern's measured lengths). `None` when no such
+    /// bounds exist (a pattern with no unbounded repetition and lengths outside).
+    pub(super) fn pattern_rule_within(
+        &mut self,
+        pattern: &str,
+        name: &str,
+        path: &str,
+        lo: u64,
+        hi: Option<u64>,
+    ) -> Result<Option<String>> {
+        let options = super::Options {
+            strict: false,
+            llama_cpp_compat: false,
+            ..self.options.clone()
+        };
+        let root = serde_json::Value::Null;
+        let measure = |caps: (Option<u64>, u64)| -> Option<Len> {
+            let mut scratch = Converter::new(&options, &root);
+            scratch
+                .pattern_rule(pattern, "measure", "#", Some(caps), true)
+                .ok()
+                .map(|(_, len)| len)
+        };
+        let Some((shortest, _)) = measure((None, 0)) else {
+            return Ok(None);
+        };
+        // The fewest repetitions that make every string long enough.
+        let mut floor = 0;
+        if shortest < lo {
+            let (mut low, mut high) = (1u64, lo);
+            if measure((None, high)).is_none_or(|l| l.0 < lo) {
+                return Ok(None);
+            }
+            while low < high {
+                let mid = low + (high - low) / 2;
+                if measure((None, mid)).is_some_and(|l| l.0 >= lo) {
+                    high = mid;
+                } else {
+                    low = mid + 1;
+                }
+            }
+            floor = low;
+        }
+        // The most repetitions that keep every string short enough.
+        let cap = match hi {
+            None => None,
+            Some(hi) => {
+                let fits = |k: u64| {
+                    measure((Some(k), floor)).is_some_and(|l| l.1.is_some_and(|m| m <= hi))
+                };
+                if !fits(floor) {
+                    return Ok(None);
+                }
+                let (mut low, mut high) = (floor, hi.max(floor));
+                while low < high {
+                    let mid = low + (high - low).div_ceil(2);
+                    if fits(mid) {
+                        low = mid;
+                    } else {
+                        high = mid - 1;
+                    }
+                }
+                Some(low)
+            }
+        };
+        let (rule, _) = self.pattern_rule(pattern, name, path, Some((cap, floor)), true)?;
+        Ok(Some(rule))
+    }
+
+    /// Whether every string of `pattern` already has a length within `lo..=hi`.
+    pub(super) fn pattern_fits(&self, pattern: &str, lo: u64, hi: Option<u64>) -> bool {
+        let options = super::Options {
+            strict: false,
+            llama_cpp_compat: false,
+            ..self.options.clone()
+        };
+        let root = serde_json::Value::Null;
+        let mut scratch = Converter::new(&options, &root);
+        match scratch.pattern_rule(pattern, "measure", "#", None, false) {
+            Ok((_, (shortest, longest))) => {
+                shortest >= lo && hi.is_none_or(|hi| longest.is_some_and(|l| l <= hi))
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The pattern's rule; `caps` bounds its unbounded repetitions (at most, at least),
+    /// `anchored` reads it as anchored at both ends.
+    fn pattern_rule(
+        &mut self,
+        pattern: &str,
+        name: &str,
+        path: &str,
+        caps: Option<(Option<u64>, u64)>,
+        anchored: bool,
+    ) -> Result<(String, Len)> {
         let limit = self.options.limits.max_pattern_length;
         if pattern.chars().count() > limit {
             return Err(GrammarError::Limit(format!(
@@ -44,13 +147,16 @@ impl Converter<'_> {
             )));
         }
         let mut chars: Vec<char> = pattern.chars().collect();
-        let anchored_start = chars.first() == Some(&'^');
+        let mut anchored_start = chars.first() == Some(&'^');
         if anchored_start {
             chars.remove(0);
         }
-        let anchored_end = chars.last() == Some(&'$') && !escaped_at(&chars, chars.len() - 1);
+        let mut anchored_end = chars.last() == Some(&'$') && !escaped_at(&chars, chars.len() - 1);
         if anchored_end {
             chars.pop();
+        }
+        if anchored {
+            (anchored_start, anchored_end) = (true, true);
         }
         let mut walk = Walk {
             chars,
@@ -60,6 +166,7 @@ impl Converter<'_> {
             subs: Vec::new(),
             anchored: (anchored_start, anchored_end),
             exact: !self.compat(),
+            caps,
         };
         let (inner, len) = walk.transform(self, 0)?;
         let len = if anchored_start && anchored_end {
@@ -184,6 +291,8 @@ struct Walk {
     subs: Vec<(Expr, String)>,
     anchored: (bool, bool),
     exact: bool,
+    /// Bounds for unbounded repetitions: at most, at least (see `pattern_rule_within`).
+    caps: Option<(Option<u64>, u64)>,
 }
 
 impl Walk {
@@ -410,6 +519,13 @@ impl Walk {
             Some(Piece::Bar) | None => return Err(self.error("a quantifier has nothing to repeat")),
         };
         let cap = conv.options.limits.max_repeat;
+        let (min, max) = match (self.caps, max) {
+            (Some((at_most, at_least)), None) => {
+                let min = min.max(at_least);
+                (min, at_most.map(|k| k.max(min)))
+            }
+            _ => (min, max),
+        };
         let len = (
             item_len.0.saturating_mul(min),
             match (item_len.1, max) {
@@ -766,6 +882,7 @@ pub(super) fn simple_class_pattern(
         subs: Vec::new(),
         anchored: (anchored_start, anchored_end),
         exact: true,
+        caps: None,
     };
     if walk.chars.is_empty() {
         return (!(anchored_start && anchored_end)).then(|| (CharSet::all(), 0));

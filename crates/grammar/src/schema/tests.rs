@@ -636,7 +636,19 @@ fn patterns_with_lengths() {
         &Options::strict(),
     );
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
-    strict_error(json!({"type": "string", "pattern": "^(a|bb)+$", "maxLength": 3}));
+    let schema = json!({"type": "string", "pattern": "^(a|bb)+$", "maxLength": 3});
+    let c = compiled(&schema, &Options::exact());
+    assert!(
+        c.warnings.iter().any(|w| w.contains("maxLength")),
+        "{:?}",
+        c.warnings
+    );
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#""a""#, r#""bb""#],
+        &[r#""abb""#, r#""aaaa""#],
+    );
 }
 
 #[test]
@@ -830,4 +842,26 @@ fn lengths_a_format_already_has() {
     );
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     strict_error(json!({"type": "string", "format": "email", "minLength": 8}));
+}
+
+#[test]
+fn strict_mode_bounds_repetitions_to_fit_lengths() {
+    let schema =
+        json!({"type": "string", "pattern": "^[a-z]+@[a-z]+$", "minLength": 5, "maxLength": 9});
+    let c = compiled(&schema, &Options::strict());
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#""ab@cd""#, r#""abcd@efgh""#],
+        &[r#""abc@""#, r#""abcde@fghij""#, r#""ab@c""#],
+    );
+    let schema = json!({"type": "string", "pattern": "^IGF[a-zA-Z0-9-_]+$", "maxLength": 6});
+    language_with(
+        schema,
+        &Options::strict(),
+        &[r#""IGFa""#, r#""IGFabc""#],
+        &[r#""IGFabcd""#, r#""IGF""#],
+    );
+    strict_error(json!({"type": "string", "pattern": "^abc$", "minLength": 4}));
 }
