@@ -35,22 +35,8 @@ fn sample() -> Vec<Case> {
         .collect()
 }
 
-/// Some MaskBench schemas make grammars of 100k+ characters whose compilation recurses
-/// deeper than a test thread's 2 MiB stack allows in a debug build; the CLI's main thread
-/// (8 MiB) and release builds do not need this.
-const STACK: usize = 64 << 20;
-
 #[test]
 fn strict_grammars_never_accept_an_invalid_instance() {
-    std::thread::Builder::new()
-        .stack_size(STACK)
-        .spawn(check_sample)
-        .expect("a thread")
-        .join()
-        .expect("the sample check");
-}
-
-fn check_sample() {
     let options = Options {
         strict: true,
         extra_properties_by_default: true,
