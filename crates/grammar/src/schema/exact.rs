@@ -710,6 +710,50 @@ impl Converter<'_> {
         Ok(self.add_rule(rule_name, body))
     }
 
+    /// One character of a JSON string that is one code point, as `minLength` and
+    /// `maxLength` count: `char` without `\uD800`–`\uDFFF`, since a surrogate pair of
+    /// escapes is two `char`s but one character (a raw character beyond the BMP is one).
+    fn code_point_rule(&mut self) -> String {
+        let hex = super::exprs::hex;
+        let not_d = Expr::Class(crate::tree::CharClass::new(
+            false,
+            vec![
+                crate::tree::ClassItem::Range('0', '9'),
+                crate::tree::ClassItem::Range('a', 'c'),
+                crate::tree::ClassItem::Range('e', 'f'),
+                crate::tree::ClassItem::Range('A', 'C'),
+                crate::tree::ClassItem::Range('E', 'F'),
+            ],
+        ));
+        let not_surrogate = alt(vec![
+            seq(vec![not_d, super::exprs::rep(hex(), 3, Some(3))]),
+            seq(vec![
+                super::exprs::chars("dD"),
+                Expr::range('0', '7'),
+                super::exprs::rep(hex(), 2, Some(2)),
+            ]),
+        ]);
+        let body = alt(vec![
+            Expr::Class(crate::tree::CharClass::new(
+                true,
+                vec![
+                    crate::tree::ClassItem::Char('"'),
+                    crate::tree::ClassItem::Char('\\'),
+                    crate::tree::ClassItem::Char('\x7f'),
+                    crate::tree::ClassItem::Range('\0', '\x1f'),
+                ],
+            )),
+            seq(vec![
+                super::exprs::one('\\'),
+                group(alt(vec![
+                    super::exprs::chars("\"\\bfnrt"),
+                    seq(vec![lit("u"), group(not_surrogate)]),
+                ])),
+            ]),
+        ]);
+        self.add_rule("code-point", body)
+    }
+
     /// Warns when a normalized `not: {enum: […]}` excludes constants of `types`, which
     /// the branch for those types cannot.
     fn warn_excluded(&mut self, obj: &Map<String, Value>, types: Types, path: &str) {
@@ -907,7 +951,7 @@ impl Converter<'_> {
             }
         }
         if min.is_some() || max.is_some() {
-            let char_rule = self.primitive("char");
+            let char_rule = self.code_point_rule();
             let body = seq(vec![
                 lit("\""),
                 repetition(

@@ -865,3 +865,19 @@ fn strict_mode_bounds_repetitions_to_fit_lengths() {
     );
     strict_error(json!({"type": "string", "pattern": "^abc$", "minLength": 4}));
 }
+
+#[test]
+fn lengths_count_code_points() {
+    // One character written as a surrogate pair of escapes is not two.
+    let schema = json!({"type": "string", "minLength": 2});
+    language(
+        schema.clone(),
+        &[r#""ab""#, r#""\u00e9x""#],
+        &[r#""\ud83d\ude00""#, r#""a""#],
+    );
+    language(
+        json!({"type": "string", "maxLength": 1}),
+        &["\"\u{1F600}\""],
+        &[r#""ab""#],
+    );
+}
