@@ -140,6 +140,25 @@ mod tests {
     }
 
     #[test]
+    fn a_literal_sharing_a_start_with_another_path_does_not_hide_it() {
+        // `"a"` and `"ab"` both start `"a`; a greedy multi-character lexeme for the
+        // listed key would fail at `b` and lose the other path.
+        let mut g = Grammar::new("root");
+        let lower = Expr::repeat(Expr::range('a', 'z'), 1, None);
+        g.set_rule(
+            "root",
+            Expr::Alt(vec![
+                Expr::literal("\"a\""),
+                Expr::Seq(vec![Expr::literal("\""), lower, Expr::literal("\"")]),
+            ]),
+        );
+        let v = Validator::from_grammar(&g).unwrap();
+        assert!(v.accepts("\"a\""));
+        assert!(v.accepts("\"ab\""));
+        assert!(!v.accepts("\"a"));
+    }
+
+    #[test]
     fn a_lazy_grammar_is_free_until_its_trigger() {
         let mut g = Grammar::new("root");
         g.set_rule(

@@ -117,7 +117,7 @@ fn lark_name(gbnf: &str) -> String {
 fn expr(e: &Expr, names: &LarkNames) -> String {
     match e {
         Expr::Empty => "\"\"".to_string(),
-        Expr::Literal(text) => quoted(text),
+        Expr::Literal(text) => char_by_char(text),
         Expr::Class(class) => format!("/{}/", class_regex(class)),
         Expr::AnyChar => "/(?s:.)/".to_string(),
         Expr::Ref(name) => names.get(name),
@@ -150,6 +150,24 @@ fn expr(e: &Expr, names: &LarkNames) -> String {
                 "{item}{}",
                 crate::gbnf::print::repetition_suffix(*min, *max)
             )
+        }
+    }
+}
+
+/// A literal as a sequence of one-character literals. llguidance lexes greedily: a
+/// multi-character literal that shares a start with another allowed lexeme and fails
+/// more than one character on would reject text the grammar admits. One character per
+/// lexeme keeps GBNF's meaning exactly.
+fn char_by_char(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) | (Some(_), None) => quoted(text),
+        _ => {
+            let pieces: Vec<String> = text
+                .chars()
+                .map(|c| quoted(c.encode_utf8(&mut [0; 4])))
+                .collect();
+            format!("({})", pieces.join(" "))
         }
     }
 }
