@@ -1,7 +1,7 @@
 //! `toolbridge bench mask-time`: how long llguidance takes to compute one token mask over a
 //! real model's vocabulary while a tool call is generated. The grammar is a Hermes/Qwen
-//! `<tool_call>` wrapper around one JSON object per tool, built twice: from our schema
-//! converter's rules, and with the schemas embedded as llguidance `%json`. The tokens of a
+//! `<tool_call>` wrapper around one JSON object per tool, with the schemas embedded as
+//! llguidance `%json`, and again with them converted to rules by our converter. The tokens of a
 //! sample call are fed one by one, timing each mask.
 
 use anyhow::{bail, Context, Result};
@@ -46,25 +46,15 @@ pub fn run(args: &MaskTimeArgs) -> Result<()> {
     let tools = read_tools(&args.tools)?;
     let mut factory = ParserFactory::new_simple(&tok_env).map_err(|e| anyhow::anyhow!("{e}"))?;
     factory.quiet();
-    for (label, grammar) in [
-        (
-            "converted rules",
-            call_grammar(&tools, Embedding::Converted)?,
-        ),
-        ("%json schemas", call_grammar(&tools, Embedding::Json)?),
-    ] {
+    let embedded = call_grammar(&tools)?;
+    let (converted, _) = schema::expand_embedded(&embedded, &Options::default())?;
+    for (label, grammar) in [("converted rules", converted), ("%json schemas", embedded)] {
         let lark = lark::print(&grammar);
         let times = time_masks(&factory, &tok_env, &lark, &args.output, args.runs)
             .with_context(|| format!("{label}: the grammar does not admit the output"))?;
         report(label, &times);
     }
     Ok(())
-}
-
-#[derive(Clone, Copy)]
-enum Embedding {
-    Converted,
-    Json,
 }
 
 fn read_tools(path: &Path) -> Result<Vec<Value>> {
@@ -78,11 +68,11 @@ fn read_tools(path: &Path) -> Result<Vec<Value>> {
     }
 }
 
-/// `root ::= "<tool_call>\n" (call-0 | call-1 | …) "\n</tool_call>"`
-fn call_grammar(tools: &[Value], embedding: Embedding) -> Result<Grammar> {
-    let mut grammar = Grammar::new("root");
+/// `root ::= "<tool_call>\n" (call | call | …) "\n</tool_call>"`, each call an
+/// embedded schema of `{"name": …, "arguments": …}`.
+fn call_grammar(tools: &[Value]) -> Result<Grammar> {
     let mut calls = Vec::new();
-    for (i, tool) in tools.iter().enumerate() {
+    for tool in tools {
         let function = tool.get("function").unwrap_or(tool);
         let name = function
             .get("name")
@@ -92,31 +82,20 @@ fn call_grammar(tools: &[Value], embedding: Embedding) -> Result<Grammar> {
             .get("parameters")
             .cloned()
             .unwrap_or(json!({"type": "object"}));
-        let call_schema = json!({
+        calls.push(Expr::Json(json!({
             "type": "object",
             "properties": {"name": {"const": name}, "arguments": parameters},
             "required": ["name", "arguments"],
-        });
-        calls.push(match embedding {
-            Embedding::Json => Expr::Json(call_schema),
-            Embedding::Converted => {
-                let mut compiled = schema::compile(&call_schema, &Options::default())?.grammar;
-                let root = compiled.root.clone();
-                compiled.rename_rule(&root, &format!("call-{i}"));
-                grammar.include(compiled, &format!("call-{i}-"))
-            }
-        });
+        })));
     }
-    grammar.rules.insert(
-        0,
-        toolbridge_grammar::Rule {
-            name: "root".into(),
-            body: Expr::Seq(vec![
-                Expr::literal("<tool_call>\n"),
-                Expr::group(Expr::Alt(calls)),
-                Expr::literal("\n</tool_call>"),
-            ]),
-        },
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule(
+        "root",
+        Expr::Seq(vec![
+            Expr::literal("<tool_call>\n"),
+            Expr::group(Expr::Alt(calls)),
+            Expr::literal("\n</tool_call>"),
+        ]),
     );
     Ok(grammar)
 }

@@ -15,7 +15,8 @@ use crate::error::GrammarError;
 use crate::tree::{CharClass, ClassItem, Expr, Grammar, Token};
 
 /// The grammar as GBNF, one `name ::= body` line per rule, in the grammar's rule order.
-/// Embedded JSON schemas must have been expanded into rules first.
+/// Embedded JSON schemas must have been expanded into rules first
+/// ([`crate::schema::expand_embedded`]).
 pub fn print(grammar: &Grammar) -> Result<String, GrammarError> {
     let mut out = String::new();
     for rule in &grammar.rules {
@@ -40,7 +41,7 @@ pub fn expr(e: &Expr) -> Result<String, GrammarError> {
         Expr::Token(Token::Id(id)) => format!("<[{id}]>"),
         Expr::Json(_) => {
             return Err(GrammarError::Unprintable(
-                "an embedded JSON schema must be converted to rules before printing GBNF".into(),
+                "an embedded JSON schema must be converted to rules (schema::expand_embedded) before printing GBNF".into(),
             ))
         }
         Expr::Seq(items) => sequence(items)?,

@@ -35,6 +35,7 @@
 mod builtins;
 mod charset;
 mod converter;
+mod embedded;
 mod exact;
 mod exprs;
 mod formats;
@@ -55,6 +56,8 @@ mod validate;
 mod tests;
 
 use serde_json::Value;
+
+pub use embedded::expand_embedded;
 
 use crate::error::GrammarError;
 use crate::tree::{Grammar, Rule};
