@@ -1,3 +1,5 @@
 //! Dialects: how each model family is shown tools, how its history is rewritten so its
 //! template accepts it, the grammar of its calls, and the one streaming parser that reads
 //! them back. Sits above `chat`, `template` and `grammar`; below `engine`'s users.
+
+pub mod toolkit;

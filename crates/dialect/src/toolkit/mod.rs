@@ -1,0 +1,14 @@
+//! The stream-parsing toolkit every dialect's parser is built from.
+//!
+//! Model output arrives in pieces of any size: a piece may end inside a marker, a UTF-8
+//! character or a JSON string escape, and a parser must give the same answer whether it is
+//! fed everything at once or one byte at a time. Getting that right is fiddly, and peers that
+//! re-solve it in each parser lose calls at chunk boundaries in some parsers and not others.
+//! So it is solved once, here, and tested here against every way of cutting the input; the
+//! dialects only say which markers and which JSON they expect, and copy nothing.
+//!
+//! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
+//! - [`json_scan`]: where one JSON value ends, and its text as argument fragments meanwhile.
+
+pub mod json_scan;
+pub mod tag_scan;
