@@ -3,3 +3,8 @@
 //! them back. Sits above `chat`, `template` and `grammar`; below `engine`'s users.
 
 pub mod toolkit;
+
+pub mod assemble;
+pub mod chunks;
+pub mod events;
+pub mod tool_ids;
