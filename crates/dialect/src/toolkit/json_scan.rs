@@ -6,7 +6,8 @@
 //! longer be JSON — long before the value is complete enough to parse. [`JsonScanner`]
 //! answers that by tracking strings, escapes (surrogate pairs included), UTF-8, nesting and
 //! scalars; it builds nothing and never panics. Once it says a value is complete, the text
-//! is handed to `serde_json` to be read.
+//! is handed to `serde_json` to be read. [`ArgumentStream`] (a value on its own) and
+//! [`FieldStream`] (one field of an object) give a value's text as fragments meanwhile.
 //!
 //! Strings and containers end at their closing byte. Numbers and `true`/`false`/`null` end
 //! only when a byte that cannot continue them arrives, or at [`JsonScanner::finish`]: at the
@@ -530,6 +531,122 @@ impl ArgumentStream {
     }
 }
 
+/// Streams the value of one field of a JSON object (`arguments` in
+/// `{"name": "f", "arguments": {…}}`) as fragments while the whole object is scanned.
+///
+/// Fed the object's text, each piece yields the part of the field's value it holds; the
+/// fragments joined are that value's text exactly. The [`Scan`] is the whole object's, so the
+/// caller learns in the same call where the object ends. Only fields of the outermost object
+/// count, only the first field of that name, and its key is compared as written (escapes are
+/// not decoded).
+#[derive(Debug, Clone)]
+pub struct FieldStream {
+    scanner: JsonScanner,
+    field: Vec<u8>,
+    key: Vec<u8>,
+    phase: FieldPhase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldPhase {
+    Seeking,
+    InValue,
+    Done,
+}
+
+impl FieldStream {
+    /// A stream for the field named `field` of the object about to be fed.
+    pub fn new(field: &str) -> Self {
+        Self {
+            scanner: JsonScanner::new(),
+            field: field.as_bytes().to_vec(),
+            key: Vec::new(),
+            phase: FieldPhase::Seeking,
+        }
+    }
+
+    /// Feeds the next piece of the object; see [`ArgumentStep`].
+    pub fn push<'a>(&mut self, piece: &'a str) -> ArgumentStep<'a> {
+        let mut start = (self.phase == FieldPhase::InValue).then_some(0);
+        let mut end = None;
+        let mut scan = Scan::NeedMore;
+        for (offset, &byte) in piece.as_bytes().iter().enumerate() {
+            let before = self.scanner.state;
+            let before_depth = self.scanner.depth();
+            let in_top_object =
+                before_depth == 1 && self.scanner.containers.first() == Some(&Container::Object);
+            let step = self.scanner.push([byte]);
+            if let Scan::Invalid { .. } = step {
+                scan = Scan::Invalid { at: offset };
+                break;
+            }
+            if in_top_object && self.phase == FieldPhase::Seeking {
+                self.follow_key(before, byte);
+                if self.value_begins(before) {
+                    self.phase = FieldPhase::InValue;
+                    start = Some(offset);
+                }
+            }
+            if self.phase == FieldPhase::InValue && !self.value_goes_on() {
+                self.phase = FieldPhase::Done;
+                let scalar_ended_before_this_byte = before_depth == 1
+                    && matches!(before, State::InNumber(_) | State::InLiteral { .. });
+                end = Some(offset + usize::from(!scalar_ended_before_this_byte));
+            }
+            if let Scan::Complete { rest_at } = step {
+                scan = Scan::Complete {
+                    rest_at: offset + rest_at,
+                };
+                break;
+            }
+        }
+        let stop = match scan {
+            Scan::NeedMore => piece.len(),
+            Scan::Complete { rest_at } => rest_at,
+            Scan::Invalid { at } => at,
+        };
+        let fragment = start.and_then(|start| piece.get(start..end.unwrap_or(stop)));
+        ArgumentStep {
+            fragment: fragment.unwrap_or_default(),
+            scan,
+        }
+    }
+
+    /// Ends the output; see [`JsonScanner::finish`].
+    pub fn finish(&mut self) -> Ending {
+        self.scanner.finish()
+    }
+
+    /// Collects the key being read in the outermost object.
+    fn follow_key(&mut self, before: State, byte: u8) {
+        let in_key = matches!(self.scanner.state, State::InString { is_key: true, .. });
+        match before {
+            State::KeyOrObjectEnd | State::Key if in_key => self.key.clear(),
+            State::InString { is_key: true, .. } if in_key => self.key.push(byte),
+            _ => {}
+        }
+    }
+
+    /// Whether the byte just scanned began the value of the wanted field.
+    fn value_begins(&self, before: State) -> bool {
+        before == State::Value && self.scanner.state != State::Value && self.key == self.field
+    }
+
+    /// Whether the scanner is still inside the wanted field's value.
+    fn value_goes_on(&self) -> bool {
+        match self.scanner.depth() {
+            0 => false,
+            1 => matches!(
+                self.scanner.state,
+                State::InString { is_key: false, .. }
+                    | State::InNumber(_)
+                    | State::InLiteral { .. }
+            ),
+            _ => true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -782,6 +899,72 @@ mod tests {
             }
             prop_assert_eq!(stream.finish(), Ending::Complete);
             prop_assert_eq!(joined, text);
+        }
+    }
+
+    fn call_object() -> impl Strategy<Value = (Value, Value)> {
+        (json_value(), json_value(), "[a-z_]{1,8}").prop_map(|(arguments, other, name)| {
+            let call = serde_json::json!({
+                "name": name,
+                "before": other.clone(),
+                "arguments": arguments.clone(),
+                "after": other,
+            });
+            (call, arguments)
+        })
+    }
+
+    #[test]
+    fn field_fragments_are_the_field_value_text() {
+        let mut stream = FieldStream::new("arguments");
+        let pieces = [
+            r#"{"name": "f", "argu"#,
+            r#"ments": {"a": [1"#,
+            "]}, \"x\": 2",
+            "}<",
+        ];
+        let steps: Vec<ArgumentStep> = pieces.iter().map(|piece| stream.push(piece)).collect();
+        let fragments: Vec<&str> = steps.iter().map(|step| step.fragment).collect();
+        assert_eq!(fragments, ["", r#"{"a": [1"#, "]}", ""]);
+        assert_eq!(steps[3].scan, Scan::Complete { rest_at: 1 });
+        let mut stream = FieldStream::new("arguments");
+        assert_eq!(stream.push(r#"{"arguments":12}"#).fragment, "12");
+        assert_eq!(stream.finish(), Ending::Complete);
+    }
+
+    proptest! {
+        #[test]
+        fn field_fragments_join_to_the_field_value(
+            (call, arguments) in call_object(),
+            pretty in any::<bool>(),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+        ) {
+            let text = serialized(&call, pretty);
+            let output = format!("{text}</tool_call>");
+            let mut boundaries: Vec<usize> = cuts
+                .iter()
+                .map(|cut| cut.index(output.len() + 1))
+                .filter(|&cut| output.is_char_boundary(cut))
+                .collect();
+            boundaries.extend([0, output.len()]);
+            boundaries.sort_unstable();
+            let mut stream = FieldStream::new("arguments");
+            let mut joined = String::new();
+            let mut object_end = None;
+            for pair in boundaries.windows(2) {
+                let step = stream.push(&output[pair[0]..pair[1]]);
+                joined.push_str(step.fragment);
+                if let (None, Scan::Complete { rest_at }) = (object_end, step.scan) {
+                    object_end = Some(pair[0] + rest_at);
+                }
+            }
+            prop_assert_eq!(object_end, Some(text.len()));
+            // Compared after one trip through serde_json each, as float digits may not round-trip.
+            let reread = |text: &str| serde_json::from_str::<Value>(text).map_err(|error| TestCaseError::fail(format!("{error}: {text:?}")));
+            prop_assert_eq!(reread(&joined)?, reread(&serialized(&arguments, false))?);
+            if !pretty {
+                prop_assert_eq!(joined, serialized(&arguments, false));
+            }
         }
     }
 }

@@ -8,7 +8,8 @@
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
-//! - [`json_scan`]: where one JSON value ends, and its text as argument fragments meanwhile.
+//! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
+//!   argument fragments meanwhile.
 
 pub mod json_scan;
 pub mod tag_scan;
