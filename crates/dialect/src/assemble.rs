@@ -6,6 +6,25 @@
 //! called tools (an answer with neither has `""`); `reasoning_content` holds the reasoning
 //! when there was any; each call has its id (the model's, or a generated one), `type:
 //! function`, and its arguments as the JSON text the fragments concatenate to.
+//!
+//! ```
+//! use toolbridge_dialect::assemble::assemble;
+//! use toolbridge_dialect::events::Event;
+//! use toolbridge_dialect::tool_ids::SequentialIds;
+//!
+//! let events = [
+//!     Event::ToolCallStart { index: 0, id: None, name: "get_weather".into() },
+//!     Event::ToolCallArguments { index: 0, fragment: r#"{"city": "#.into() },
+//!     Event::ToolCallArguments { index: 0, fragment: r#""Paris"}"#.into() },
+//!     Event::ToolCallEnd { index: 0 },
+//! ];
+//! let message = assemble(events, SequentialIds::default())?;
+//! assert_eq!(message.content, None);
+//! let call = &message.calls()[0];
+//! assert_eq!(call.id.as_deref(), Some("call_000000000000000000000000"));
+//! assert_eq!(call.function.arguments.as_json_string(), r#"{"city": "Paris"}"#);
+//! # Ok::<(), toolbridge_dialect::events::EventOrderError>(())
+//! ```
 
 use toolbridge_chat::{Arguments, Message, ResponseMessage, ToolCall};
 
