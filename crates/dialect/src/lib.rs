@@ -7,4 +7,5 @@ pub mod toolkit;
 pub mod assemble;
 pub mod chunks;
 pub mod events;
+pub mod probe;
 pub mod tool_ids;

@@ -1,0 +1,248 @@
+//! What a chat template can render, found by rendering it.
+//!
+//! A dialect has to write past tool calls, tool results and system turns into a history
+//! that the model's own template accepts. Reading the template's text for that is
+//! guesswork: the same intent is spelled a hundred ways. So, as the seed's system does,
+//! the template is asked: small conversations carrying unique marker strings are rendered,
+//! and the output is searched for the markers. A marker that comes out means the template
+//! renders that part; a render that raises means the template refuses that shape of
+//! conversation. Errors are data here, never panics.
+//!
+//! The same renders, diffed, give the text around an assistant turn: the generation prompt
+//! (`add_generation_prompt` true minus false) and what a finished assistant message is
+//! wrapped in (for ChatML, `<|im_start|>assistant\n` before and `<|im_end|>\n` after).
+
+use serde_json::{json, Value};
+use toolbridge_template::JinjaTemplate;
+
+/// Marker strings. Each is unique, so one cannot be found inside another or in the
+/// template's own text.
+const USER_MARKER: &str = "PROBE_USER_x7f3";
+const SECOND_USER_MARKER: &str = "PROBE_USER2_x7f3";
+const SYSTEM_MARKER: &str = "PROBE_SYSTEM_x7f3";
+const ASSISTANT_MARKER: &str = "PROBE_ASSISTANT_x7f3";
+const CONTENT_MARKER: &str = "PROBE_CONTENT_x7f3";
+const CALL_NAME_MARKER: &str = "probe_call_x7f3";
+const ARGUMENT_KEY_MARKER: &str = "probe_arg_x7f3";
+const ARGUMENT_VALUE_MARKER: &str = "PROBE_VALUE_x7f3";
+const RESULT_MARKER: &str = "PROBE_RESULT_x7f3";
+const RESULT_NAME_MARKER: &str = "probe_result_name_x7f3";
+const TOOL_NAME_MARKER: &str = "probe_tool_x7f3";
+/// Nine alphanumerics: the only id shape Mistral's templates accept.
+const CALL_ID: &str = "probe0001";
+
+/// How a template wants a tool call's `arguments`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentsForm {
+    /// Only a JSON object renders as arguments.
+    Object,
+    /// Only a JSON string (as OpenAI sends it) renders as arguments.
+    String,
+    /// Either renders.
+    Either,
+}
+
+/// What a chat template can render, as found by [`TemplateCaps::probe`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateCaps {
+    /// The template raises on two user messages in a row.
+    pub requires_alternation: bool,
+    /// A leading `system` message renders without error and its content appears.
+    pub supports_system_role: bool,
+    /// The forms of `arguments` under which an assistant's `tool_calls` render (the call's
+    /// name and its argument as a key), or `None` when no form does.
+    pub tool_call_arguments: Option<ArgumentsForm>,
+    /// An assistant message's content appears beside its tool calls.
+    pub renders_content_with_tool_calls: bool,
+    /// A `tool` message's content appears.
+    pub renders_tool_results: bool,
+    /// A `tool` message's `name` appears.
+    pub renders_tool_name: bool,
+    /// Rendering with `tools` puts a tool's name into the prompt.
+    pub supports_tools: bool,
+    /// What `add_generation_prompt` appends after a user turn, when it renders as an
+    /// append.
+    pub generation_prompt: Option<String>,
+    /// The text that opens a finished assistant message, before its content.
+    pub assistant_prefix: Option<String>,
+    /// The text that follows a finished assistant message's content.
+    pub assistant_suffix: Option<String>,
+}
+
+impl TemplateCaps {
+    /// Probes `template` by rendering small conversations with `bos` and `eos` as its
+    /// `bos_token` and `eos_token`.
+    pub fn probe(template: &JinjaTemplate, bos: &str, eos: &str) -> TemplateCaps {
+        let prober = Prober { template, bos, eos };
+        let tool_call_arguments = prober.tool_call_arguments();
+        let arguments = tool_call_arguments.unwrap_or(ArgumentsForm::Object);
+        let turn = prober.assistant_turn();
+        TemplateCaps {
+            requires_alternation: prober.requires_alternation(),
+            supports_system_role: prober.supports_system_role(),
+            tool_call_arguments,
+            renders_content_with_tool_calls: prober.renders_content_with_tool_calls(arguments),
+            renders_tool_results: prober.renders_tool_result(arguments, RESULT_MARKER),
+            renders_tool_name: prober.renders_tool_result(arguments, RESULT_NAME_MARKER),
+            supports_tools: prober.supports_tools(),
+            generation_prompt: prober.generation_prompt(),
+            assistant_prefix: turn.as_ref().map(|(prefix, _)| prefix.clone()),
+            assistant_suffix: turn.map(|(_, suffix)| suffix),
+        }
+    }
+
+    /// Whether the template renders an assistant's tool calls in any form.
+    pub fn renders_tool_calls(&self) -> bool {
+        self.tool_call_arguments.is_some()
+    }
+}
+
+/// One template with its special tokens, ready to render probe conversations.
+struct Prober<'a> {
+    template: &'a JinjaTemplate,
+    bos: &'a str,
+    eos: &'a str,
+}
+
+impl Prober<'_> {
+    /// Renders `messages` (and `tools`, when given); `None` when the template raises.
+    fn render(&self, messages: Value, tools: Option<Value>, generation: bool) -> Option<String> {
+        let mut context = json!({
+            "messages": messages,
+            "add_generation_prompt": generation,
+            "bos_token": self.bos,
+            "eos_token": self.eos,
+        });
+        if let (Some(tools), Some(map)) = (tools, context.as_object_mut()) {
+            map.insert("tools".into(), tools);
+        }
+        self.template.render(&context).ok()
+    }
+
+    /// Renders `messages` and reports whether `marker` appears in the output.
+    fn shows(&self, messages: Value, marker: &str) -> bool {
+        self.render(messages, None, false)
+            .is_some_and(|out| out.contains(marker))
+    }
+
+    fn requires_alternation(&self) -> bool {
+        let messages = json!([user(USER_MARKER), user(SECOND_USER_MARKER)]);
+        self.render(messages, None, false).is_none()
+    }
+
+    fn supports_system_role(&self) -> bool {
+        let messages = json!([
+            {"role": "system", "content": SYSTEM_MARKER},
+            user(USER_MARKER),
+        ]);
+        self.shows(messages, SYSTEM_MARKER)
+    }
+
+    fn tool_call_arguments(&self) -> Option<ArgumentsForm> {
+        let object = self.renders_call(ArgumentsForm::Object);
+        let string = self.renders_call(ArgumentsForm::String);
+        match (object, string) {
+            (true, true) => Some(ArgumentsForm::Either),
+            (true, false) => Some(ArgumentsForm::Object),
+            (false, true) => Some(ArgumentsForm::String),
+            (false, false) => None,
+        }
+    }
+
+    /// A call renders when its name, its argument's key and its argument's value appear,
+    /// in whatever syntax (JSON, Python keywords, XML parameters). Arguments escaped into
+    /// a JSON string (`\"key\"`) do not count: the model would learn to write them so.
+    fn renders_call(&self, form: ArgumentsForm) -> bool {
+        let messages = json!([user(USER_MARKER), tool_call_message("", form)]);
+        let Some(out) = self.render(messages, None, false) else {
+            return false;
+        };
+        let escaped_key = format!("\\\"{ARGUMENT_KEY_MARKER}");
+        out.contains(CALL_NAME_MARKER)
+            && out.contains(ARGUMENT_KEY_MARKER)
+            && out.contains(ARGUMENT_VALUE_MARKER)
+            && !out.contains(escaped_key.as_str())
+    }
+
+    fn renders_content_with_tool_calls(&self, form: ArgumentsForm) -> bool {
+        let messages = json!([user(USER_MARKER), tool_call_message(CONTENT_MARKER, form)]);
+        self.shows(messages, CONTENT_MARKER)
+    }
+
+    /// Renders a call and its result, and looks for `marker` (the result's content or
+    /// its name, which differs from the call's name so the two cannot be confused).
+    fn renders_tool_result(&self, form: ArgumentsForm, marker: &str) -> bool {
+        let messages = json!([
+            user(USER_MARKER),
+            tool_call_message("", form),
+            {
+                "role": "tool",
+                "tool_call_id": CALL_ID,
+                "name": RESULT_NAME_MARKER,
+                "content": RESULT_MARKER,
+            },
+        ]);
+        self.shows(messages, marker)
+    }
+
+    fn supports_tools(&self) -> bool {
+        let tools = json!([{
+            "type": "function",
+            "function": {
+                "name": TOOL_NAME_MARKER,
+                "description": "A probe.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {ARGUMENT_KEY_MARKER: {"type": "string"}},
+                    "required": [ARGUMENT_KEY_MARKER],
+                },
+            },
+        }]);
+        self.render(json!([user(USER_MARKER)]), Some(tools), true)
+            .is_some_and(|out| out.contains(TOOL_NAME_MARKER))
+    }
+
+    /// The text `add_generation_prompt` appends to a conversation ending in a user turn.
+    fn generation_prompt(&self) -> Option<String> {
+        let without = self.render(json!([user(USER_MARKER)]), None, false)?;
+        let with = self.render(json!([user(USER_MARKER)]), None, true)?;
+        with.strip_prefix(without.as_str()).map(str::to_string)
+    }
+
+    /// The text before and after a final assistant message's content: the conversation
+    /// with the message, minus the conversation without it, split at the marker.
+    fn assistant_turn(&self) -> Option<(String, String)> {
+        let without = self.render(json!([user(USER_MARKER)]), None, false)?;
+        let messages = json!([
+            user(USER_MARKER),
+            {"role": "assistant", "content": ASSISTANT_MARKER},
+        ]);
+        let with = self.render(messages, None, false)?;
+        let turn = with.strip_prefix(without.as_str())?;
+        let (prefix, suffix) = turn.split_once(ASSISTANT_MARKER)?;
+        Some((prefix.to_string(), suffix.to_string()))
+    }
+}
+
+fn user(content: &str) -> Value {
+    json!({"role": "user", "content": content})
+}
+
+/// An assistant message with `content` and one call, its arguments written in `form`
+/// (`Either` writes them as an object).
+fn tool_call_message(content: &str, form: ArgumentsForm) -> Value {
+    let object = json!({ ARGUMENT_KEY_MARKER: ARGUMENT_VALUE_MARKER });
+    let arguments = match form {
+        ArgumentsForm::String => Value::String(object.to_string()),
+        ArgumentsForm::Object | ArgumentsForm::Either => object,
+    };
+    json!({
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{
+            "id": CALL_ID,
+            "type": "function",
+            "function": {"name": CALL_NAME_MARKER, "arguments": arguments},
+        }],
+    })
+}
