@@ -6,6 +6,8 @@ pub mod toolkit;
 
 pub mod assemble;
 pub mod chunks;
+pub mod dialects;
 pub mod events;
+pub mod parser;
 pub mod probe;
 pub mod tool_ids;

@@ -1,0 +1,3 @@
+//! One file per family of models: its call syntax and the stream parser that reads it.
+
+pub mod hermes;
