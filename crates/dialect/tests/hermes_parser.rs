@@ -97,6 +97,28 @@ fn the_seed_shapes_without_whitespace_and_with_arguments_first() {
 }
 
 #[test]
+fn the_openai_shape_seed_000_shows_in_history_is_read_too() {
+    let text = r#"<tool_call>{"id": "call_531873", "type": "function", "function": {"name": "superSecretTool", "arguments": {"a": 2535, "b": 32222000403}}}</tool_call>"#;
+    assert_eq!(
+        message_json(text),
+        calls_only(vec![call(
+            0,
+            "superSecretTool",
+            r#"{"a": 2535, "b": 32222000403}"#
+        )])
+    );
+}
+
+#[test]
+fn a_field_is_read_where_it_is_written_first() {
+    let text = r#"<tool_call>{"function": {"name": "inner", "arguments": {"a": 1}}, "name": "outer", "arguments": {"b": 2}}</tool_call>"#;
+    assert_eq!(
+        message_json(text),
+        calls_only(vec![call(0, "inner", r#"{"a": 1}"#)])
+    );
+}
+
+#[test]
 fn qwen3_thinking_at_the_start_is_reasoning() {
     let text = "<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>";
     assert_eq!(
@@ -465,24 +487,28 @@ proptest! {
     }
 }
 
-/// Several calls in a row, each written name first (Qwen) or arguments first (seed 000's
-/// Hermes 2 Pro prompt), with or without whitespace around the JSON.
+/// Several calls in a row, each written name first (Qwen), arguments first (seed 000's
+/// Hermes 2 Pro prompt) or in OpenAI's shape (seed 000's history), with or without
+/// whitespace around the JSON.
 fn several_calls() -> impl Strategy<Value = (String, Vec<(String, Value)>)> {
     let one = (
         "[A-Za-z_][A-Za-z0-9_]{0,10}",
         arguments_object(),
-        any::<bool>(),
+        0..3u8,
         prop::sample::select(vec!["", "\n", " "]),
     );
     prop::collection::vec(one, 1..4).prop_map(|calls| {
         let mut text = String::new();
         let mut expected = Vec::new();
-        for (name, arguments, arguments_first, space) in calls {
+        for (name, arguments, shape, space) in calls {
             let arguments_text = python_dumps(&arguments, false);
-            let object = if arguments_first {
-                format!("{{\"arguments\": {arguments_text}, \"name\": \"{name}\"}}")
-            } else {
-                format!("{{\"name\": \"{name}\", \"arguments\": {arguments_text}}}")
+            let name_first = format!("{{\"name\": \"{name}\", \"arguments\": {arguments_text}}}");
+            let object = match shape {
+                0 => name_first,
+                1 => format!("{{\"arguments\": {arguments_text}, \"name\": \"{name}\"}}"),
+                _ => format!(
+                    "{{\"id\": \"call_1\", \"type\": \"function\", \"function\": {name_first}}}"
+                ),
             };
             text.push_str(&format!("<tool_call>{space}{object}{space}</tool_call>\n"));
             expected.push((name, arguments));
@@ -503,6 +529,8 @@ fn near_misses() -> impl Strategy<Value = String> {
         "{\"name\": \"f\"",
         "{\"arguments\": {",
         "\"arguments\": \"{}\"",
+        "{\"function\": {\"name\": \"g\"",
+        "\"function\": {",
         ", ",
         "}",
         "{",

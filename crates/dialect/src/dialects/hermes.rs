@@ -10,7 +10,9 @@
 //!
 //! and models answer the same way, several calls in a row, with text before, between or
 //! after them. Hermes 2 Pro's prompt asks for `{"arguments": …, "name": …}` (arguments
-//! first), and Qwen 3 may open with `<think>…</think>`. The parser reads all of these:
+//! first), seed 000 shows past calls in OpenAI's own shape (`{"id": …, "type": "function",
+//! "function": {"name": …, "arguments": …}}`), which models then imitate, and Qwen 3 may
+//! open with `<think>…</think>`. The parser reads all of these:
 //!
 //! - text outside the tags is `Content`; `<think>…</think>` at the very start is `Reasoning`;
 //! - a call starts (`ToolCallStart`) as soon as its `name` has been read, and its arguments
@@ -278,10 +280,7 @@ struct CallReader {
     layout_before: String,
     /// The call's text from its opening tag on, for giving it back as content.
     raw: String,
-    /// Scans the call object and streams its `arguments`.
-    arguments_field: FieldStream,
-    /// Scans the same object for its `name`.
-    name_field: FieldStream,
+    fields: CallFields,
     name_text: String,
     /// The call's index once its name is known and it has started.
     index: Option<u32>,
@@ -316,8 +315,7 @@ impl CallReader {
             phase: Phase::Reading,
             layout_before,
             raw: String::from("<tool_call>"),
-            arguments_field: FieldStream::new("arguments"),
-            name_field: FieldStream::new("name"),
+            fields: CallFields::new(),
             name_text: String::new(),
             index: None,
             arguments_kind: ArgumentsKind::NotSeen,
@@ -334,10 +332,9 @@ impl CallReader {
     }
 
     fn read_object(&mut self, text: &str, out: &mut Output) {
-        let name_step = self.name_field.push(text);
-        let step = self.arguments_field.push(text);
-        self.take_name(name_step.fragment, out);
-        self.take_arguments(step.fragment, out);
+        let step = self.fields.push(text);
+        self.take_name(step.name, out);
+        self.take_arguments(step.arguments, out);
         let (read, rest) = match step.scan {
             Scan::NeedMore => (text, ""),
             Scan::Complete { rest_at } | Scan::Invalid { at: rest_at } => split(text, rest_at),
@@ -459,7 +456,7 @@ impl CallReader {
 
     /// Whether the object being read can take `text` (a marker inside a JSON string).
     fn object_takes(&self, text: &str) -> bool {
-        let mut trial = self.arguments_field.clone();
+        let mut trial = self.fields.object.clone();
         !matches!(trial.push(text).scan, Scan::Invalid { .. })
     }
 
@@ -476,6 +473,101 @@ impl CallReader {
             self.give_back(out);
         }
     }
+}
+
+/// The `name` and `arguments` of a call object, as fragments while its text streams.
+///
+/// They are read at the object's top level (`{"name": …, "arguments": …}`) or inside its
+/// `function` field (`{"id": …, "type": "function", "function": {"name": …, …}}`): that is
+/// how OpenAI writes a call, and how seed 000's Hermes 2 Pro prompts show past calls, so
+/// models imitate it. Each field is read from whichever place the text writes it first.
+#[derive(Debug, Clone)]
+struct CallFields {
+    /// Scans the whole object (its [`Scan`] says where the object ends) for `arguments`.
+    object: FieldStream,
+    name: FieldStream,
+    function: FieldStream,
+    function_name: FieldStream,
+    function_arguments: FieldStream,
+    name_place: Option<Place>,
+    arguments_place: Option<Place>,
+}
+
+/// Where in a call object a field is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    TopLevel,
+    InFunction,
+}
+
+/// What one piece of a call object's text gave.
+struct FieldsStep<'a> {
+    name: &'a str,
+    arguments: &'a str,
+    scan: Scan,
+}
+
+impl CallFields {
+    fn new() -> Self {
+        CallFields {
+            object: FieldStream::new("arguments"),
+            name: FieldStream::new("name"),
+            function: FieldStream::new("function"),
+            function_name: FieldStream::new("name"),
+            function_arguments: FieldStream::new("arguments"),
+            name_place: None,
+            arguments_place: None,
+        }
+    }
+
+    fn push<'a>(&mut self, text: &'a str) -> FieldsStep<'a> {
+        let step = self.object.push(text);
+        let name = self.name.push(text).fragment;
+        let function = self.function.push(text).fragment;
+        let nested_name = self.function_name.push(function).fragment;
+        let nested_arguments = self.function_arguments.push(function).fragment;
+        FieldsStep {
+            name: first_written(&mut self.name_place, text, name, nested_name),
+            arguments: first_written(
+                &mut self.arguments_place,
+                text,
+                step.fragment,
+                nested_arguments,
+            ),
+            scan: step.scan,
+        }
+    }
+}
+
+/// The fragment from the place the field is read from, choosing that place, when not yet
+/// chosen, as the one whose fragment comes first in `text` (both are slices of it).
+fn first_written<'a>(
+    place: &mut Option<Place>,
+    text: &str,
+    top_level: &'a str,
+    in_function: &'a str,
+) -> &'a str {
+    if place.is_none() {
+        *place = match (top_level.is_empty(), in_function.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(Place::TopLevel),
+            (true, false) => Some(Place::InFunction),
+            (false, false) if offset_in(text, top_level) < offset_in(text, in_function) => {
+                Some(Place::TopLevel)
+            }
+            (false, false) => Some(Place::InFunction),
+        };
+    }
+    match place {
+        Some(Place::TopLevel) => top_level,
+        Some(Place::InFunction) => in_function,
+        None => "",
+    }
+}
+
+/// Where `part`, a slice of `text`, starts in it.
+fn offset_in(text: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
 }
 
 fn send_arguments(index: u32, fragment: String, out: &mut Output) {
