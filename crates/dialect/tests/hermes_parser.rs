@@ -136,6 +136,20 @@ fn qwen3_thinking_at_the_start_is_reasoning() {
 }
 
 #[test]
+fn output_after_a_prompt_that_opened_the_thinking_starts_as_reasoning() {
+    let text = "Need the weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>";
+    let message = fold(parse_all(&mut HermesParser::in_reasoning(), text));
+    assert_eq!(
+        serde_json::to_value(message).unwrap_or_else(|error| panic!("{error}")),
+        json!({
+            "role": "assistant",
+            "reasoning_content": "Need the weather.\n",
+            "tool_calls": [call(0, "get_weather", "{}")]
+        })
+    );
+}
+
+#[test]
 fn think_tags_later_on_are_content() {
     let text = "So <think>maybe</think> not.";
     assert_eq!(message_json(text), content_only(text));

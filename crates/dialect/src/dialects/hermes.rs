@@ -14,7 +14,8 @@
 //! "function": {"name": …, "arguments": …}}`), which models then imitate, and Qwen 3 may
 //! open with `<think>…</think>`. The parser reads all of these:
 //!
-//! - text outside the tags is `Content`; `<think>…</think>` at the very start is `Reasoning`;
+//! - text outside the tags is `Content`; `<think>…</think>` at the very start is `Reasoning`
+//!   (or everything up to `</think>`, for a prompt that already opened it);
 //! - a call starts (`ToolCallStart`) as soon as its `name` has been read, and its arguments
 //!   stream as fragments while they arrive (held back until the name is known when the
 //!   model writes them first);
@@ -103,6 +104,16 @@ impl HermesParser {
             mode: Mode::Content,
             out: Output::default(),
             seen_output: false,
+        }
+    }
+
+    /// A parser for output that begins inside the reasoning, because the prompt itself
+    /// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
+    pub fn in_reasoning() -> Self {
+        HermesParser {
+            mode: Mode::Reasoning,
+            seen_output: true,
+            ..HermesParser::new()
         }
     }
 
