@@ -6,8 +6,10 @@ pub mod toolkit;
 
 pub mod assemble;
 pub mod chunks;
+pub mod dialect;
 pub mod dialects;
 pub mod events;
 pub mod parser;
 pub mod probe;
+pub mod registry;
 pub mod tool_ids;

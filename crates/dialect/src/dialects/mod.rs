@@ -1,3 +1,4 @@
 //! One file per family of models: its call syntax and the stream parser that reads it.
 
 pub mod hermes;
+pub mod hermes_dialect;

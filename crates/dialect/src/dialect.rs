@@ -1,0 +1,182 @@
+//! The `Dialect` trait: what turns an OpenAI request and a model's chat template into the
+//! prompt, the constraint and the parser of one generation.
+//!
+//! Every dialect answers the same three questions, so the server never needs to know which
+//! family it is talking to: what text does the model see ([`Prepared::prompt`]), which
+//! outputs may it produce ([`Prepared::constraint`]: a grammar of the family's call syntax
+//! over the tools' schemas, lazy until a trigger unless `tool_choice` forces a call), and
+//! how is its output read back ([`Prepared::parser`], a fresh [`StreamParser`]). Keeping
+//! the three in one value keeps them consistent: the grammar admits exactly what the parser
+//! reads, and the parser knows how the prompt ended (inside `<think>`, say).
+
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
+use toolbridge_grammar::schema::{self, Options};
+use toolbridge_grammar::{Grammar, Trigger};
+use toolbridge_template::{JinjaTemplate, TemplateError};
+
+use crate::parser::StreamParser;
+
+/// What rendering a prompt needs: the model's compiled chat template and the texts of its
+/// special tokens, which templates print as `{{ bos_token }}` and `{{ eos_token }}`.
+pub struct ChatTemplate {
+    pub template: JinjaTemplate,
+    pub bos_token: String,
+    pub eos_token: String,
+}
+
+/// What a template is rendered with, as `transformers`' `apply_chat_template` passes it.
+#[derive(Debug, Clone)]
+pub struct RenderInput<'a> {
+    /// The conversation, each message as JSON.
+    pub messages: Vec<Value>,
+    /// The tools as OpenAI sends them (`{"type": "function", "function": {…}}`); empty
+    /// leaves `tools` undefined, as `transformers` does for `tools=None`.
+    pub tools: &'a [Tool],
+    pub add_generation_prompt: bool,
+}
+
+impl ChatTemplate {
+    /// Compiles `source`; `bos_token` and `eos_token` are what the template prints for them.
+    pub fn new(
+        source: &str,
+        bos_token: impl Into<String>,
+        eos_token: impl Into<String>,
+    ) -> Result<ChatTemplate, DialectError> {
+        Ok(ChatTemplate {
+            template: JinjaTemplate::new(source).map_err(DialectError::Template)?,
+            bos_token: bos_token.into(),
+            eos_token: eos_token.into(),
+        })
+    }
+
+    /// Renders the template with `input` and the special tokens.
+    pub fn render(&self, input: &RenderInput<'_>) -> Result<String, DialectError> {
+        let mut context = Map::new();
+        context.insert("messages".into(), Value::Array(input.messages.clone()));
+        if !input.tools.is_empty() {
+            let tools = serde_json::to_value(input.tools).map_err(json_error("the tools"))?;
+            context.insert("tools".into(), tools);
+        }
+        context.insert(
+            "add_generation_prompt".into(),
+            input.add_generation_prompt.into(),
+        );
+        context.insert("bos_token".into(), self.bos_token.clone().into());
+        context.insert("eos_token".into(), self.eos_token.clone().into());
+        self.template
+            .render(&Value::Object(context))
+            .map_err(DialectError::Template)
+    }
+}
+
+/// The constraint on one generation: a grammar tree, and when it is lazy, the triggers that
+/// switch it on (text before the first trigger is free).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    pub grammar: Grammar,
+    pub triggers: Vec<Trigger>,
+    /// Whether generation is free until a trigger appears. False when `tool_choice` forces
+    /// a call: then the output must be calls from its first byte.
+    pub lazy: bool,
+}
+
+/// Everything one generation needs, made by [`Dialect::prepare`].
+pub struct Prepared {
+    /// The full prompt text, special tokens written as text.
+    pub prompt: String,
+    /// `None` when the output is free (no tools, or `tool_choice: "none"`).
+    pub constraint: Option<Constraint>,
+    /// Stop strings: the request's, and any the dialect needs beyond the model's
+    /// end-of-generation tokens.
+    pub stop: Vec<String>,
+    /// A fresh parser for this generation's output.
+    pub parser: Box<dyn StreamParser + Send>,
+}
+
+/// One family of models: how its prompt is made and its output read.
+pub trait Dialect: Send + Sync {
+    /// The name the registry knows it by.
+    fn name(&self) -> &'static str;
+
+    /// The prompt, constraint, stops and parser for `request` on a model with `template`.
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError>;
+
+    /// A fresh parser for output that was generated without [`Dialect::prepare`] (parsing
+    /// stored output, say).
+    fn parser(&self) -> Box<dyn StreamParser + Send>;
+}
+
+/// Why a request could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum DialectError {
+    #[error("chat template: {0}")]
+    Template(TemplateError),
+    #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
+    ToolSchema { name: String, message: String },
+    #[error("tool_choice names {name:?}, which is not among the request's tools")]
+    UnknownTool { name: String },
+    #[error("tool_choice requires a call, but the request has no tools it allows")]
+    NoCallableTools,
+    #[error("cannot write {what} as JSON: {source}")]
+    Json {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+}
+
+/// The tools `tool_choice` lets the model call, in request order; empty for `"none"`.
+/// A name it gives that the request does not declare is an error, not silently ignored.
+pub fn callable_tools<'a>(
+    request: &'a ChatRequest,
+    choice: &ToolChoice,
+) -> Result<Vec<&'a Tool>, DialectError> {
+    if !choice.allows_calls() {
+        return Ok(Vec::new());
+    }
+    let tools = request.tools();
+    let Some(names) = choice.allowed_names() else {
+        return Ok(tools.iter().collect());
+    };
+    if let Some(unknown) = names.iter().find(|name| request.tool(name).is_none()) {
+        return Err(DialectError::UnknownTool {
+            name: unknown.to_string(),
+        });
+    }
+    Ok(tools
+        .iter()
+        .filter(|tool| names.contains(&tool.name()))
+        .collect())
+}
+
+/// A tool's `parameters`, checked to compile to a grammar so that a schema the grammar
+/// crate cannot enforce fails the request with the tool's name rather than the engine.
+/// A tool without parameters takes the empty object.
+pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
+    let parameters = tool.function.parameters.clone().unwrap_or_else(
+        || json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    );
+    schema::compile(&parameters, &Options::default()).map_err(|error| {
+        DialectError::ToolSchema {
+            name: tool.name().to_string(),
+            message: error.to_string(),
+        }
+    })?;
+    Ok(parameters)
+}
+
+/// The messages as JSON, as templates read them.
+pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
+    messages
+        .iter()
+        .map(|message| serde_json::to_value(message).map_err(json_error("a message")))
+        .collect()
+}
+
+fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DialectError {
+    move |source| DialectError::Json { what, source }
+}

@@ -1,0 +1,170 @@
+//! The Hermes 2 Pro / Qwen 2.5 / Qwen 3 dialect: the model's own template shows the tools,
+//! and calls are `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`.
+//!
+//! These templates render `tools` themselves (Qwen 2.5 lists each tool's JSON inside
+//! `<tools></tools>` in the system turn), so the prompt is the template rendered with the
+//! request's messages and tools as OpenAI sends them, and `add_generation_prompt`. Past
+//! calls are given to the template with their `arguments` as an object where they are JSON:
+//! Qwen's template prints `arguments | tojson`, and OpenAI's string form would come out
+//! quoted twice.
+//!
+//! The grammar is llama.cpp's for this family: after the trigger `<tool_call>`, one JSON
+//! object per call whose `name` is a tool's name and whose `arguments` follow that tool's
+//! schema, each an alternative, both keys required and no others. With parallel calls
+//! allowed, more `<tool_call>` blocks may follow, one per line. `tool_choice` decides the
+//! rest: `auto` makes the grammar lazy (free text until `<tool_call>`), `required` and a
+//! named function make it start at the first byte, a named function or `allowed_tools`
+//! keep only those tools' alternatives, and `none` removes the constraint and the tools
+//! from the prompt (a model shown no tools is not tempted to call one it may not).
+//!
+//! Stops: none beyond the request's. The turn ends with `<|im_end|>`, which these models'
+//! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
+//! string would not even see it, since special tokens are not detokenized into text.
+
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::{
+    callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
+    DialectError, Prepared, RenderInput,
+};
+use crate::dialects::hermes::HermesParser;
+use crate::parser::StreamParser;
+
+/// What opens a call, and switches a lazy grammar on.
+const CALL_OPEN: &str = "<tool_call>";
+
+/// The Hermes / Qwen dialect; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HermesDialect;
+
+impl Dialect for HermesDialect {
+    fn name(&self) -> &'static str {
+        "hermes"
+    }
+
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError> {
+        let choice = request.effective_tool_choice();
+        let tools = callable_tools(request, &choice)?;
+        if choice.requires_call() && tools.is_empty() {
+            return Err(DialectError::NoCallableTools);
+        }
+        let shown: &[Tool] = if choice.allows_calls() {
+            request.tools()
+        } else {
+            &[]
+        };
+        let prompt = template.render(&RenderInput {
+            messages: history(request)?,
+            tools: shown,
+            add_generation_prompt: true,
+        })?;
+        let constraint = if tools.is_empty() {
+            None
+        } else {
+            let lazy = !choice.requires_call();
+            Some(constraint(&tools, lazy, request.allows_parallel_calls())?)
+        };
+        Ok(Prepared {
+            parser: parser_after(&prompt),
+            prompt,
+            constraint,
+            stop: request.stop_sequences().to_vec(),
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(HermesParser::new())
+    }
+}
+
+/// The messages as the template reads them, past calls' arguments as objects.
+fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = messages_json(&request.messages)?;
+    for message in &mut messages {
+        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
+            continue;
+        };
+        for call in calls {
+            if let Some(arguments) = call.pointer_mut("/function/arguments") {
+                decode_arguments(arguments);
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// `"{\"a\": 1}"` becomes `{"a": 1}`; text that is not a JSON object stays as it is.
+fn decode_arguments(arguments: &mut Value) {
+    let Value::String(text) = arguments else {
+        return;
+    };
+    if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+        *arguments = object;
+    }
+}
+
+/// A parser that starts where the prompt leaves the model: inside `<think>` when the
+/// generation prompt opened it (QwQ, Qwen 3 thinking templates).
+fn parser_after(prompt: &str) -> Box<dyn StreamParser + Send> {
+    if prompt.trim_end().ends_with("<think>") {
+        Box::new(HermesParser::in_reasoning())
+    } else {
+        Box::new(HermesParser::new())
+    }
+}
+
+/// The call grammar over `tools`, lazy on `<tool_call>` when `lazy`.
+fn constraint(tools: &[&Tool], lazy: bool, parallel: bool) -> Result<Constraint, DialectError> {
+    Ok(Constraint {
+        grammar: call_grammar(tools, parallel)?,
+        triggers: vec![Trigger::Word(CALL_OPEN.to_string())],
+        lazy,
+    })
+}
+
+/// `root ::= "<tool_call>\n" call "\n</tool_call>"`, then with `parallel` any number of
+/// `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one alternative per tool.
+fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
+    let calls = tools
+        .iter()
+        .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    let block = |open: &str| {
+        Expr::Seq(vec![
+            Expr::literal(format!("{open}\n")),
+            Expr::reference("call"),
+            Expr::literal("\n</tool_call>"),
+        ])
+    };
+    let mut root = vec![block(CALL_OPEN)];
+    if parallel {
+        root.push(Expr::repeat(
+            Expr::group(block(&format!("\n{CALL_OPEN}"))),
+            0,
+            None,
+        ));
+    }
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::Seq(root));
+    grammar.set_rule("call", Expr::Alt(calls));
+    Ok(grammar)
+}
+
+/// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
+fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
+    Ok(json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": tool.name()},
+            "arguments": checked_parameters(tool)?,
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": false,
+    }))
+}

@@ -1,0 +1,50 @@
+//! The dialects by name, so a user (or detection) can pick one with a string such as
+//! `hermes`. A dialect may answer to aliases too (`qwen2.5`), the names users know the
+//! family by; [`Registry::names`] lists only the canonical names, once each.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::dialect::Dialect;
+use crate::dialects::hermes_dialect::HermesDialect;
+
+/// Dialects by name and alias.
+pub struct Registry {
+    by_name: BTreeMap<&'static str, Arc<dyn Dialect>>,
+    canonical: Vec<&'static str>,
+}
+
+impl Default for Registry {
+    /// Every dialect this crate has.
+    fn default() -> Self {
+        let mut registry = Registry {
+            by_name: BTreeMap::new(),
+            canonical: Vec::new(),
+        };
+        registry.register(Arc::new(HermesDialect), &["qwen2.5"]);
+        registry
+    }
+}
+
+impl Registry {
+    /// Adds `dialect` under its own name and `aliases`; a name already taken is taken over.
+    pub fn register(&mut self, dialect: Arc<dyn Dialect>, aliases: &[&'static str]) {
+        let name = dialect.name();
+        if !self.canonical.contains(&name) {
+            self.canonical.push(name);
+        }
+        for key in std::iter::once(name).chain(aliases.iter().copied()) {
+            self.by_name.insert(key, Arc::clone(&dialect));
+        }
+    }
+
+    /// The dialect called `name` (its own name or an alias).
+    pub fn get(&self, name: &str) -> Option<&dyn Dialect> {
+        self.by_name.get(name).map(|dialect| dialect.as_ref())
+    }
+
+    /// The canonical names, in the order they were registered.
+    pub fn names(&self) -> &[&'static str] {
+        &self.canonical
+    }
+}

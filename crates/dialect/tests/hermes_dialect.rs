@@ -1,0 +1,285 @@
+//! The Hermes / Qwen dialect on Qwen 2.5's own template (from the default model's GGUF):
+//! the prompt is the template's rendering of the request, the grammar admits exactly the
+//! calls the request allows, `tool_choice` decides laziness and which tools, and the parser
+//! that comes with the prompt reads a call back.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use toolbridge_chat::{
+    Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
+};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
+use toolbridge_dialect::dialects::hermes_dialect::HermesDialect;
+use toolbridge_dialect::parser::parse_all;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::lark;
+use toolbridge_template::TemplateSource;
+
+const CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
+fn model_path() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(
+        path.is_file(),
+        "default model not found: looked at {}",
+        path.display()
+    );
+    path
+}
+
+fn qwen_source() -> TemplateSource {
+    TemplateSource::from_path(model_path()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn qwen() -> ChatTemplate {
+    let source = qwen_source();
+    let text = source
+        .select(None)
+        .unwrap_or_else(|error| panic!("{error}"));
+    ChatTemplate::new(
+        text,
+        source.bos_token.clone().unwrap_or_default(),
+        source.eos_token.clone().unwrap_or_default(),
+    )
+    .unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::function(FunctionDefinition::new(
+            "get_weather",
+            "The weather in a city.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"}
+                },
+                "required": ["city"]
+            }),
+        )),
+        Tool::function(FunctionDefinition::new(
+            "add",
+            "Adds two numbers.",
+            json!({
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]
+            }),
+        )),
+    ]
+}
+
+fn request(choice: Option<ToolChoice>) -> ChatRequest {
+    ChatRequest {
+        tools: Some(tools()),
+        tool_choice: choice,
+        ..ChatRequest::new(
+            "qwen",
+            vec![
+                Message::system("You are terse."),
+                Message::user("Weather in Paris?"),
+            ],
+        )
+    }
+}
+
+fn prepare(request: &ChatRequest) -> Prepared {
+    HermesDialect
+        .prepare(request, &qwen())
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn constraint(prepared: &Prepared) -> &Constraint {
+    prepared
+        .constraint
+        .as_ref()
+        .unwrap_or_else(|| panic!("no constraint"))
+}
+
+/// The constraint compiled as the engine would run it: lazy through its triggers.
+fn validator(constraint: &Constraint) -> Validator {
+    let compiled = if constraint.lazy {
+        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
+    } else {
+        Validator::from_grammar(&constraint.grammar)
+    };
+    compiled.unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn call_text(name: &str, arguments: &str) -> String {
+    format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {arguments}}}\n</tool_call>")
+}
+
+#[test]
+fn prompt_is_the_template_rendered_with_the_tools() {
+    let source = qwen_source();
+    let direct = qwen()
+        .template
+        .render(&json!({
+            "messages": [
+                {"role": "system", "content": "You are terse."},
+                {"role": "user", "content": "Weather in Paris?"}
+            ],
+            "tools": serde_json::to_value(tools()).unwrap_or_else(|error| panic!("{error}")),
+            "add_generation_prompt": true,
+            "bos_token": source.bos_token.unwrap_or_default(),
+            "eos_token": source.eos_token.unwrap_or_default(),
+        }))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let prompt = prepare(&request(None)).prompt;
+    assert_eq!(prompt, direct);
+    assert!(prompt
+        .contains("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\""));
+    assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
+}
+
+#[test]
+fn past_calls_render_with_object_arguments() {
+    let mut request = request(None);
+    request
+        .messages
+        .push(Message::assistant_calls(vec![ToolCall::new(
+            "call_1",
+            "get_weather",
+            Arguments::Text(r#"{"city": "Paris"}"#.into()),
+        )]));
+    request.messages.push(Message::tool("call_1", "sunny"));
+    let prompt = prepare(&request).prompt;
+    assert!(prompt.contains(CALL), "{prompt}");
+    assert!(
+        prompt.contains("<tool_response>\nsunny\n</tool_response>"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn auto_is_lazy_and_admits_only_valid_calls() {
+    let prepared = prepare(&request(None));
+    let constraint = constraint(&prepared);
+    assert!(constraint.lazy);
+    let grammar = validator(constraint);
+    assert!(grammar.accepts("It is sunny."));
+    assert!(grammar.accepts(CALL));
+    assert!(grammar.accepts(&format!("Let me look.\n{CALL}")));
+    assert!(grammar.accepts(&format!(
+        "{CALL}\n{}",
+        call_text("add", r#"{"a": 1, "b": 2.5}"#)
+    )));
+    let wrong_name = call_text("get_wether", r#"{"city": "Paris"}"#);
+    let missing = call_text("add", r#"{"a": 1}"#);
+    assert!(grammar.accepts(&call_text("get_weather", r#"{"city": "Paris", "days": 2}"#)));
+    let wrong_type = call_text("get_weather", r#"{"city": "Paris", "days": "two"}"#);
+    let extra_key = "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}, \"x\": 1}\n</tool_call>";
+    for bad in [wrong_name.as_str(), &missing, &wrong_type, extra_key] {
+        assert!(!grammar.accepts(bad), "accepted {bad}");
+    }
+}
+
+#[test]
+fn no_parallel_calls_admits_one_call() {
+    let mut request = request(None);
+    request.parallel_tool_calls = Some(false);
+    let grammar = validator(constraint(&prepare(&request)));
+    assert!(grammar.accepts(CALL));
+    assert!(!grammar.accepts(&format!("{CALL}\n{CALL}")));
+}
+
+#[test]
+fn required_forces_a_call_from_the_first_byte() {
+    let prepared = prepare(&request(Some(ToolChoiceMode::Required.into())));
+    let constraint = constraint(&prepared);
+    assert!(!constraint.lazy);
+    let grammar = validator(constraint);
+    assert!(grammar.accepts(CALL));
+    assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
+    assert!(!grammar.accepts("It is sunny."));
+    assert!(!grammar.accepts(&format!("Let me look.\n{CALL}")));
+}
+
+#[test]
+fn a_named_function_is_the_only_call() {
+    let prepared = prepare(&request(Some(ToolChoice::function("add"))));
+    let constraint = constraint(&prepared);
+    assert!(!constraint.lazy);
+    let grammar = validator(constraint);
+    assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
+    assert!(!grammar.accepts(CALL));
+    assert!(prepared.prompt.contains("\"name\": \"get_weather\""));
+}
+
+#[test]
+fn none_has_no_constraint_and_shows_no_tools() {
+    let prepared = prepare(&request(Some(ToolChoiceMode::None.into())));
+    assert!(prepared.constraint.is_none());
+    assert!(!prepared.prompt.contains("<tools>"), "{}", prepared.prompt);
+}
+
+#[test]
+fn no_tools_has_no_constraint() {
+    let mut request = request(None);
+    request.tools = None;
+    assert!(prepare(&request).constraint.is_none());
+}
+
+#[test]
+fn stops_are_the_requests() {
+    let mut request = request(None);
+    request.stop = serde_json::from_value(json!(["END"])).ok();
+    assert_eq!(prepare(&request).stop, ["END"]);
+}
+
+#[test]
+fn the_parser_reads_the_call_back() {
+    let mut prepared = prepare(&request(None));
+    let events = parse_all(prepared.parser.as_mut(), &format!("Checking.\n{CALL}"));
+    let message = assemble(events, SequentialIds::default()).unwrap_or_else(|e| panic!("{e}"));
+    let call = &message.calls()[0];
+    assert_eq!(call.function.name, "get_weather");
+    let arguments: Value = call
+        .function
+        .arguments
+        .to_value()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(arguments, json!({"city": "Paris"}));
+}
+
+#[test]
+fn a_named_tool_the_request_lacks_is_an_error() {
+    let error = HermesDialect
+        .prepare(&request(Some(ToolChoice::function("nope"))), &qwen())
+        .err();
+    assert!(matches!(error, Some(DialectError::UnknownTool { ref name }) if name == "nope"));
+}
+
+#[test]
+fn a_schema_that_cannot_compile_names_its_tool() {
+    let mut request = request(None);
+    request.tools = Some(vec![Tool::function(FunctionDefinition::new(
+        "broken",
+        "",
+        json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/missing"}}}),
+    ))]);
+    let error = HermesDialect.prepare(&request, &qwen()).err();
+    assert!(
+        matches!(error, Some(DialectError::ToolSchema { ref name, .. }) if name == "broken"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn the_registry_knows_hermes_by_name_and_alias() {
+    let registry = Registry::default();
+    assert_eq!(registry.names(), ["hermes"]);
+    for name in ["hermes", "qwen2.5"] {
+        let dialect = registry.get(name).unwrap_or_else(|| panic!("no {name}"));
+        assert_eq!(dialect.name(), "hermes");
+    }
+    assert!(registry.get("nope").is_none());
+}
