@@ -16,7 +16,8 @@ use toolbridge_dialect::parser::parse_all;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
-use toolbridge_grammar::lark;
+use toolbridge_grammar::schema::{expand_embedded, Options};
+use toolbridge_grammar::{gbnf, lark};
 use toolbridge_template::TemplateSource;
 
 const CALL: &str =
@@ -31,6 +32,15 @@ fn model_path() -> PathBuf {
         path.display()
     );
     path
+}
+
+fn corpus_template(relative: &str, eos: &str) -> ChatTemplate {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus/jinja")
+        .join(relative);
+    let source = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+    ChatTemplate::new(&source, "", eos).unwrap_or_else(|error| panic!("{error}"))
 }
 
 fn qwen_source() -> TemplateSource {
@@ -248,6 +258,44 @@ fn the_parser_reads_the_call_back() {
         .to_value()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(arguments, json!({"city": "Paris"}));
+}
+
+#[test]
+fn a_prompt_that_opens_think_gets_a_parser_inside_the_reasoning() {
+    let template = corpus_template("ollama-registry-gguf/qwq_32b__v2.jinja", "<|im_end|>");
+    let mut prepared = HermesDialect
+        .prepare(&request(None), &template)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        prepared.prompt.ends_with("<think>\n"),
+        "{}",
+        prepared.prompt
+    );
+    let output = format!("Paris, so get_weather.\n</think>\n\n{CALL}");
+    let events = parse_all(prepared.parser.as_mut(), &output);
+    let message = assemble(events, SequentialIds::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        message.reasoning_content.as_deref(),
+        Some("Paris, so get_weather.\n")
+    );
+    assert_eq!(message.calls()[0].function.name, "get_weather");
+}
+
+#[test]
+fn the_grammar_prints_as_gbnf_for_llama_cpp_servers() {
+    let prepared = prepare(&request(Some(ToolChoice::function("add"))));
+    let (expanded, warnings) = expand_embedded(&constraint(&prepared).grammar, &Options::default())
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(warnings, Vec::<String>::new());
+    let text = gbnf::print(&expanded).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        text.starts_with("root ::= \"<tool_call>\\n\" call \"\\n</tool_call>\""),
+        "{text}"
+    );
+    let reparsed = gbnf::parse(&text).unwrap_or_else(|error| panic!("{error}"));
+    let grammar = Validator::from_grammar(&reparsed).unwrap_or_else(|error| panic!("{error}"));
+    assert!(grammar.accepts(&call_text("add", r#"{"a":1,"b":2}"#)));
+    assert!(!grammar.accepts(CALL));
 }
 
 #[test]
