@@ -12,4 +12,5 @@ pub mod events;
 pub mod parser;
 pub mod probe;
 pub mod registry;
+pub mod rewrite;
 pub mod tool_ids;
