@@ -3,8 +3,10 @@
 //! calls the request allows, `tool_choice` decides laziness and which tools, and the parser
 //! that comes with the prompt reads a call back.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
     Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
@@ -330,4 +332,111 @@ fn the_registry_knows_hermes_by_name_and_alias() {
         assert_eq!(dialect.name(), "hermes");
     }
     assert!(registry.get("nope").is_none());
+}
+
+/// A random tool: its name and its parameters, each a JSON type, all required.
+fn arb_tool() -> impl Strategy<Value = (String, BTreeMap<String, &'static str>)> {
+    let kind = prop::sample::select(vec!["string", "integer", "number", "boolean"]);
+    (
+        "[a-z][a-z_]{0,11}",
+        prop::collection::btree_map("[a-z][a-z0-9_]{0,7}", kind, 0..4),
+    )
+}
+
+fn arb_value(kind: &str) -> BoxedStrategy<Value> {
+    match kind {
+        "string" => any::<String>().prop_map(Value::from).boxed(),
+        "integer" => any::<i32>().prop_map(Value::from).boxed(),
+        // Quarters: exact in binary and short in decimal, so the value compared is the one
+        // written whatever the JSON reader's float rounding.
+        "number" => (-4_000_000i32..4_000_000)
+            .prop_map(|n| Value::from(f64::from(n) / 4.0))
+            .boxed(),
+        _ => any::<bool>().prop_map(Value::from).boxed(),
+    }
+}
+
+/// Random tools (distinct names), the index of the one called, and its arguments.
+fn arb_call() -> impl Strategy<Value = (Vec<Tool>, String, Value)> {
+    prop::collection::vec(arb_tool(), 1..4).prop_flat_map(|mut specs| {
+        specs.sort_by(|a, b| a.0.cmp(&b.0));
+        specs.dedup_by(|a, b| a.0 == b.0);
+        let tools = specs
+            .iter()
+            .map(|(name, params)| tool(name, params))
+            .collect();
+        (Just(tools), prop::sample::select(specs)).prop_flat_map(|(tools, (name, params))| {
+            let values: Vec<_> = params.values().map(|kind| arb_value(kind)).collect();
+            let keys: Vec<String> = params.keys().cloned().collect();
+            (Just(tools), Just(name), values).prop_map(move |(tools, name, values)| {
+                let arguments = keys.iter().cloned().zip(values).collect();
+                (tools, name, Value::Object(arguments))
+            })
+        })
+    })
+}
+
+fn tool(name: &str, params: &BTreeMap<String, &'static str>) -> Tool {
+    let properties: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|(key, kind)| (key.clone(), json!({ "type": kind })))
+        .collect();
+    let required: Vec<&String> = params.keys().collect();
+    Tool::function(FunctionDefinition::new(
+        name,
+        "",
+        json!({"type": "object", "properties": properties, "required": required}),
+    ))
+}
+
+/// The call as Qwen's template writes a past call: the assistant turn of a rendering.
+fn as_template_writes_it(template: &ChatTemplate, name: &str, arguments: &Value) -> String {
+    let Value::Object(object) = arguments else {
+        panic!("arguments must be an object");
+    };
+    let call = ToolCall::new("call_0", name, Arguments::Object(object.clone()));
+    let messages = json!([{"role": "user", "content": "go"}, Message::assistant_calls(vec![call])]);
+    let rendered = template
+        .template
+        .render(&json!({"messages": messages, "add_generation_prompt": false}))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let turn = rendered
+        .rsplit("<|im_start|>assistant\n")
+        .next()
+        .and_then(|turn| turn.strip_suffix("<|im_end|>\n"))
+        .unwrap_or_else(|| panic!("no assistant turn in {rendered}"));
+    turn.to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// For random tools and a random call: the call as the template writes it is in the
+    /// grammar (lazy and forced), and the prepared parser reads back the same name and
+    /// argument values, whole or cut at any byte.
+    #[test]
+    fn calls_round_trip_through_grammar_and_parser(
+        (tools, name, arguments) in arb_call(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let template = qwen();
+        let text = as_template_writes_it(&template, &name, &arguments);
+        for choice in [None, Some(ToolChoiceMode::Required.into())] {
+            let request = ChatRequest { tools: Some(tools.clone()), ..request(choice) };
+            let mut prepared = HermesDialect.prepare(&request, &template)
+                .unwrap_or_else(|error| panic!("{error}"));
+            prop_assert!(validator(constraint(&prepared)).accepts(&text), "rejected {}", text);
+            let at = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect::<Vec<_>>();
+            let (head, tail) = text.split_at(at[cut.index(at.len())]);
+            let mut events = prepared.parser.push(head);
+            events.extend(parse_all(prepared.parser.as_mut(), tail));
+            let message = assemble(events, SequentialIds::default())
+                .unwrap_or_else(|error| panic!("{error}"));
+            prop_assert_eq!(message.calls().len(), 1);
+            let call = &message.calls()[0];
+            prop_assert_eq!(&call.function.name, &name);
+            let read = call.function.arguments.to_value().unwrap_or_else(|e| panic!("{e}"));
+            prop_assert_eq!(read, arguments.clone());
+        }
+    }
 }
