@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
 use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{Grammar, Trigger};
-use toolbridge_template::{JinjaTemplate, TemplateError};
+use toolbridge_template::{JinjaTemplate, SourceError, TemplateError, TemplateSource};
 
 use crate::parser::StreamParser;
 
@@ -48,6 +48,24 @@ impl ChatTemplate {
             bos_token: bos_token.into(),
             eos_token: eos_token.into(),
         })
+    }
+
+    /// The template of a model as shipped: the one called `name`, else the default (or
+    /// `tool_use` when `has_tools`, as `transformers` chooses), with the model's tokens;
+    /// a token the model does not name is the empty string.
+    pub fn from_source(
+        source: &TemplateSource,
+        name: Option<&str>,
+        has_tools: bool,
+    ) -> Result<ChatTemplate, DialectError> {
+        let text = source
+            .select_for(name, has_tools)
+            .map_err(DialectError::Source)?;
+        ChatTemplate::new(
+            text,
+            source.bos_token.clone().unwrap_or_default(),
+            source.eos_token.clone().unwrap_or_default(),
+        )
     }
 
     /// Renders the template with `input` and the special tokens.
@@ -116,6 +134,8 @@ pub trait Dialect: Send + Sync {
 pub enum DialectError {
     #[error("chat template: {0}")]
     Template(TemplateError),
+    #[error(transparent)]
+    Source(SourceError),
     #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
     ToolSchema { name: String, message: String },
     #[error("tool_choice names {name:?}, which is not among the request's tools")]

@@ -50,16 +50,7 @@ fn qwen_source() -> TemplateSource {
 }
 
 fn qwen() -> ChatTemplate {
-    let source = qwen_source();
-    let text = source
-        .select(None)
-        .unwrap_or_else(|error| panic!("{error}"));
-    ChatTemplate::new(
-        text,
-        source.bos_token.clone().unwrap_or_default(),
-        source.eos_token.clone().unwrap_or_default(),
-    )
-    .unwrap_or_else(|error| panic!("{error}"))
+    ChatTemplate::from_source(&qwen_source(), None, true).unwrap_or_else(|error| panic!("{error}"))
 }
 
 fn tools() -> Vec<Tool> {
@@ -321,6 +312,12 @@ fn a_schema_that_cannot_compile_names_its_tool() {
         matches!(error, Some(DialectError::ToolSchema { ref name, .. }) if name == "broken"),
         "{error:?}"
     );
+}
+
+#[test]
+fn an_unknown_template_name_is_an_error() {
+    let error = ChatTemplate::from_source(&qwen_source(), Some("rag"), true).err();
+    assert!(matches!(error, Some(DialectError::Source(_))));
 }
 
 #[test]
