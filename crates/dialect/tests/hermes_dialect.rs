@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
-    Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
+    AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
+    Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
@@ -215,6 +216,34 @@ fn a_named_function_is_the_only_call() {
     assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
     assert!(!grammar.accepts(CALL));
     assert!(prepared.prompt.contains("\"name\": \"get_weather\""));
+}
+
+#[test]
+fn allowed_tools_restrict_the_calls_and_keep_auto_lazy() {
+    let choice = ToolChoice::AllowedTools {
+        allowed_tools: AllowedTools {
+            mode: AllowedToolsMode::Auto,
+            tools: vec![NamedTool::function("add")],
+        },
+    };
+    let prepared = prepare(&request(Some(choice)));
+    let constraint = constraint(&prepared);
+    assert!(constraint.lazy);
+    let grammar = validator(constraint);
+    assert!(grammar.accepts("No call."));
+    assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
+    assert!(!grammar.accepts(CALL));
+}
+
+#[test]
+fn required_without_tools_is_an_error() {
+    let mut request = request(Some(ToolChoiceMode::Required.into()));
+    request.tools = None;
+    let error = HermesDialect.prepare(&request, &qwen()).err();
+    assert!(
+        matches!(error, Some(DialectError::NoCallableTools)),
+        "{error:?}"
+    );
 }
 
 #[test]
