@@ -2,7 +2,10 @@
 
 mod bench;
 mod grammar;
+mod parse;
+mod prepare;
 mod render;
+mod styles;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,8 +20,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Render a chat template with a context, exactly as transformers would.
+    /// Render a chat template with a context, exactly as transformers would; or, with
+    /// `--request` and `--style`, the prompt (or grammar) a dialect prepares for a request.
     Render(render::RenderArgs),
+    /// Read model output on stdin with a dialect's parser and print the OpenAI assistant
+    /// message it makes.
+    Parse(parse::ParseArgs),
     /// Convert a JSON Schema (or read a GBNF grammar) and print it as GBNF or Lark, or
     /// check a document against it (exit 0 accepted, 1 rejected, 2 no verdict).
     Grammar(grammar::GrammarArgs),
@@ -31,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Grammar(args) => return grammar::run(&args),
+        Command::Parse(args) => parse::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     match result {

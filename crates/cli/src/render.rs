@@ -1,4 +1,5 @@
-//! `toolbridge render`: a chat template and a context in, the exact prompt out.
+//! `toolbridge render`: a chat template and a context in, the exact prompt out; or, with
+//! `--request` and `--style`, an OpenAI request prepared by a dialect ([`crate::prepare`]).
 //!
 //! This is how anyone checks a template by hand, so stdout holds exactly the rendered
 //! text (no added newline) and errors go to stderr with the template line they point at.
@@ -9,6 +10,8 @@ use std::path::{Path, PathBuf};
 use toolbridge_template::source::TemplateSource;
 use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
 
+use crate::prepare::{self, RequestRender, Show};
+
 #[derive(clap::Args)]
 pub struct RenderArgs {
     /// A `.jinja` file, a `tokenizer_config.json`, or a `.gguf` model file.
@@ -17,8 +20,17 @@ pub struct RenderArgs {
     /// A JSON object whose top-level keys become the template's variables
     /// (`messages`, `tools`, `add_generation_prompt`, …). They override what the
     /// template source defines, such as `bos_token`.
-    #[arg(long)]
-    context: PathBuf,
+    #[arg(long, required_unless_present = "request", conflicts_with = "request")]
+    context: Option<PathBuf>,
+    /// An OpenAI chat request (JSON) to prepare with `--style` instead of a raw context.
+    #[arg(long, requires = "style")]
+    request: Option<PathBuf>,
+    /// The dialect that prepares `--request` (`hermes`, …).
+    #[arg(long, requires = "request")]
+    style: Option<String>,
+    /// What to print of the prepared request.
+    #[arg(long, value_enum, default_value_t, requires = "request")]
+    show: Show,
     /// Which named template to use (`tool_use`, `rag`, …) when the source ships several.
     #[arg(long)]
     name: Option<String>,
@@ -29,23 +41,44 @@ pub struct RenderArgs {
 
 pub fn run(args: &RenderArgs) -> Result<()> {
     let source = TemplateSource::from_path(&args.template)?;
-    let context = read_context(&args.context)?;
-    let has_tools = context.get("tools").is_some_and(|tools| !tools.is_null());
-    let text = source.select_for(args.name.as_deref(), has_tools)?;
     let options = RenderOptions {
         clock: clock(args.now.as_deref())?,
         ..RenderOptions::default()
     };
-    let template = JinjaTemplate::with_options(text, options)
-        .with_context(|| format!("{} does not compile", args.template.display()))?;
-    let variables = with_source_defaults(&source, context);
-    let rendered = template
-        .render(&variables)
-        .with_context(|| format!("rendering {} failed", args.template.display()))?;
+    let rendered = match (&args.request, &args.style, &args.context) {
+        (Some(request), Some(style), _) => prepare::render(RequestRender {
+            source: &source,
+            name: args.name.as_deref(),
+            options,
+            request,
+            style,
+            show: args.show,
+        })?,
+        (_, _, Some(context)) => render_context(args, &source, context, options)?,
+        _ => bail!("give --context, or --request with --style"),
+    };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(rendered.as_bytes())?;
     stdout.flush()?;
     Ok(())
+}
+
+/// The template rendered with the context file's variables.
+fn render_context(
+    args: &RenderArgs,
+    source: &TemplateSource,
+    context: &Path,
+    options: RenderOptions,
+) -> Result<String> {
+    let context = read_context(context)?;
+    let has_tools = context.get("tools").is_some_and(|tools| !tools.is_null());
+    let text = source.select_for(args.name.as_deref(), has_tools)?;
+    let template = JinjaTemplate::with_options(text, options)
+        .with_context(|| format!("{} does not compile", args.template.display()))?;
+    let variables = with_source_defaults(source, context);
+    template
+        .render(&variables)
+        .with_context(|| format!("rendering {} failed", args.template.display()))
 }
 
 fn read_context(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>> {

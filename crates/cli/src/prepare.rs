@@ -1,0 +1,98 @@
+//! `toolbridge render --request`: an OpenAI request prepared by a dialect, shown as the
+//! model would receive it.
+//!
+//! The server prepares every request this way; this mode lets a user see the result
+//! without a model or an engine: the full prompt (tools described, history rewritten,
+//! generation prompt added) or the grammar that constrains the output, printed as GBNF
+//! with each tool's schema expanded into rules so llama.cpp could load it as is.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+use toolbridge_chat::ChatRequest;
+use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Prepared};
+use toolbridge_dialect::registry::Registry;
+use toolbridge_grammar::gbnf;
+use toolbridge_grammar::schema::{expand_embedded, Options};
+use toolbridge_template::{JinjaTemplate, RenderOptions, TemplateSource};
+
+use crate::styles;
+
+/// What `render --request` prints.
+#[derive(Clone, Copy, Default, clap::ValueEnum)]
+pub enum Show {
+    /// The full prompt text.
+    #[default]
+    Prompt,
+    /// The constraint's grammar as GBNF (nothing when the output is free).
+    Grammar,
+}
+
+/// One `render --request` invocation.
+pub struct RequestRender<'a> {
+    pub source: &'a TemplateSource,
+    /// The template's name when the source ships several.
+    pub name: Option<&'a str>,
+    pub options: RenderOptions,
+    pub request: &'a Path,
+    pub style: &'a str,
+    pub show: Show,
+}
+
+/// The text to print: the prompt, or the grammar (empty when there is no constraint).
+pub fn render(job: RequestRender<'_>) -> Result<String> {
+    let registry = Registry::default();
+    let dialect = styles::dialect(&registry, job.style)?;
+    let request = read_request(job.request)?;
+    let template = chat_template(&job, !request.tools().is_empty())?;
+    let prepared = dialect
+        .prepare(&request, &template)
+        .with_context(|| format!("style {} cannot prepare this request", job.style))?;
+    match job.show {
+        Show::Prompt => Ok(prepared.prompt),
+        Show::Grammar => grammar_text(&prepared),
+    }
+}
+
+/// The request file, parsed and checked as the server checks it.
+fn read_request(path: &Path) -> Result<ChatRequest> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the request {}", path.display()))?;
+    let request: ChatRequest = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an OpenAI chat request", path.display()))?;
+    request
+        .validate()
+        .with_context(|| format!("{} is not a valid request", path.display()))?;
+    Ok(request)
+}
+
+/// The model's template compiled with the user's render options (`--now`), with its
+/// special tokens; a token the source does not name renders as the empty string.
+fn chat_template(job: &RequestRender<'_>, has_tools: bool) -> Result<ChatTemplate> {
+    let text = job.source.select_for(job.name, has_tools)?;
+    Ok(ChatTemplate {
+        template: JinjaTemplate::with_options(text, job.options.clone())
+            .context("the chat template does not compile")?,
+        bos_token: job.source.bos_token.clone().unwrap_or_default(),
+        eos_token: job.source.eos_token.clone().unwrap_or_default(),
+    })
+}
+
+/// The constraint as GBNF; with none, a note on stderr and nothing to print.
+fn grammar_text(prepared: &Prepared) -> Result<String> {
+    let Some(constraint) = &prepared.constraint else {
+        eprintln!("note: this request has no constraint (no tools, or tool_choice \"none\")");
+        return Ok(String::new());
+    };
+    gbnf_of(constraint)
+}
+
+/// The grammar with every embedded schema expanded into rules, printed as GBNF; what the
+/// conversion cannot enforce is warned about on stderr.
+fn gbnf_of(constraint: &Constraint) -> Result<String> {
+    let (grammar, warnings) = expand_embedded(&constraint.grammar, &Options::default())
+        .context("a tool's schema does not convert")?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(gbnf::print(&grammar)?)
+}
