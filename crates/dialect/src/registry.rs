@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::hermes_dialect::HermesDialect;
+use crate::dialects::styles::{hermes_2_pro, long, short};
 
 /// Dialects by name and alias.
 pub struct Registry {
@@ -22,6 +23,9 @@ impl Default for Registry {
             canonical: Vec::new(),
         };
         registry.register(Arc::new(HermesDialect), &["qwen2.5"]);
+        registry.register(Arc::new(short::dialect()), &[]);
+        registry.register(Arc::new(long::dialect()), &[]);
+        registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);
         registry
     }
 }

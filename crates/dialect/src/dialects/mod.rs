@@ -2,3 +2,4 @@
 
 pub mod hermes;
 pub mod hermes_dialect;
+pub mod styles;

@@ -1,0 +1,238 @@
+//! Prompt styles: tool calling for models whose template knows nothing of tools.
+//!
+//! Seed 000 shows the same conversation under several styles, each a different way of
+//! telling an untrained model about its tools. A style is two things that must agree: the
+//! system prompt that describes the tools ([`ToolsPrompt`]), and the call syntax the model
+//! is asked to use ([`CallSyntax`]: how past calls are written into history, the grammar of
+//! new calls, their parser). [`PromptStyle`] joins one of each into a [`Dialect`], so a new
+//! style is a small file with its prompt text and its choice of syntax.
+//!
+//! The prompt is made as the seed's system made it:
+//!
+//! 1. the style's text (or, with no tools and a `response_format` schema, "Please respond
+//!    in JSON format with the following schema: …") becomes a system message, put first,
+//!    or written before the text of the conversation's first system message, joined by a
+//!    newline, when there is one;
+//! 2. the history is rewritten for what the template can render ([`rewrite_history`]: past
+//!    calls in the style's syntax, system and tool turns folded into user turns where the
+//!    template demands strict alternation);
+//! 3. the template renders it with `add_generation_prompt` and no `tools` (the style's
+//!    text is the description of them).
+//!
+//! The constraint is the style's call grammar, lazy on its trigger unless `tool_choice`
+//! forces a call; with no tools, the `response_format` schema's grammar from the first byte.
+//! [`PromptStyle::conversation`] and [`PromptStyle::system_prompt`] give the two parts the
+//! seed prints apart (its first and second `Prompt` blocks).
+
+pub mod hermes_2_pro;
+pub mod long;
+pub mod short;
+pub mod tagged;
+
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Role, Tool};
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::{
+    callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
+    RenderInput,
+};
+use crate::parser::StreamParser;
+use crate::probe::TemplateCaps;
+use crate::rewrite::{rewrite_history, CallWriter};
+
+/// The system prompt of a style: how it describes the tools to the model.
+pub trait ToolsPrompt: Send + Sync {
+    /// The style's name in the registry (`short`, `hermes_2_pro`, …).
+    fn name(&self) -> &'static str;
+
+    /// The text that describes `tools`, each as OpenAI sends it (`{"type": "function",
+    /// "function": {…}}`).
+    fn describe(&self, tools: &[Value]) -> String;
+}
+
+/// How calls are written: in past turns, in the grammar of new ones, and read back. The
+/// three live together so that the model is shown, constrained to and parsed in one syntax.
+pub trait CallSyntax: Send + Sync {
+    /// Writes past calls into assistant turns the template cannot render them in.
+    fn writer(&self) -> &dyn CallWriter;
+
+    /// The text that opens a call, switching a lazy grammar on.
+    fn trigger(&self) -> &'static str;
+
+    /// The grammar of one answer that calls one of `tools`, starting at the trigger.
+    fn grammar(&self, tools: &[&Tool]) -> Result<Grammar, DialectError>;
+
+    /// A fresh parser for output in this syntax.
+    fn parser(&self) -> Box<dyn StreamParser + Send>;
+}
+
+/// A [`Dialect`] made of a style's prompt and call syntax; see the module docs.
+pub struct PromptStyle<P> {
+    prompt: P,
+    syntax: &'static dyn CallSyntax,
+}
+
+impl<P: ToolsPrompt> PromptStyle<P> {
+    pub fn new(prompt: P, syntax: &'static dyn CallSyntax) -> Self {
+        PromptStyle { prompt, syntax }
+    }
+
+    /// The system prompt this style injects for `request`: the tools' description, else
+    /// the `response_format` schema's instruction, else none.
+    pub fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError> {
+        let shown = shown_tools(request);
+        if !shown.is_empty() {
+            let tools = serde_json::to_value(shown).map_err(|source| DialectError::Json {
+                what: "the tools",
+                source,
+            })?;
+            let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
+            return Ok(Some(self.prompt.describe(tools)));
+        }
+        Ok(response_schema(request).map(|schema| schema_instruction(&schema)))
+    }
+
+    /// The conversation alone, without the injected system prompt, as the seed's first
+    /// `Prompt` block shows it.
+    pub fn conversation(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<String, DialectError> {
+        self.render(&request.messages, template)
+    }
+
+    /// `messages` rewritten for `template` and rendered with the generation prompt.
+    fn render(
+        &self,
+        messages: &[Message],
+        template: &ChatTemplate,
+    ) -> Result<String, DialectError> {
+        let caps =
+            TemplateCaps::probe(&template.template, &template.bos_token, &template.eos_token);
+        let history = rewrite_history(messages, &caps, self.syntax.writer());
+        template.render(&RenderInput {
+            messages: messages_json(&history)?,
+            tools: &[],
+            add_generation_prompt: true,
+        })
+    }
+
+    /// The constraint for `request`: calls to `tools`, else the response schema, else none.
+    fn constraint(
+        &self,
+        request: &ChatRequest,
+        tools: &[&Tool],
+    ) -> Result<Option<Constraint>, DialectError> {
+        if !tools.is_empty() {
+            return Ok(Some(Constraint {
+                grammar: self.syntax.grammar(tools)?,
+                triggers: vec![Trigger::Word(self.syntax.trigger().to_string())],
+                lazy: !request.effective_tool_choice().requires_call(),
+            }));
+        }
+        Ok(response_schema(request).map(|schema| Constraint {
+            grammar: schema_grammar(schema),
+            triggers: Vec::new(),
+            lazy: false,
+        }))
+    }
+}
+
+impl<P: ToolsPrompt> Dialect for PromptStyle<P> {
+    fn name(&self) -> &'static str {
+        self.prompt.name()
+    }
+
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError> {
+        let choice = request.effective_tool_choice();
+        let tools = callable_tools(request, &choice)?;
+        if choice.requires_call() && tools.is_empty() {
+            return Err(DialectError::NoCallableTools);
+        }
+        let messages = match self.system_prompt(request)? {
+            Some(text) => with_system_prompt(&request.messages, &text),
+            None => request.messages.clone(),
+        };
+        Ok(Prepared {
+            prompt: self.render(&messages, template)?,
+            constraint: self.constraint(request, &tools)?,
+            stop: request.stop_sequences().to_vec(),
+            parser: self.syntax.parser(),
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser + Send> {
+        self.syntax.parser()
+    }
+}
+
+/// The tools the prompt describes: all the request's, unless `tool_choice` is `none` (a
+/// model shown no tools is not tempted to call one it may not).
+fn shown_tools(request: &ChatRequest) -> &[Tool] {
+    if request.effective_tool_choice().allows_calls() {
+        request.tools()
+    } else {
+        &[]
+    }
+}
+
+/// `messages` with `text` as their system prompt: written before the first system turn's
+/// text (joined by a newline) when there is one, else a system turn put first, as the
+/// seed's system added its prompts.
+pub fn with_system_prompt(messages: &[Message], text: &str) -> Vec<Message> {
+    let mut messages = messages.to_vec();
+    match messages.iter().position(|m| m.role == Role::System) {
+        Some(at) => {
+            let joined = format!("{text}\n{}", messages[at].content_text());
+            messages[at] = Message::system(joined);
+        }
+        None => messages.insert(0, Message::system(text)),
+    }
+    messages
+}
+
+/// The JSON schema the answer must follow when `response_format` gives one; a bare
+/// `json_object` asks for any object.
+fn response_schema(request: &ChatRequest) -> Option<Value> {
+    match request.response_format.as_ref()? {
+        ResponseFormat::Text { .. } => None,
+        ResponseFormat::JsonObject { schema, .. } => {
+            Some(schema.clone().unwrap_or_else(|| json!({"type": "object"})))
+        }
+        ResponseFormat::JsonSchema { json_schema, .. } => json_schema.schema.clone(),
+    }
+}
+
+/// The seed's instruction for a response schema, the schema printed as Python's
+/// `json.dumps(schema, indent=2)`.
+fn schema_instruction(schema: &Value) -> String {
+    format!(
+        "Please respond in JSON format with the following schema: {}",
+        pretty_json(schema)
+    )
+}
+
+/// The grammar of one JSON value following `schema`, from the first byte.
+fn schema_grammar(schema: Value) -> Grammar {
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::Json(schema));
+    grammar
+}
+
+/// `value` as Python's `json.dumps(value, indent=2)` prints it (two-space indent, `": "`).
+pub fn pretty_json(value: &Value) -> String {
+    format!("{value:#}")
+}
+
+/// The tools between `<tools>` lines, each as [`pretty_json`], as the `short` and `long`
+/// styles list them.
+pub fn tools_block(tools: &[Value]) -> String {
+    let listed: Vec<String> = tools.iter().map(pretty_json).collect();
+    format!("<tools>\n{}\n</tools>", listed.join("\n"))
+}

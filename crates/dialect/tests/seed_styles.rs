@@ -1,0 +1,276 @@
+//! The prompt styles `short`, `long` and `hermes_2_pro` against seed 000: for every
+//! section of theirs, the injected system prompt (the second `Prompt` block) and the
+//! conversation (the first) byte for byte, the full prompt `prepare` makes from the two,
+//! and a grammar that admits the seed's call in the style's syntax and nothing near it.
+//! Everything expected is cut out of the seed itself.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
+use toolbridge_dialect::dialects::styles::{
+    hermes_2_pro, long, short, with_system_prompt, PromptStyle, ToolsPrompt,
+};
+use toolbridge_dialect::registry::Registry;
+use toolbridge_grammar::check::Validator;
+use toolbridge_template::Clock;
+
+fn seed_text() -> String {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/seeds/000_8b0e678405ed2946.txt");
+    fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("seed 000 not found: looked in {} ({err})", path.display()))
+}
+
+/// The fenced block after the first line from `from` on equal to `label`: its text (the
+/// lines between the fences joined by newlines) and the index of its closing fence.
+fn block_after(lines: &[&str], from: usize, label: &str) -> (String, usize) {
+    let start = lines[from..]
+        .iter()
+        .position(|line| *line == label)
+        .map(|at| from + at)
+        .unwrap_or_else(|| panic!("no {label:?} after line {}", from + 1));
+    let open = lines[start..]
+        .iter()
+        .position(|line| line.starts_with("```"))
+        .map(|at| start + at + 1)
+        .unwrap_or_else(|| panic!("no block after line {}", start + 1));
+    let close = lines[open..]
+        .iter()
+        .position(|line| *line == "```")
+        .map(|at| open + at)
+        .unwrap_or_else(|| panic!("unclosed block at line {open}"));
+    (lines[open..close].join("\n"), close)
+}
+
+struct Section {
+    title: String,
+    template: String,
+    style: String,
+    with_tools: bool,
+    conversation: String,
+    system: String,
+}
+
+struct Seed {
+    messages: Vec<Message>,
+    templates: Vec<(String, String)>,
+    sections: Vec<Section>,
+}
+
+fn parse_seed() -> Seed {
+    let text = seed_text();
+    let lines: Vec<&str> = text.lines().collect();
+    let messages = serde_json::from_str(&block_after(&lines, 0, "Messages:").0)
+        .unwrap_or_else(|err| panic!("seed 000's messages do not parse: {err}"));
+    let mut templates = Vec::new();
+    let mut sections = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if let Some(name) = line.strip_prefix("# ") {
+            templates.push((name.to_string(), block_after(&lines, index, "Template:").0));
+        } else if let Some(title) = line.strip_prefix("### ") {
+            let parts: Vec<&str> = title.split(" / ").collect();
+            assert_eq!(parts.len(), 3, "section title {title:?}");
+            let (conversation, end) = block_after(&lines, index, "Prompt:");
+            sections.push(Section {
+                title: title.to_string(),
+                template: parts[0].to_string(),
+                style: parts[1].to_string(),
+                with_tools: parts[2] == "with tools",
+                conversation,
+                system: block_after(&lines, end, "Prompt:").0,
+            });
+        }
+    }
+    Seed {
+        messages,
+        templates,
+        sections,
+    }
+}
+
+/// The seed's tools, cut from the `TOOLS_SHORT` listing (one JSON object after another
+/// between `<tools>` lines).
+fn seed_tools(seed: &Seed) -> Vec<Tool> {
+    let section = seed
+        .sections
+        .iter()
+        .find(|s| s.style == "TOOLS_SHORT" && s.with_tools)
+        .expect("a TOOLS_SHORT section with tools");
+    let listing = section
+        .system
+        .split_once("<tools>\n")
+        .and_then(|(_, rest)| rest.split_once("\n</tools>"))
+        .map(|(listing, _)| listing)
+        .expect("a <tools> listing");
+    serde_json::Deserializer::from_str(listing)
+        .into_iter::<Tool>()
+        .collect::<Result<_, _>>()
+        .expect("the tools are OpenAI tools")
+}
+
+/// The schema a section without tools asks for, cut from its instruction.
+fn seed_schema(section: &Section) -> Value {
+    let schema = section
+        .system
+        .strip_prefix("Please respond in JSON format with the following schema: ")
+        .unwrap_or_else(|| panic!("{}: no schema instruction", section.title));
+    serde_json::from_str(schema).expect("the schema is JSON")
+}
+
+fn request(seed: &Seed, section: &Section) -> ChatRequest {
+    let mut request = ChatRequest::new("seed", seed.messages.clone());
+    if section.with_tools {
+        request.tools = Some(seed_tools(seed));
+    } else {
+        request.response_format = Some(ResponseFormat::JsonObject {
+            schema: Some(seed_schema(section)),
+            extra: Default::default(),
+        });
+    }
+    request
+}
+
+/// The seed's past call as these styles ask for calls: `<tool_call>{"name", "arguments"}`.
+fn seed_call(seed: &Seed) -> (String, Value) {
+    let call = &seed.messages[1].calls()[0];
+    let arguments = serde_json::to_value(&call.function.arguments).expect("arguments as JSON");
+    (call.function.name.clone(), arguments)
+}
+
+fn tagged(name: &str, arguments: &Value) -> String {
+    let call = json!({"name": name, "arguments": arguments});
+    format!("<tool_call>{call}</tool_call>")
+}
+
+/// The grammar admits the seed's call and rejects a wrong name, a missing required
+/// argument and a wrongly typed one.
+fn check_call_grammar(validator: &Validator, seed: &Seed, title: &str) {
+    let (name, arguments) = seed_call(seed);
+    let a = arguments["a"].clone();
+    let spaced = format!(
+        "<tool_call> {} </tool_call>",
+        json!({"name": name, "arguments": arguments})
+    );
+    for good in [tagged(&name, &arguments), spaced] {
+        assert!(validator.accepts(&good), "{title}: rejects {good}");
+    }
+    let bad = [
+        tagged("superSecretTools", &arguments),
+        tagged(&name, &json!({ "a": a })),
+        tagged(&name, &json!({"a": a.to_string(), "b": arguments["b"]})),
+    ];
+    for bad in bad {
+        assert!(!validator.accepts(&bad), "{title}: accepts {bad}");
+    }
+}
+
+/// Without tools the grammar is the schema's: the seed's `{"type": "integer"}`.
+fn check_schema_grammar(validator: &Validator, title: &str) {
+    assert!(
+        validator.accepts("32222002938"),
+        "{title}: rejects an integer"
+    );
+    for bad in ["\"42\"", "4.2", "<tool_call>"] {
+        assert!(!validator.accepts(bad), "{title}: accepts {bad}");
+    }
+}
+
+fn check_section<P: ToolsPrompt>(
+    style: &PromptStyle<P>,
+    seed: &Seed,
+    section: &Section,
+    template: &ChatTemplate,
+) {
+    let title = &section.title;
+    let request = request(seed, section);
+    let system = style.system_prompt(&request).expect("a system prompt");
+    assert_eq!(system.as_deref(), Some(section.system.as_str()), "{title}");
+    let conversation = style.conversation(&request, template).expect("renders");
+    assert_eq!(conversation, section.conversation, "{title}");
+
+    let prepared = style.prepare(&request, template).expect("prepares");
+    let mut injected = request.clone();
+    injected.messages = with_system_prompt(&request.messages, &section.system);
+    let expected = style.conversation(&injected, template).expect("renders");
+    assert_eq!(prepared.prompt, expected, "{title}: the full prompt");
+    assert!(
+        prepared.prompt.contains(&section.system),
+        "{title}: prompt lacks the system prompt"
+    );
+
+    let constraint = prepared.constraint.expect("a constraint");
+    assert_eq!(constraint.lazy, section.with_tools, "{title}");
+    let validator = Validator::from_grammar(&constraint.grammar)
+        .unwrap_or_else(|err| panic!("{title}: grammar does not compile: {err}"));
+    if section.with_tools {
+        check_call_grammar(&validator, seed, title);
+    } else {
+        check_schema_grammar(&validator, title);
+    }
+}
+
+#[test]
+fn seed_000_sections_of_short_long_and_hermes_2_pro() {
+    let seed = parse_seed();
+    let pinned = Clock::fixed_from_str("2024-03-30T00:00").expect("a date");
+    let hermes = hermes_2_pro::dialect(pinned);
+    let (short, long) = (short::dialect(), long::dialect());
+    let mut covered = 0;
+    for section in &seed.sections {
+        let source = &seed
+            .templates
+            .iter()
+            .find(|(name, _)| *name == section.template)
+            .unwrap_or_else(|| panic!("{}: no template {}", section.title, section.template))
+            .1;
+        let template = ChatTemplate::new(source, "<s>", "</s>").expect("the template compiles");
+        match section.style.as_str() {
+            "TOOLS_SHORT" => check_section(&short, &seed, section, &template),
+            "TOOLS_LONG" => check_section(&long, &seed, section, &template),
+            "TOOLS_HERMES_2_PRO" => check_section(&hermes, &seed, section, &template),
+            _ => continue,
+        }
+        covered += 1;
+    }
+    println!(
+        "seed 000 styles: {covered}/{} sections",
+        seed.sections.len()
+    );
+    assert_eq!(covered, 12, "the seed has 12 sections of these styles");
+}
+
+#[test]
+fn the_registry_knows_the_styles_by_name() {
+    let registry = Registry::default();
+    for name in ["short", "long", "hermes_2_pro"] {
+        let dialect = registry.get(name).unwrap_or_else(|| panic!("no {name}"));
+        assert_eq!(dialect.name(), name);
+    }
+}
+
+#[test]
+fn hermes_2_pro_takes_todays_date_when_not_pinned() {
+    let today = Clock::Local.strftime_now("%Y-%m-%d").expect("a date");
+    let style = hermes_2_pro::dialect(Clock::Local);
+    let mut request = ChatRequest::new("m", vec![Message::user("hi")]);
+    request.tools = Some(seed_tools(&parse_seed()));
+    let system = style
+        .system_prompt(&request)
+        .expect("renders")
+        .expect("a prompt");
+    assert!(
+        system.contains(&format!("The current date is: {today}.")),
+        "{system}"
+    );
+}
+
+#[test]
+fn an_existing_system_turn_follows_the_style_prompt() {
+    let messages = vec![Message::system("Be brief."), Message::user("hi")];
+    let injected = with_system_prompt(&messages, "TOOLS");
+    assert_eq!(injected.len(), 2);
+    assert_eq!(injected[0].content_text(), "TOOLS\nBe brief.");
+}
