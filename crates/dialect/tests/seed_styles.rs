@@ -274,3 +274,25 @@ fn an_existing_system_turn_follows_the_style_prompt() {
     assert_eq!(injected.len(), 2);
     assert_eq!(injected[0].content_text(), "TOOLS\nBe brief.");
 }
+
+/// `tool_choice` decides as in the native dialects: `none` shows no tools and frees the
+/// output, `required` makes the grammar start at the first byte.
+#[test]
+fn tool_choice_none_and_required() {
+    use toolbridge_chat::{ToolChoice, ToolChoiceMode};
+    let seed = parse_seed();
+    let template = ChatTemplate::new(&seed.templates[0].1, "<s>", "</s>").expect("compiles");
+    let style = short::dialect();
+    let mut request = ChatRequest::new("m", vec![Message::user("hi")]);
+    request.tools = Some(seed_tools(&seed));
+
+    request.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::None));
+    assert_eq!(style.system_prompt(&request).expect("renders"), None);
+    let prepared = style.prepare(&request, &template).expect("prepares");
+    assert!(prepared.constraint.is_none());
+    assert!(!prepared.prompt.contains("<tools>"));
+
+    request.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::Required));
+    let prepared = style.prepare(&request, &template).expect("prepares");
+    assert!(!prepared.constraint.expect("a constraint").lazy);
+}
