@@ -173,6 +173,19 @@ pub fn callable_tools<'a>(
         .collect())
 }
 
+/// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
+pub fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
+    Ok(json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": tool.name()},
+            "arguments": checked_parameters(tool)?,
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": false,
+    }))
+}
+
 /// A tool's `parameters`, checked to compile to a grammar so that a schema the grammar
 /// crate cannot enforce fails the request with the tool's name rather than the engine.
 /// A tool without parameters takes the empty object.

@@ -21,13 +21,13 @@
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
-    DialectError, Prepared, RenderInput,
+    call_schema, callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError,
+    Prepared, RenderInput,
 };
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
@@ -154,17 +154,4 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
     grammar.set_rule("root", Expr::Seq(root));
     grammar.set_rule("call", Expr::Alt(calls));
     Ok(grammar)
-}
-
-/// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
-fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
-    Ok(json!({
-        "type": "object",
-        "properties": {
-            "name": {"const": tool.name()},
-            "arguments": checked_parameters(tool)?,
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": false,
-    }))
 }

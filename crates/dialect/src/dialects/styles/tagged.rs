@@ -11,12 +11,11 @@
 //! of call these prompts lead models to write (arguments first, as `hermes_2_pro` asks, or
 //! OpenAI's own shape, as the rewritten history shows).
 
-use serde_json::{json, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
 use super::CallSyntax;
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{call_schema, DialectError};
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
@@ -66,17 +65,4 @@ impl CallSyntax for TaggedCalls {
     fn parser(&self) -> Box<dyn StreamParser + Send> {
         Box::new(HermesParser::new())
     }
-}
-
-/// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
-fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
-    Ok(json!({
-        "type": "object",
-        "properties": {
-            "name": {"const": tool.name()},
-            "arguments": checked_parameters(tool)?,
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": false,
-    }))
 }
