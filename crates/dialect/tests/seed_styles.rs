@@ -1,4 +1,5 @@
-//! The prompt styles `short`, `long` and `hermes_2_pro` against seed 000: for every
+//! The prompt styles `short`, `long`, `hermes_2_pro` and `thoughtful_steps` against seed
+//! 000: for every
 //! section of theirs, the injected system prompt (the second `Prompt` block) and the
 //! conversation (the first) byte for byte, the full prompt `prepare` makes from the two,
 //! and a grammar that admits the seed's call in the style's syntax and nothing near it.
@@ -11,7 +12,7 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_dialect::dialects::styles::{
-    hermes_2_pro, long, short, with_system_prompt, PromptStyle, ToolsPrompt,
+    hermes_2_pro, long, short, thoughtful_steps, with_system_prompt, PromptStyle, ToolsPrompt,
 };
 use toolbridge_dialect::registry::Registry;
 use toolbridge_grammar::check::Validator;
@@ -120,15 +121,21 @@ fn seed_schema(section: &Section) -> Value {
     serde_json::from_str(schema).expect("the schema is JSON")
 }
 
+/// The seed's request: its messages, its answer schema (the `thoughtful_steps` sections
+/// with tools show it as the type of their `result`), and its tools where shown.
 fn request(seed: &Seed, section: &Section) -> ChatRequest {
     let mut request = ChatRequest::new("seed", seed.messages.clone());
+    let answer = seed
+        .sections
+        .iter()
+        .find(|s| !s.with_tools)
+        .expect("a section without tools");
+    request.response_format = Some(ResponseFormat::JsonObject {
+        schema: Some(seed_schema(answer)),
+        extra: Default::default(),
+    });
     if section.with_tools {
         request.tools = Some(seed_tools(seed));
-    } else {
-        request.response_format = Some(ResponseFormat::JsonObject {
-            schema: Some(seed_schema(section)),
-            extra: Default::default(),
-        });
     }
     request
 }
@@ -140,27 +147,59 @@ fn seed_call(seed: &Seed) -> (String, Value) {
     (call.function.name.clone(), arguments)
 }
 
-fn tagged(name: &str, arguments: &Value) -> String {
-    let call = json!({"name": name, "arguments": arguments});
-    format!("<tool_call>{call}</tool_call>")
+/// How a style's answer carries a call: in `<tool_call>` tags after free text (the grammar
+/// lazy on the tag), or as the whole answer, a `thoughtful_steps` step.
+#[derive(Clone, Copy)]
+enum Syntax {
+    Tagged,
+    Steps,
+}
+
+impl Syntax {
+    fn call(self, name: &str, arguments: &Value) -> String {
+        let call = json!({"name": name, "arguments": arguments});
+        match self {
+            Syntax::Tagged => format!("<tool_call>{call}</tool_call>"),
+            Syntax::Steps => step(json!({ "tool_calls": [call] })),
+        }
+    }
+
+    /// The call as the syntax allows it to be spaced.
+    fn spaced(self, name: &str, arguments: &Value) -> String {
+        let call = json!({"name": name, "arguments": arguments});
+        match self {
+            Syntax::Tagged => format!("<tool_call> {call} </tool_call>"),
+            Syntax::Steps => format!(
+                "{:#}",
+                json!({"thought_about_next_step_only": "Add.", "next_step": {"tool_calls": [call]}})
+            ),
+        }
+    }
+
+    fn lazy(self) -> bool {
+        matches!(self, Syntax::Tagged)
+    }
+}
+
+fn step(next_step: Value) -> String {
+    json!({"thought_about_next_step_only": "", "next_step": next_step}).to_string()
 }
 
 /// The grammar admits the seed's call and rejects a wrong name, a missing required
 /// argument and a wrongly typed one.
-fn check_call_grammar(validator: &Validator, seed: &Seed, title: &str) {
+fn check_call_grammar(validator: &Validator, syntax: Syntax, seed: &Seed, title: &str) {
     let (name, arguments) = seed_call(seed);
     let a = arguments["a"].clone();
-    let spaced = format!(
-        "<tool_call> {} </tool_call>",
-        json!({"name": name, "arguments": arguments})
-    );
-    for good in [tagged(&name, &arguments), spaced] {
+    for good in [
+        syntax.call(&name, &arguments),
+        syntax.spaced(&name, &arguments),
+    ] {
         assert!(validator.accepts(&good), "{title}: rejects {good}");
     }
     let bad = [
-        tagged("superSecretTools", &arguments),
-        tagged(&name, &json!({ "a": a })),
-        tagged(&name, &json!({"a": a.to_string(), "b": arguments["b"]})),
+        syntax.call("superSecretTools", &arguments),
+        syntax.call(&name, &json!({ "a": a })),
+        syntax.call(&name, &json!({"a": a.to_string(), "b": arguments["b"]})),
     ];
     for bad in bad {
         assert!(!validator.accepts(&bad), "{title}: accepts {bad}");
@@ -178,8 +217,23 @@ fn check_schema_grammar(validator: &Validator, title: &str) {
     }
 }
 
+/// A step's grammar also takes the result, typed by the answer schema, and nothing else.
+fn check_step_grammar(validator: &Validator, title: &str) {
+    let good = step(json!({"result": 42}));
+    assert!(validator.accepts(&good), "{title}: rejects {good}");
+    for bad in [
+        step(json!({"result": "42"})),
+        step(json!({"tool_calls": []})),
+        step(json!({"result": 42, "tool_calls": []})),
+        "42".to_string(),
+    ] {
+        assert!(!validator.accepts(&bad), "{title}: accepts {bad}");
+    }
+}
+
 fn check_section<P: ToolsPrompt>(
     style: &PromptStyle<P>,
+    syntax: Syntax,
     seed: &Seed,
     section: &Section,
     template: &ChatTemplate,
@@ -202,22 +256,30 @@ fn check_section<P: ToolsPrompt>(
     );
 
     let constraint = prepared.constraint.expect("a constraint");
-    assert_eq!(constraint.lazy, section.with_tools, "{title}");
+    assert_eq!(
+        constraint.lazy,
+        section.with_tools && syntax.lazy(),
+        "{title}"
+    );
     let validator = Validator::from_grammar(&constraint.grammar)
         .unwrap_or_else(|err| panic!("{title}: grammar does not compile: {err}"));
     if section.with_tools {
-        check_call_grammar(&validator, seed, title);
+        check_call_grammar(&validator, syntax, seed, title);
+        if !syntax.lazy() {
+            check_step_grammar(&validator, title);
+        }
     } else {
         check_schema_grammar(&validator, title);
     }
 }
 
 #[test]
-fn seed_000_sections_of_short_long_and_hermes_2_pro() {
+fn seed_000_sections_of_the_styles() {
     let seed = parse_seed();
     let pinned = Clock::fixed_from_str("2024-03-30T00:00").expect("a date");
     let hermes = hermes_2_pro::dialect(pinned);
     let (short, long) = (short::dialect(), long::dialect());
+    let steps = thoughtful_steps::dialect();
     let mut covered = 0;
     for section in &seed.sections {
         let source = &seed
@@ -228,9 +290,14 @@ fn seed_000_sections_of_short_long_and_hermes_2_pro() {
             .1;
         let template = ChatTemplate::new(source, "<s>", "</s>").expect("the template compiles");
         match section.style.as_str() {
-            "TOOLS_SHORT" => check_section(&short, &seed, section, &template),
-            "TOOLS_LONG" => check_section(&long, &seed, section, &template),
-            "TOOLS_HERMES_2_PRO" => check_section(&hermes, &seed, section, &template),
+            "TOOLS_SHORT" => check_section(&short, Syntax::Tagged, &seed, section, &template),
+            "TOOLS_LONG" => check_section(&long, Syntax::Tagged, &seed, section, &template),
+            "TOOLS_HERMES_2_PRO" => {
+                check_section(&hermes, Syntax::Tagged, &seed, section, &template)
+            }
+            "TOOLS_THOUGHTFUL_STEPS" => {
+                check_section(&steps, Syntax::Steps, &seed, section, &template)
+            }
             _ => continue,
         }
         covered += 1;
@@ -239,13 +306,13 @@ fn seed_000_sections_of_short_long_and_hermes_2_pro() {
         "seed 000 styles: {covered}/{} sections",
         seed.sections.len()
     );
-    assert_eq!(covered, 12, "the seed has 12 sections of these styles");
+    assert_eq!(covered, 18, "the seed has 18 sections of these styles");
 }
 
 #[test]
 fn the_registry_knows_the_styles_by_name() {
     let registry = Registry::default();
-    for name in ["short", "long", "hermes_2_pro"] {
+    for name in ["short", "long", "hermes_2_pro", "thoughtful_steps"] {
         let dialect = registry.get(name).unwrap_or_else(|| panic!("no {name}"));
         assert_eq!(dialect.name(), name);
     }

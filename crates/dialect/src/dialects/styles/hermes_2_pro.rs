@@ -42,7 +42,7 @@ impl ToolsPrompt for Hermes2Pro {
         "hermes_2_pro"
     }
 
-    fn describe(&self, tools: &[Value]) -> String {
+    fn describe(&self, tools: &[Value], _answer: Option<&Value>) -> String {
         format!(
             "{BEFORE_DATE}The current date is: {}.{BEFORE_TOOLS}{}{AFTER_TOOLS}",
             self.today(),

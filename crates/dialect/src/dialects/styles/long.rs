@@ -22,7 +22,7 @@ impl ToolsPrompt for Long {
         "long"
     }
 
-    fn describe(&self, tools: &[Value]) -> String {
+    fn describe(&self, tools: &[Value], _answer: Option<&Value>) -> String {
         format!("{INTRODUCTION}\n{}\n\n{HOW_TO_CALL}", tools_block(tools))
     }
 }

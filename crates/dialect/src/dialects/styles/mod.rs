@@ -28,6 +28,7 @@ pub mod hermes_2_pro;
 pub mod long;
 pub mod short;
 pub mod tagged;
+pub mod thoughtful_steps;
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Role, Tool};
@@ -39,7 +40,7 @@ use crate::dialect::{
 };
 use crate::parser::StreamParser;
 use crate::probe::TemplateCaps;
-use crate::rewrite::{rewrite_history, CallWriter};
+use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
 
 /// The system prompt of a style: how it describes the tools to the model.
 pub trait ToolsPrompt: Send + Sync {
@@ -47,8 +48,9 @@ pub trait ToolsPrompt: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// The text that describes `tools`, each as OpenAI sends it (`{"type": "function",
-    /// "function": {…}}`).
-    fn describe(&self, tools: &[Value]) -> String;
+    /// "function": {…}}`); `answer` is the `response_format` schema a final answer must
+    /// follow, for the styles that say so.
+    fn describe(&self, tools: &[Value], answer: Option<&Value>) -> String;
 }
 
 /// How calls are written: in past turns, in the grammar of new ones, and read back. The
@@ -57,11 +59,13 @@ pub trait CallSyntax: Send + Sync {
     /// Writes past calls into assistant turns the template cannot render them in.
     fn writer(&self) -> &dyn CallWriter;
 
-    /// The text that opens a call, switching a lazy grammar on.
-    fn trigger(&self) -> &'static str;
+    /// The text that opens a call, switching a lazy grammar on; `None` where the whole
+    /// answer is in the syntax, so the grammar holds from the first byte.
+    fn trigger(&self) -> Option<&'static str>;
 
-    /// The grammar of one answer that calls one of `tools`, starting at the trigger.
-    fn grammar(&self, tools: &[&Tool]) -> Result<Grammar, DialectError>;
+    /// The grammar of one answer that calls one of `tools`, starting at the trigger;
+    /// `answer` is the `response_format` schema, for syntaxes that also carry the answer.
+    fn grammar(&self, tools: &[&Tool], answer: Option<&Value>) -> Result<Grammar, DialectError>;
 
     /// A fresh parser for output in this syntax.
     fn parser(&self) -> Box<dyn StreamParser + Send>;
@@ -88,7 +92,8 @@ impl<P: ToolsPrompt> PromptStyle<P> {
                 source,
             })?;
             let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
-            return Ok(Some(self.prompt.describe(tools)));
+            let answer = response_schema(request);
+            return Ok(Some(self.prompt.describe(tools, answer.as_ref())));
         }
         Ok(response_schema(request).map(|schema| schema_instruction(&schema)))
     }
@@ -100,18 +105,31 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         request: &ChatRequest,
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
-        self.render(&request.messages, template)
+        self.render(request, &request.messages, template)
     }
 
-    /// `messages` rewritten for `template` and rendered with the generation prompt.
+    /// How past calls are written for `request`: in the style's syntax when it shows
+    /// tools, else plainly in `<tool_call>` tags, as the seed's sections without tools do
+    /// (a model not asked for the style's syntax is not shown it).
+    fn writer(&self, request: &ChatRequest) -> &dyn CallWriter {
+        if shown_tools(request).is_empty() {
+            &ToolCallTags
+        } else {
+            self.syntax.writer()
+        }
+    }
+
+    /// `messages` of `request` rewritten for `template` and rendered with the generation
+    /// prompt.
     fn render(
         &self,
+        request: &ChatRequest,
         messages: &[Message],
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
         let caps =
             TemplateCaps::probe(&template.template, &template.bos_token, &template.eos_token);
-        let history = rewrite_history(messages, &caps, self.syntax.writer());
+        let history = rewrite_history(messages, &caps, self.writer(request));
         template.render(&RenderInput {
             messages: messages_json(&history)?,
             tools: &[],
@@ -126,10 +144,16 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         tools: &[&Tool],
     ) -> Result<Option<Constraint>, DialectError> {
         if !tools.is_empty() {
+            let trigger = self.syntax.trigger();
             return Ok(Some(Constraint {
-                grammar: self.syntax.grammar(tools)?,
-                triggers: vec![Trigger::Word(self.syntax.trigger().to_string())],
-                lazy: !request.effective_tool_choice().requires_call(),
+                grammar: self
+                    .syntax
+                    .grammar(tools, response_schema(request).as_ref())?,
+                triggers: trigger
+                    .map(|word| Trigger::Word(word.to_string()))
+                    .into_iter()
+                    .collect(),
+                lazy: trigger.is_some() && !request.effective_tool_choice().requires_call(),
             }));
         }
         Ok(response_schema(request).map(|schema| Constraint {
@@ -160,7 +184,7 @@ impl<P: ToolsPrompt> Dialect for PromptStyle<P> {
             None => request.messages.clone(),
         };
         Ok(Prepared {
-            prompt: self.render(&messages, template)?,
+            prompt: self.render(request, &messages, template)?,
             constraint: self.constraint(request, &tools)?,
             stop: request.stop_sequences().to_vec(),
             parser: self.syntax.parser(),
@@ -211,7 +235,7 @@ fn response_schema(request: &ChatRequest) -> Option<Value> {
 
 /// The seed's instruction for a response schema, the schema printed as Python's
 /// `json.dumps(schema, indent=2)`.
-fn schema_instruction(schema: &Value) -> String {
+pub fn schema_instruction(schema: &Value) -> String {
     format!(
         "Please respond in JSON format with the following schema: {}",
         pretty_json(schema)
@@ -233,6 +257,11 @@ pub fn pretty_json(value: &Value) -> String {
 /// The tools between `<tools>` lines, each as [`pretty_json`], as the `short` and `long`
 /// styles list them.
 pub fn tools_block(tools: &[Value]) -> String {
+    format!("<tools>\n{}\n</tools>", tools_listing(tools))
+}
+
+/// The tools one after another, each as [`pretty_json`], a newline between them.
+pub fn tools_listing(tools: &[Value]) -> String {
     let listed: Vec<String> = tools.iter().map(pretty_json).collect();
-    format!("<tools>\n{}\n</tools>", listed.join("\n"))
+    listed.join("\n")
 }

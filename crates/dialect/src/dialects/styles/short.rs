@@ -16,7 +16,7 @@ impl ToolsPrompt for Short {
         "short"
     }
 
-    fn describe(&self, tools: &[Value]) -> String {
+    fn describe(&self, tools: &[Value], _answer: Option<&Value>) -> String {
         format!("Here are the tools available:\n{}", tools_block(tools))
     }
 }

@@ -11,6 +11,7 @@
 //! of call these prompts lead models to write (arguments first, as `hermes_2_pro` asks, or
 //! OpenAI's own shape, as the rewritten history shows).
 
+use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
@@ -32,13 +33,13 @@ impl CallSyntax for TaggedCalls {
         &ToolCallTags
     }
 
-    fn trigger(&self) -> &'static str {
-        CALL_OPEN
+    fn trigger(&self) -> Option<&'static str> {
+        Some(CALL_OPEN)
     }
 
     /// `root ::= "<tool_call>" space call space "</tool_call>"`, `call` one alternative
     /// per tool, `space` an optional space or newline.
-    fn grammar(&self, tools: &[&Tool]) -> Result<Grammar, DialectError> {
+    fn grammar(&self, tools: &[&Tool], _answer: Option<&Value>) -> Result<Grammar, DialectError> {
         let calls = tools
             .iter()
             .map(|tool| Ok(Expr::Json(call_schema(tool)?)))

@@ -1,0 +1,144 @@
+//! The parsers of the prompt styles that have their own syntax: a call written as the
+//! style writes past calls comes back the same, whole and cut at every byte; the answer
+//! comes back as content and the thought as reasoning; and garbage, however cut, comes
+//! out as content without a panic.
+
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{Arguments, Message, ToolCall};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::dialect::Dialect;
+use toolbridge_dialect::dialects::styles::thoughtful_steps;
+use toolbridge_dialect::events::EventOrder;
+use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps};
+use toolbridge_dialect::tool_ids::SequentialIds;
+
+/// Feeds `pieces` to a fresh `thoughtful_steps` parser and finishes, checking the events
+/// keep their order contract, and folds them into a message.
+fn steps_message<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Message {
+    let mut parser = thoughtful_steps::dialect().parser();
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    let mut order = EventOrder::new();
+    for event in &events {
+        if let Err(error) = order.check(event) {
+            panic!("{error}: {events:?}");
+        }
+    }
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// `text` cut at every char boundary into two pieces, and into one piece per char.
+fn every_split(text: &str) -> Vec<Vec<&str>> {
+    let mut splits: Vec<Vec<&str>> = text
+        .char_indices()
+        .map(|(at, _)| vec![&text[..at], &text[at..]])
+        .collect();
+    splits.push(
+        text.char_indices()
+            .map(|(at, c)| &text[at..at + c.len_utf8()])
+            .collect(),
+    );
+    splits
+}
+
+fn assert_split_invariant(text: &str) -> Message {
+    let whole = steps_message([text]);
+    for pieces in every_split(text) {
+        assert_eq!(steps_message(pieces.iter().copied()), whole, "{pieces:?}");
+    }
+    whole
+}
+
+fn arguments() -> impl Strategy<Value = Map<String, Value>> {
+    let value = prop_oneof![
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        "[ -~é\"\\\\\n]{0,12}".prop_map(Value::from),
+    ];
+    proptest::collection::btree_map("[a-z_]{1,8}", value, 0..4)
+        .prop_map(|map| map.into_iter().collect())
+}
+
+fn tool_call() -> impl Strategy<Value = ToolCall> {
+    (
+        "call_[0-9]{1,6}",
+        "[A-Za-z_][A-Za-z0-9_]{0,12}",
+        arguments(),
+    )
+        .prop_map(|(id, name, arguments)| ToolCall::new(id, name, Arguments::Object(arguments)))
+}
+
+fn call_value(call: &ToolCall) -> (Option<String>, String, Value) {
+    let arguments = serde_json::to_value(&call.function.arguments).expect("arguments as JSON");
+    let arguments = match arguments {
+        Value::String(text) => serde_json::from_str(&text).expect("arguments are JSON text"),
+        other => other,
+    };
+    (call.id.clone(), call.name().to_string(), arguments)
+}
+
+proptest! {
+    #[test]
+    fn thoughtful_steps_calls_come_back_however_cut(
+        thought in "[ -~é\n]{0,16}",
+        calls in proptest::collection::vec(tool_call(), 1..3),
+    ) {
+        let text = ThoughtfulSteps.write_calls(&thought, &calls);
+        let message = assert_split_invariant(&text);
+        let parsed: Vec<_> = message.calls().iter().map(call_value).collect();
+        let written: Vec<_> = calls.iter().map(call_value).collect();
+        prop_assert_eq!(parsed, written);
+        let reasoning = message.reasoning_content.as_deref().unwrap_or_default();
+        prop_assert_eq!(reasoning, thought.as_str());
+    }
+
+    #[test]
+    fn thoughtful_steps_answers_come_back_however_cut(answer in "[ -~é\n]{0,16}") {
+        let text = ThoughtfulSteps.write_answer(&answer).expect("a step");
+        let message = assert_split_invariant(&text);
+        prop_assert!(message.calls().is_empty());
+        prop_assert_eq!(message.content_text(), answer);
+    }
+
+    #[test]
+    fn thoughtful_steps_garbage_is_content(text in "[{}\\[\\]\":, a-z_0-9]{1,40}") {
+        let message = assert_split_invariant(&text);
+        if !message.calls().is_empty() || message.content_text() != text {
+            // Only a well-formed step is read as one.
+            let step: Value = serde_json::from_str(&text).expect("a step is JSON");
+            prop_assert!(step.get("next_step").is_some());
+        }
+    }
+}
+
+#[test]
+fn thoughtful_steps_reads_the_grammar_shape_and_typed_results() {
+    let call = r#"{"thought_about_next_step_only": "Add them.", "next_step": {"tool_calls": [{"name": "add", "arguments": {"a": 1}}]}}"#;
+    let message = assert_split_invariant(call);
+    assert_eq!(message.calls().len(), 1);
+    assert_eq!(message.calls()[0].name(), "add");
+    let result = json!({"thought_about_next_step_only": "", "next_step": {"result": 42}});
+    assert_eq!(
+        assert_split_invariant(&result.to_string()).content_text(),
+        "42"
+    );
+}
+
+#[test]
+fn thoughtful_steps_near_misses_are_content() {
+    for text in [
+        r#"{"thought_about_next_step_only": "x", "next_step": {"tool_calls": [{"arguments": {}}]}}"#,
+        r#"{"thought_about_next_step_only": 3, "next_step": {"result": "x"}}"#,
+        r#"{"next_step": {"tool_calls": "add"}}"#,
+        r#"{"thought_about_next_step_only": "x", "next_step": {"tool_calls": [{"name": "add""#,
+        "The answer is 42.",
+    ] {
+        let message = assert_split_invariant(text);
+        assert!(message.calls().is_empty(), "{text}");
+        assert_eq!(message.content_text(), text);
+    }
+}
