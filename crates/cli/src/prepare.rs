@@ -5,6 +5,10 @@
 //! without a model or an engine: the full prompt (tools described, history rewritten,
 //! generation prompt added) or the grammar that constrains the output, printed as GBNF
 //! with each tool's schema expanded into rules so llama.cpp could load it as is.
+//!
+//! A prompt style's prompt is two parts joined: the system prompt it injects and the
+//! conversation the template renders. Seed 000 prints them apart, so `--show system` and
+//! `--show conversation` do too, for comparing a style with the seed part by part.
 
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -25,6 +29,10 @@ pub enum Show {
     Prompt,
     /// The constraint's grammar as GBNF (nothing when the output is free).
     Grammar,
+    /// A prompt style's rendered conversation, without the system prompt it injects.
+    Conversation,
+    /// A prompt style's injected system prompt alone (nothing when it injects none).
+    System,
 }
 
 /// One `render --request` invocation.
@@ -38,19 +46,50 @@ pub struct RequestRender<'a> {
     pub show: Show,
 }
 
-/// The text to print: the prompt, or the grammar (empty when there is no constraint).
+/// The text to print: the prompt, the grammar (empty when there is no constraint), or one
+/// part of a prompt style's prompt.
 pub fn render(job: RequestRender<'_>) -> Result<String> {
     let registry = Registry::default();
-    let dialect = styles::dialect(&registry, job.style)?;
-    let request = read_request(job.request)?;
-    let template = chat_template(&job, !request.tools().is_empty())?;
-    let prepared = dialect
-        .prepare(&request, &template)
-        .with_context(|| format!("style {} cannot prepare this request", job.style))?;
     match job.show {
-        Show::Prompt => Ok(prepared.prompt),
-        Show::Grammar => grammar_text(&prepared),
+        Show::Prompt => Ok(prepare(&job, &registry)?.prompt),
+        Show::Grammar => grammar_text(&prepare(&job, &registry)?),
+        Show::Conversation => conversation_text(&job, &registry),
+        Show::System => system_text(&job, &registry),
     }
+}
+
+/// The request prepared by the dialect the job names.
+fn prepare(job: &RequestRender<'_>, registry: &Registry) -> Result<Prepared> {
+    let dialect = styles::dialect(registry, job.style)?;
+    let request = read_request(job.request)?;
+    let template = chat_template(job, !request.tools().is_empty())?;
+    dialect
+        .prepare(&request, &template)
+        .with_context(|| format!("style {} cannot prepare this request", job.style))
+}
+
+/// The conversation as the job's prompt style renders it, without its system prompt.
+fn conversation_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
+    let style = styles::prompt_parts(registry, job.style, job.options.clock.clone())?;
+    let request = read_request(job.request)?;
+    let template = chat_template(job, !request.tools().is_empty())?;
+    style
+        .conversation(&request, &template)
+        .with_context(|| format!("style {} cannot render this conversation", job.style))
+}
+
+/// The system prompt the job's prompt style injects; with none, a note on stderr and
+/// nothing to print.
+fn system_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
+    let style = styles::prompt_parts(registry, job.style, job.options.clock.clone())?;
+    let request = read_request(job.request)?;
+    let text = style
+        .system_prompt(&request)
+        .with_context(|| format!("style {} cannot describe this request", job.style))?;
+    Ok(text.unwrap_or_else(|| {
+        eprintln!("note: this request gets no system prompt (no tools shown, no response schema)");
+        String::new()
+    }))
 }
 
 /// The request file, parsed and checked as the server checks it.

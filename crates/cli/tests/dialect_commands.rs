@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const MODEL: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
@@ -23,11 +24,13 @@ fn model() -> String {
     MODEL.to_string()
 }
 
-/// A file named `name` holding `text`, in a directory of this test process.
+/// A new file ending in `name` holding `text`, in a directory of this test process; each
+/// call makes its own, so tests running at once never read a file another is writing.
 fn write_temp(name: &str, text: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!("toolbridge-dialect-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = dir.join(format!("{}-{name}", NEXT.fetch_add(1, Ordering::Relaxed)));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -180,4 +183,153 @@ fn an_unknown_style_lists_the_known_ones() {
         );
         assert!(stderr.contains("hermes"), "{stderr}");
     }
+}
+
+/// Seed 000, read from the shared seeds beside the repository.
+fn seed_000() -> String {
+    let path = repo_root().join("../shared/seeds/000_8b0e678405ed2946.txt");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("seed 000 not found: looked at {} ({err})", path.display()))
+}
+
+/// The text of the first fenced block after the first line from `from` on equal to
+/// `label` (its lines joined by newlines), and the index of its closing fence.
+fn block_after(lines: &[&str], from: usize, label: &str) -> (String, usize) {
+    let start = from
+        + lines[from..]
+            .iter()
+            .position(|line| *line == label)
+            .unwrap();
+    let open = start
+        + 1
+        + lines[start..]
+            .iter()
+            .position(|l| l.starts_with("```"))
+            .unwrap();
+    let close = open
+        + lines[open..]
+            .iter()
+            .position(|line| *line == "```")
+            .unwrap();
+    (lines[open..close].join("\n"), close)
+}
+
+/// The index of the line that is exactly `line`.
+fn line_index(lines: &[&str], line: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| *l == line)
+        .unwrap_or_else(|| panic!("seed 000 has no line {line:?}"))
+}
+
+/// One section of seed 000 as `render --request` needs it: template and request files,
+/// and the two `Prompt` blocks it expects.
+struct SeedSection {
+    template: PathBuf,
+    request: PathBuf,
+    conversation: String,
+    system: String,
+}
+
+/// The `hermes_2_pro_mistral / TOOLS_SHORT / with tools` section: its template, the
+/// seed's messages with the tools of `examples/tools/seed-000.json`, and its blocks.
+fn short_section() -> SeedSection {
+    let text = seed_000();
+    let lines: Vec<&str> = text.lines().collect();
+    let messages: serde_json::Value =
+        serde_json::from_str(&block_after(&lines, 0, "Messages:").0).unwrap();
+    let tools: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("examples/tools/seed-000.json")).unwrap(),
+    )
+    .unwrap();
+    let request = serde_json::json!({"messages": messages, "tools": tools["tools"]});
+    let template = block_after(
+        &lines,
+        line_index(&lines, "# hermes_2_pro_mistral"),
+        "Template:",
+    );
+    let section = line_index(
+        &lines,
+        "### hermes_2_pro_mistral / TOOLS_SHORT / with tools",
+    );
+    let (conversation, end) = block_after(&lines, section, "Prompt:");
+    SeedSection {
+        template: write_temp("hermes_2_pro_mistral.jinja", &template.0),
+        request: write_temp("seed_000.json", &request.to_string()),
+        conversation,
+        system: block_after(&lines, end, "Prompt:").0,
+    }
+}
+
+fn render_seed(section: &SeedSection, style: &str, show: &str) -> Output {
+    toolbridge(
+        &[
+            "render",
+            "--template",
+            section.template.to_str().unwrap(),
+            "--request",
+            section.request.to_str().unwrap(),
+            "--style",
+            style,
+            "--show",
+            show,
+        ],
+        "",
+    )
+}
+
+#[test]
+fn show_conversation_is_the_seeds_first_prompt_block() {
+    let section = short_section();
+    let conversation = stdout_of(render_seed(&section, "short", "conversation"));
+    assert_eq!(conversation, section.conversation);
+}
+
+#[test]
+fn show_system_is_the_seeds_second_prompt_block() {
+    let section = short_section();
+    let system = stdout_of(render_seed(&section, "short", "system"));
+    assert_eq!(system, section.system);
+}
+
+#[test]
+fn the_full_prompt_holds_both_parts() {
+    let section = short_section();
+    let prompt = stdout_of(render_seed(&section, "short", "prompt"));
+    assert!(prompt.contains(&section.system), "{prompt}");
+    assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
+}
+
+#[test]
+fn a_style_without_a_system_prompt_of_its_own_says_so() {
+    let section = short_section();
+    for show in ["system", "conversation"] {
+        let output = render_seed(&section, "hermes", show);
+        assert!(!output.status.success());
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(
+                "style hermes renders tools through the template; it has no separate system prompt"
+            ),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn no_tools_and_no_schema_means_no_system_prompt() {
+    let request = write_temp(
+        "no_tools_short.json",
+        r#"{"messages": [{"role": "user", "content": "Hi"}]}"#,
+    );
+    let section = SeedSection {
+        request,
+        ..short_section()
+    };
+    let output = render_seed(&section, "short", "system");
+    assert!(output.status.success());
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no system prompt"), "{stderr}");
 }
