@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::hermes_dialect::HermesDialect;
-use crate::dialects::styles::{hermes_2_pro, long, short, thoughtful_steps};
+use crate::dialects::styles::{hermes_2_pro, long, mixtral, short, thoughtful_steps};
 
 /// Dialects by name and alias.
 pub struct Registry {
@@ -27,6 +27,7 @@ impl Default for Registry {
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);
         registry.register(Arc::new(thoughtful_steps::dialect()), &[]);
+        registry.register(Arc::new(mixtral::dialect()), &[]);
         registry
     }
 }

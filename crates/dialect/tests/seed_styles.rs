@@ -1,5 +1,5 @@
-//! The prompt styles `short`, `long`, `hermes_2_pro` and `thoughtful_steps` against seed
-//! 000: for every
+//! The prompt styles `short`, `long`, `hermes_2_pro`, `thoughtful_steps` and `mixtral`
+//! against seed 000: for every
 //! section of theirs, the injected system prompt (the second `Prompt` block) and the
 //! conversation (the first) byte for byte, the full prompt `prepare` makes from the two,
 //! and a grammar that admits the seed's call in the style's syntax and nothing near it.
@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_dialect::dialects::styles::{
-    hermes_2_pro, long, short, thoughtful_steps, with_system_prompt, PromptStyle, ToolsPrompt,
+    hermes_2_pro, long, mixtral, short, thoughtful_steps, with_system_prompt, PromptStyle,
+    ToolsPrompt,
 };
 use toolbridge_dialect::registry::Registry;
 use toolbridge_grammar::check::Validator;
@@ -148,10 +149,12 @@ fn seed_call(seed: &Seed) -> (String, Value) {
 }
 
 /// How a style's answer carries a call: in `<tool_call>` tags after free text (the grammar
-/// lazy on the tag), or as the whole answer, a `thoughtful_steps` step.
+/// lazy on the tag), the same with markdown's `\_` allowed in the tags (`mixtral`), or as
+/// the whole answer, a `thoughtful_steps` step.
 #[derive(Clone, Copy)]
 enum Syntax {
     Tagged,
+    Escaped,
     Steps,
 }
 
@@ -159,7 +162,7 @@ impl Syntax {
     fn call(self, name: &str, arguments: &Value) -> String {
         let call = json!({"name": name, "arguments": arguments});
         match self {
-            Syntax::Tagged => format!("<tool_call>{call}</tool_call>"),
+            Syntax::Tagged | Syntax::Escaped => format!("<tool_call>{call}</tool_call>"),
             Syntax::Steps => step(json!({ "tool_calls": [call] })),
         }
     }
@@ -169,6 +172,7 @@ impl Syntax {
         let call = json!({"name": name, "arguments": arguments});
         match self {
             Syntax::Tagged => format!("<tool_call> {call} </tool_call>"),
+            Syntax::Escaped => format!("<tool\\_call> {call} </tool\\_call>"),
             Syntax::Steps => format!(
                 "{:#}",
                 json!({"thought_about_next_step_only": "Add.", "next_step": {"tool_calls": [call]}})
@@ -177,7 +181,7 @@ impl Syntax {
     }
 
     fn lazy(self) -> bool {
-        matches!(self, Syntax::Tagged)
+        !matches!(self, Syntax::Steps)
     }
 }
 
@@ -279,7 +283,7 @@ fn seed_000_sections_of_the_styles() {
     let pinned = Clock::fixed_from_str("2024-03-30T00:00").expect("a date");
     let hermes = hermes_2_pro::dialect(pinned);
     let (short, long) = (short::dialect(), long::dialect());
-    let steps = thoughtful_steps::dialect();
+    let (steps, mixtral) = (thoughtful_steps::dialect(), mixtral::dialect());
     let mut covered = 0;
     for section in &seed.sections {
         let source = &seed
@@ -295,6 +299,7 @@ fn seed_000_sections_of_the_styles() {
             "TOOLS_HERMES_2_PRO" => {
                 check_section(&hermes, Syntax::Tagged, &seed, section, &template)
             }
+            "TOOLS_MIXTRAL" => check_section(&mixtral, Syntax::Escaped, &seed, section, &template),
             "TOOLS_THOUGHTFUL_STEPS" => {
                 check_section(&steps, Syntax::Steps, &seed, section, &template)
             }
@@ -306,13 +311,19 @@ fn seed_000_sections_of_the_styles() {
         "seed 000 styles: {covered}/{} sections",
         seed.sections.len()
     );
-    assert_eq!(covered, 18, "the seed has 18 sections of these styles");
+    assert_eq!(covered, 20, "the seed has 20 sections of these styles");
 }
 
 #[test]
 fn the_registry_knows_the_styles_by_name() {
     let registry = Registry::default();
-    for name in ["short", "long", "hermes_2_pro", "thoughtful_steps"] {
+    for name in [
+        "short",
+        "long",
+        "hermes_2_pro",
+        "thoughtful_steps",
+        "mixtral",
+    ] {
         let dialect = registry.get(name).unwrap_or_else(|| panic!("no {name}"));
         assert_eq!(dialect.name(), name);
     }

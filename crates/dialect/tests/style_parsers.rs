@@ -8,15 +8,15 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
-use toolbridge_dialect::dialects::styles::thoughtful_steps;
+use toolbridge_dialect::dialects::styles::{mixtral, thoughtful_steps};
 use toolbridge_dialect::events::EventOrder;
-use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps};
+use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags};
 use toolbridge_dialect::tool_ids::SequentialIds;
 
-/// Feeds `pieces` to a fresh `thoughtful_steps` parser and finishes, checking the events
-/// keep their order contract, and folds them into a message.
-fn steps_message<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Message {
-    let mut parser = thoughtful_steps::dialect().parser();
+/// Feeds `pieces` to a fresh parser of `dialect` and finishes, checking the events keep
+/// their order contract, and folds them into a message.
+fn message<'a>(dialect: &dyn Dialect, pieces: impl IntoIterator<Item = &'a str>) -> Message {
+    let mut parser = dialect.parser();
     let mut events = Vec::new();
     for piece in pieces {
         events.extend(parser.push(piece));
@@ -45,12 +45,20 @@ fn every_split(text: &str) -> Vec<Vec<&str>> {
     splits
 }
 
-fn assert_split_invariant(text: &str) -> Message {
-    let whole = steps_message([text]);
+fn split_invariant(dialect: &dyn Dialect, text: &str) -> Message {
+    let whole = message(dialect, [text]);
     for pieces in every_split(text) {
-        assert_eq!(steps_message(pieces.iter().copied()), whole, "{pieces:?}");
+        assert_eq!(
+            message(dialect, pieces.iter().copied()),
+            whole,
+            "{pieces:?}"
+        );
     }
     whole
+}
+
+fn assert_split_invariant(text: &str) -> Message {
+    split_invariant(&thoughtful_steps::dialect(), text)
 }
 
 fn arguments() -> impl Strategy<Value = Map<String, Value>> {
@@ -113,6 +121,43 @@ proptest! {
             prop_assert!(step.get("next_step").is_some());
         }
     }
+}
+
+proptest! {
+    #[test]
+    fn mixtral_calls_come_back_however_cut_and_escaped(
+        calls in proptest::collection::vec(tool_call(), 1..3),
+    ) {
+        let plain = ToolCallTags.write_calls("", &calls);
+        let escaped = plain.replace('_', "\\_");
+        let dialect = mixtral::dialect();
+        let message = split_invariant(&dialect, &plain);
+        prop_assert_eq!(split_invariant(&dialect, &escaped), message.clone());
+        // The Hermes parser takes no ids from the text: compare names and arguments.
+        let without_id = |call: &ToolCall| {
+            let (_, name, arguments) = call_value(call);
+            (name, arguments)
+        };
+        let parsed: Vec<_> = message.calls().iter().map(without_id).collect();
+        let written: Vec<_> = calls.iter().map(without_id).collect();
+        prop_assert_eq!(parsed, written);
+    }
+
+    #[test]
+    fn mixtral_never_panics(text in "(<tool\\\\?_call>|</tool\\\\?_call>|[{}\\\\_\":, a-z]){0,24}") {
+        split_invariant(&mixtral::dialect(), &text);
+    }
+}
+
+#[test]
+fn mixtral_reads_escaped_tags_and_names() {
+    let text =
+        r#"<tool\_call>{"name": "super\_secret", "arguments": {"a_b": "x\\_y"}}</tool\_call>"#;
+    let message = split_invariant(&mixtral::dialect(), text);
+    assert_eq!(message.calls().len(), 1);
+    assert_eq!(message.calls()[0].name(), "super_secret");
+    let arguments = serde_json::to_value(&message.calls()[0].function.arguments).expect("JSON");
+    assert_eq!(arguments, json!(r#"{"a_b": "x\\_y"}"#));
 }
 
 #[test]

@@ -10,6 +10,8 @@
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
+//! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod json_scan;
 pub mod tag_scan;
+pub mod unescape;

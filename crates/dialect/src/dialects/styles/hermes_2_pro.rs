@@ -68,5 +68,5 @@ fn tools_repr(tools: &[Value]) -> String {
 
 /// The `hermes_2_pro` dialect dated by `clock`: its prompt, calls in `<tool_call>` tags.
 pub fn dialect(clock: Clock) -> PromptStyle<Hermes2Pro> {
-    PromptStyle::new(Hermes2Pro { clock }, &TaggedCalls)
+    PromptStyle::new(Hermes2Pro { clock }, &TaggedCalls::PLAIN)
 }

@@ -29,5 +29,5 @@ impl ToolsPrompt for Long {
 
 /// The `long` dialect: its prompt, calls in `<tool_call>` tags.
 pub fn dialect() -> PromptStyle<Long> {
-    PromptStyle::new(Long, &TaggedCalls)
+    PromptStyle::new(Long, &TaggedCalls::PLAIN)
 }

@@ -26,6 +26,7 @@
 
 pub mod hermes_2_pro;
 pub mod long;
+pub mod mixtral;
 pub mod short;
 pub mod tagged;
 pub mod thoughtful_steps;

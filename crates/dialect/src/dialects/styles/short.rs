@@ -23,5 +23,5 @@ impl ToolsPrompt for Short {
 
 /// The `short` dialect: its prompt, calls in `<tool_call>` tags.
 pub fn dialect() -> PromptStyle<Short> {
-    PromptStyle::new(Short, &TaggedCalls)
+    PromptStyle::new(Short, &TaggedCalls::PLAIN)
 }

@@ -10,6 +10,11 @@
 //! [`ToolCallTags`], and the output is read by the Hermes parser, which takes every shape
 //! of call these prompts lead models to write (arguments first, as `hermes_2_pro` asks, or
 //! OpenAI's own shape, as the rewritten history shows).
+//!
+//! The `mixtral` style takes the same calls with markdown's escaped underscores, which
+//! Mixtral writes out of habit: its grammar admits `<tool\_call>` and `</tool\_call>` (the
+//! seed's `"<tool" "\\"? "_" "call>"`), its trigger is `<tool`, common to both, and its
+//! parser reads the output with every `\_` unescaped ([`Unescaped`]), names included.
 
 use serde_json::Value;
 use toolbridge_chat::Tool;
@@ -20,13 +25,39 @@ use crate::dialect::{call_schema, DialectError};
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
-
-const CALL_OPEN: &str = "<tool_call>";
-const CALL_CLOSE: &str = "</tool_call>";
+use crate::toolkit::unescape::Unescaped;
 
 /// `<tool_call>{"name": …, "arguments": …}</tool_call>`; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TaggedCalls;
+pub struct TaggedCalls {
+    /// Whether `\_` is taken for `_` (the `mixtral` style).
+    escaped_underscores: bool,
+}
+
+impl TaggedCalls {
+    /// The tags as written.
+    pub const PLAIN: TaggedCalls = TaggedCalls {
+        escaped_underscores: false,
+    };
+
+    /// The tags and names with markdown's `\_` allowed.
+    pub const ESCAPED: TaggedCalls = TaggedCalls {
+        escaped_underscores: true,
+    };
+
+    /// `<{slash}tool_call>`, with an optional backslash before its underscore where
+    /// underscores may be escaped.
+    fn tag(&self, slash: &str) -> Expr {
+        if !self.escaped_underscores {
+            return Expr::literal(format!("<{slash}tool_call>"));
+        }
+        Expr::Seq(vec![
+            Expr::literal(format!("<{slash}tool")),
+            Expr::optional(Expr::literal("\\")),
+            Expr::literal("_call>"),
+        ])
+    }
+}
 
 impl CallSyntax for TaggedCalls {
     fn writer(&self) -> &dyn CallWriter {
@@ -34,7 +65,11 @@ impl CallSyntax for TaggedCalls {
     }
 
     fn trigger(&self) -> Option<&'static str> {
-        Some(CALL_OPEN)
+        Some(if self.escaped_underscores {
+            "<tool"
+        } else {
+            "<tool_call>"
+        })
     }
 
     /// `root ::= "<tool_call>" space call space "</tool_call>"`, `call` one alternative
@@ -48,11 +83,11 @@ impl CallSyntax for TaggedCalls {
         grammar.set_rule(
             "root",
             Expr::Seq(vec![
-                Expr::literal(CALL_OPEN),
+                self.tag(""),
                 Expr::reference("space"),
                 Expr::reference("call"),
                 Expr::reference("space"),
-                Expr::literal(CALL_CLOSE),
+                self.tag("/"),
             ]),
         );
         grammar.set_rule("call", Expr::Alt(calls));
@@ -64,6 +99,10 @@ impl CallSyntax for TaggedCalls {
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(HermesParser::new())
+        if self.escaped_underscores {
+            Box::new(Unescaped::new(HermesParser::new()))
+        } else {
+            Box::new(HermesParser::new())
+        }
     }
 }
