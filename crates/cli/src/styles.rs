@@ -12,7 +12,9 @@
 use anyhow::{anyhow, bail, Result};
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError};
-use toolbridge_dialect::dialects::styles::{hermes_2_pro, long, short, PromptStyle, ToolsPrompt};
+use toolbridge_dialect::dialects::styles::{
+    hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
+};
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::Clock;
 
@@ -60,6 +62,8 @@ pub fn prompt_parts(registry: &Registry, name: &str, clock: Clock) -> Result<Box
         "short" => Box::new(short::dialect()),
         "long" => Box::new(long::dialect()),
         "hermes_2_pro" => Box::new(hermes_2_pro::dialect(clock)),
+        "thoughtful_steps" => Box::new(thoughtful_steps::dialect()),
+        "mixtral" => Box::new(mixtral::dialect()),
         other => bail!(
             "style {other} renders tools through the template; it has no separate system prompt"
         ),

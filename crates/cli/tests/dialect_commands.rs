@@ -59,12 +59,15 @@ fn toolbridge(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the toolbridge binary runs");
-    child
+    let written = child
         .stdin
         .take()
         .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .unwrap();
+        .write_all(stdin.as_bytes());
+    // A command that fails before reading stdin (an unknown style) closes the pipe early.
+    if let Err(error) = written {
+        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+    }
     child.wait_with_output().unwrap()
 }
 
@@ -298,6 +301,30 @@ fn the_full_prompt_holds_both_parts() {
     let prompt = stdout_of(render_seed(&section, "short", "prompt"));
     assert!(prompt.contains(&section.system), "{prompt}");
     assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
+}
+
+#[test]
+fn every_prompt_style_shows_its_system_prompt_and_conversation() {
+    let section = short_section();
+    for style in [
+        "short",
+        "long",
+        "thoughtful_steps",
+        "hermes_2_pro",
+        "mixtral",
+    ] {
+        let system = stdout_of(render_seed(&section, style, "system"));
+        assert!(system.contains("superSecretTool"), "{style}: {system}");
+        let conversation = stdout_of(render_seed(&section, style, "conversation"));
+        assert!(
+            !conversation.contains("Adds two numbers"),
+            "{style}: {conversation}"
+        );
+        assert!(
+            conversation.ends_with("<|im_start|>assistant\n"),
+            "{style}: {conversation}"
+        );
+    }
 }
 
 #[test]
