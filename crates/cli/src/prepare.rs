@@ -49,7 +49,7 @@ pub struct RequestRender<'a> {
 /// The text to print: the prompt, the grammar (empty when there is no constraint), or one
 /// part of a prompt style's prompt.
 pub fn render(job: RequestRender<'_>) -> Result<String> {
-    let registry = Registry::default();
+    let registry = styles::registry(&job.options.clock);
     match job.show {
         Show::Prompt => Ok(prepare(&job, &registry)?.prompt),
         Show::Grammar => grammar_text(&prepare(&job, &registry)?),

@@ -10,6 +10,7 @@
 //! registry resolved, with the dialect crate's own constructors.
 
 use anyhow::{anyhow, bail, Result};
+use std::sync::Arc;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError};
 use toolbridge_dialect::dialects::styles::{
@@ -17,6 +18,14 @@ use toolbridge_dialect::dialects::styles::{
 };
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::Clock;
+
+/// Every dialect, with `hermes_2_pro` dated by `clock` (`render --now`) instead of the
+/// local clock, so the full prompt and `--show system` print the same date.
+pub fn registry(clock: &Clock) -> Registry {
+    let mut registry = Registry::default();
+    registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
+    registry
+}
 
 /// The dialect `registry` knows as `name` (its own name or an alias).
 pub fn dialect<'a>(registry: &'a Registry, name: &str) -> Result<&'a dyn Dialect> {

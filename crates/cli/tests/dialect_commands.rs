@@ -360,3 +360,28 @@ fn no_tools_and_no_schema_means_no_system_prompt() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no system prompt"), "{stderr}");
 }
+
+#[test]
+fn now_dates_hermes_2_pro_in_the_prompt_and_the_system_prompt() {
+    let section = short_section();
+    for show in ["prompt", "system"] {
+        let mut args = vec![
+            "render",
+            "--template",
+            section.template.to_str().unwrap(),
+            "--request",
+            section.request.to_str().unwrap(),
+            "--style",
+            "hermes_2_pro",
+            "--now",
+            "2024-03-30T10:30:00",
+            "--show",
+        ];
+        args.push(show);
+        let text = stdout_of(toolbridge(&args, ""));
+        assert!(
+            text.contains("The current date is: 2024-03-30."),
+            "--show {show}: {text}"
+        );
+    }
+}
