@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError};
 use toolbridge_dialect::dialects::styles::{
-    hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
+    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
 };
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::Clock;
@@ -73,6 +73,7 @@ pub fn prompt_parts(registry: &Registry, name: &str, clock: Clock) -> Result<Box
         "hermes_2_pro" => Box::new(hermes_2_pro::dialect(clock)),
         "thoughtful_steps" => Box::new(thoughtful_steps::dialect()),
         "mixtral" => Box::new(mixtral::dialect()),
+        "functionary_v2" => Box::new(functionary_v2::dialect()),
         other => bail!(
             "style {other} renders tools through the template; it has no separate system prompt"
         ),

@@ -312,6 +312,7 @@ fn every_prompt_style_shows_its_system_prompt_and_conversation() {
         "thoughtful_steps",
         "hermes_2_pro",
         "mixtral",
+        "functionary_v2",
     ] {
         let system = stdout_of(render_seed(&section, style, "system"));
         assert!(system.contains("superSecretTool"), "{style}: {system}");

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::hermes_dialect::HermesDialect;
-use crate::dialects::styles::{hermes_2_pro, long, mixtral, short, thoughtful_steps};
+use crate::dialects::styles::{
+    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
+};
 
 /// Dialects by name and alias.
 pub struct Registry {
@@ -28,6 +30,7 @@ impl Default for Registry {
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);
         registry.register(Arc::new(thoughtful_steps::dialect()), &[]);
         registry.register(Arc::new(mixtral::dialect()), &[]);
+        registry.register(Arc::new(functionary_v2::dialect()), &[]);
         registry
     }
 }

@@ -1,5 +1,5 @@
-//! The prompt styles `short`, `long`, `hermes_2_pro`, `thoughtful_steps` and `mixtral`
-//! against seed 000: for every
+//! The prompt styles `short`, `long`, `hermes_2_pro`, `thoughtful_steps`, `mixtral` and
+//! `functionary_v2` against seed 000: for every
 //! section of theirs, the injected system prompt (the second `Prompt` block) and the
 //! conversation (the first) byte for byte, the full prompt `prepare` makes from the two,
 //! and a grammar that admits the seed's call in the style's syntax and nothing near it.
@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_dialect::dialects::styles::{
-    hermes_2_pro, long, mixtral, short, thoughtful_steps, with_system_prompt, PromptStyle,
-    ToolsPrompt,
+    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, with_system_prompt,
+    PromptStyle, ToolsPrompt,
 };
 use toolbridge_dialect::registry::Registry;
 use toolbridge_grammar::check::Validator;
@@ -149,13 +149,15 @@ fn seed_call(seed: &Seed) -> (String, Value) {
 }
 
 /// How a style's answer carries a call: in `<tool_call>` tags after free text (the grammar
-/// lazy on the tag), the same with markdown's `\_` allowed in the tags (`mixtral`), or as
-/// the whole answer, a `thoughtful_steps` step.
+/// lazy on the tag), the same with markdown's `\_` allowed in the tags (`mixtral`), as
+/// the whole answer, a `thoughtful_steps` step, or as a message routed to the tool
+/// (`functionary_v2`, whose prompt ends with `<|recipient|>`).
 #[derive(Clone, Copy)]
 enum Syntax {
     Tagged,
     Escaped,
     Steps,
+    Routed,
 }
 
 impl Syntax {
@@ -164,6 +166,7 @@ impl Syntax {
         match self {
             Syntax::Tagged | Syntax::Escaped => format!("<tool_call>{call}</tool_call>"),
             Syntax::Steps => step(json!({ "tool_calls": [call] })),
+            Syntax::Routed => format!("{name}\n<|content|>\n{arguments}\n"),
         }
     }
 
@@ -177,13 +180,19 @@ impl Syntax {
                 "{:#}",
                 json!({"thought_about_next_step_only": "Add.", "next_step": {"tool_calls": [call]}})
             ),
+            Syntax::Routed => format!(
+                "all\n<|content|>Adding.{START}{name}\n<|content|>\n{arguments:#}\n{START}all\n<|content|>Done."
+            ),
         }
     }
 
     fn lazy(self) -> bool {
-        !matches!(self, Syntax::Steps)
+        !matches!(self, Syntax::Steps | Syntax::Routed)
     }
 }
+
+/// What opens each `functionary_v2` message after the first.
+const START: &str = "<|from|>assistant\n<|recipient|>";
 
 fn step(next_step: Value) -> String {
     json!({"thought_about_next_step_only": "", "next_step": next_step}).to_string()
@@ -269,7 +278,7 @@ fn check_section<P: ToolsPrompt>(
         .unwrap_or_else(|err| panic!("{title}: grammar does not compile: {err}"));
     if section.with_tools {
         check_call_grammar(&validator, syntax, seed, title);
-        if !syntax.lazy() {
+        if matches!(syntax, Syntax::Steps) {
             check_step_grammar(&validator, title);
         }
     } else {
@@ -284,6 +293,7 @@ fn seed_000_sections_of_the_styles() {
     let hermes = hermes_2_pro::dialect(pinned);
     let (short, long) = (short::dialect(), long::dialect());
     let (steps, mixtral) = (thoughtful_steps::dialect(), mixtral::dialect());
+    let functionary = functionary_v2::dialect();
     let mut covered = 0;
     for section in &seed.sections {
         let source = &seed
@@ -303,6 +313,9 @@ fn seed_000_sections_of_the_styles() {
             "TOOLS_THOUGHTFUL_STEPS" => {
                 check_section(&steps, Syntax::Steps, &seed, section, &template)
             }
+            "TYPESCRIPT_FUNCTIONARY_V2" => {
+                check_section(&functionary, Syntax::Routed, &seed, section, &template)
+            }
             _ => continue,
         }
         covered += 1;
@@ -311,7 +324,7 @@ fn seed_000_sections_of_the_styles() {
         "seed 000 styles: {covered}/{} sections",
         seed.sections.len()
     );
-    assert_eq!(covered, 20, "the seed has 20 sections of these styles");
+    assert_eq!(covered, 22, "the seed has 22 sections of these styles");
 }
 
 #[test]
@@ -323,6 +336,7 @@ fn the_registry_knows_the_styles_by_name() {
         "hermes_2_pro",
         "thoughtful_steps",
         "mixtral",
+        "functionary_v2",
     ] {
         let dialect = registry.get(name).unwrap_or_else(|| panic!("no {name}"));
         assert_eq!(dialect.name(), name);

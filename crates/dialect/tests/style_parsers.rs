@@ -1,5 +1,5 @@
-//! The parsers of the prompt styles that have their own syntax: a call written as the
-//! style writes past calls comes back the same, whole and cut at every byte; the answer
+//! The parsers of the prompt styles that have their own syntax (`thoughtful_steps`,
+//! `mixtral`, `functionary_v2`): a call written in the style's syntax comes back the same, whole and cut at every byte; the answer
 //! comes back as content and the thought as reasoning; and garbage, however cut, comes
 //! out as content without a panic.
 
@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
-use toolbridge_dialect::dialects::styles::{mixtral, thoughtful_steps};
+use toolbridge_dialect::dialects::styles::{functionary_v2, mixtral, thoughtful_steps};
 use toolbridge_dialect::events::EventOrder;
 use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags};
 use toolbridge_dialect::tool_ids::SequentialIds;
@@ -186,4 +186,71 @@ fn thoughtful_steps_near_misses_are_content() {
         assert!(message.calls().is_empty(), "{text}");
         assert_eq!(message.content_text(), text);
     }
+}
+
+/// What opens each `functionary_v2` message after the first.
+const START: &str = "<|from|>assistant\n<|recipient|>";
+
+/// `calls` as a `functionary_v2` answer: `content` for the user, then each call routed to
+/// its tool, as the style's grammar writes them.
+fn routed(content: &str, calls: &[ToolCall]) -> String {
+    let mut text = format!("all\n<|content|>{content}");
+    for call in calls {
+        let (_, name, arguments) = call_value(call);
+        text.push_str(&format!("{START}{name}\n<|content|>\n{arguments}\n"));
+    }
+    text
+}
+
+proptest! {
+    #[test]
+    fn functionary_v2_calls_come_back_however_cut(
+        content in "[ -~é\n]{0,16}",
+        calls in proptest::collection::vec(tool_call(), 1..3),
+    ) {
+        prop_assume!(!content.contains("<|from|>"));
+        prop_assume!(calls.iter().all(|call| call.name() != "all"));
+        let text = routed(&content, &calls);
+        let message = split_invariant(&functionary_v2::dialect(), &text);
+        // Routed calls carry no ids: compare names and arguments.
+        let without_id = |call: &ToolCall| {
+            let (_, name, arguments) = call_value(call);
+            (name, arguments)
+        };
+        let parsed: Vec<_> = message.calls().iter().map(without_id).collect();
+        let written: Vec<_> = calls.iter().map(without_id).collect();
+        prop_assert_eq!(parsed, written);
+        prop_assert_eq!(message.content_text(), content);
+    }
+
+    #[test]
+    fn functionary_v2_never_panics(
+        text in "(<\\|from\\|>assistant\n<\\|recipient\\|>|\n<\\|content\\|>|all|f|[{}\":, a-z0-9\n]){0,24}",
+    ) {
+        split_invariant(&functionary_v2::dialect(), &text);
+    }
+}
+
+#[test]
+fn functionary_v2_near_misses_are_content() {
+    for text in [
+        "Hello, I am not routed.",
+        "all\n<|content",
+        "say\n<|content|>\n{\"text\": ",
+        "say\n<|content|>\n[1, 2]\n",
+        "say <|content|>{}",
+    ] {
+        let message = split_invariant(&functionary_v2::dialect(), text);
+        assert!(message.calls().is_empty(), "{text}");
+        assert_eq!(message.content_text(), text);
+    }
+}
+
+#[test]
+fn functionary_v2_garbage_after_a_call_keeps_its_opening() {
+    let text = format!("say\n<|content|>{{\"text\": \"hi\"}}{START}oops");
+    let message = split_invariant(&functionary_v2::dialect(), &text);
+    assert_eq!(message.calls().len(), 1);
+    assert_eq!(message.calls()[0].name(), "say");
+    assert_eq!(message.content_text(), format!("{START}oops"));
 }

@@ -8,10 +8,12 @@
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
+//! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
+pub mod header;
 pub mod json_scan;
 pub mod tag_scan;
 pub mod unescape;

@@ -24,6 +24,7 @@
 //! [`PromptStyle::conversation`] and [`PromptStyle::system_prompt`] give the two parts the
 //! seed prints apart (its first and second `Prompt` blocks).
 
+pub mod functionary_v2;
 pub mod hermes_2_pro;
 pub mod long;
 pub mod mixtral;
