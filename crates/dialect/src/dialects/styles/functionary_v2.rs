@@ -148,7 +148,11 @@ fn add_text_without(grammar: &mut Grammar, word: &str) {
     };
     for (matched, &next) in chars.iter().enumerate() {
         let mut ways = vec![Expr::Empty];
-        let others = CharClass::new(true, vec![ClassItem::Char(next), ClassItem::Char(first)]);
+        let mut excluded = vec![ClassItem::Char(next)];
+        if next != first {
+            excluded.push(ClassItem::Char(first));
+        }
+        let others = CharClass::new(true, excluded);
         ways.push(Expr::Seq(vec![
             Expr::Class(others),
             Expr::reference(text_without_rule(0)),
