@@ -3,8 +3,7 @@
 //! (the first `Prompt` block; the second is the style's system prompt, which the seed
 //! renders apart).
 
-use std::fs;
-use std::path::{Path, PathBuf};
+mod common;
 
 use serde_json::json;
 use toolbridge_chat::Message;
@@ -12,81 +11,7 @@ use toolbridge_dialect::probe::TemplateCaps;
 use toolbridge_dialect::rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags};
 use toolbridge_template::JinjaTemplate;
 
-fn seed_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds/000_8b0e678405ed2946.txt")
-}
-
-fn seed_text() -> String {
-    let path = seed_path();
-    fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("seed 000 not found: looked in {} ({err})", path.display()))
-}
-
-/// The fenced block that follows the first line after `from` equal to `label`, as the
-/// lines between its fences joined by newlines.
-fn block_after(lines: &[&str], from: usize, label: &str) -> String {
-    let start = lines[from..]
-        .iter()
-        .position(|line| *line == label)
-        .map(|at| from + at)
-        .unwrap_or_else(|| panic!("no {label:?} after line {}", from + 1));
-    let open = lines[start..]
-        .iter()
-        .position(|line| line.starts_with("```"))
-        .map(|at| start + at + 1)
-        .unwrap_or_else(|| panic!("no block after line {}", start + 1));
-    let close = lines[open..]
-        .iter()
-        .position(|line| *line == "```")
-        .map(|at| open + at)
-        .unwrap_or_else(|| panic!("unclosed block at line {open}"));
-    lines[open..close].join("\n")
-}
-
-/// One section of the seed: template name, style, whether tools were given, and the
-/// rendered conversation it shows.
-struct Section {
-    title: String,
-    template: String,
-    style: String,
-    with_tools: bool,
-    conversation: String,
-}
-
-struct Seed {
-    messages: Vec<Message>,
-    templates: Vec<(String, String)>,
-    sections: Vec<Section>,
-}
-
-fn parse_seed() -> Seed {
-    let text = seed_text();
-    let lines: Vec<&str> = text.lines().collect();
-    let messages = serde_json::from_str(&block_after(&lines, 0, "Messages:"))
-        .unwrap_or_else(|err| panic!("seed 000's messages do not parse: {err}"));
-    let mut templates = Vec::new();
-    let mut sections = Vec::new();
-    for (index, line) in lines.iter().enumerate() {
-        if let Some(name) = line.strip_prefix("# ") {
-            templates.push((name.to_string(), block_after(&lines, index, "Template:")));
-        } else if let Some(title) = line.strip_prefix("### ") {
-            let parts: Vec<&str> = title.split(" / ").collect();
-            assert_eq!(parts.len(), 3, "section title {title:?}");
-            sections.push(Section {
-                title: title.to_string(),
-                template: parts[0].to_string(),
-                style: parts[1].to_string(),
-                with_tools: parts[2] == "with tools",
-                conversation: block_after(&lines, index, "Prompt:"),
-            });
-        }
-    }
-    Seed {
-        messages,
-        templates,
-        sections,
-    }
-}
+use common::{parse_seed, Section};
 
 /// The writer the seed's style uses for past turns: `thoughtful_steps` writes its JSON
 /// object when tools are given; every other case writes `<tool_call>` tags.

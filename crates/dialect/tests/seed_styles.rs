@@ -5,8 +5,7 @@
 //! and a grammar that admits the seed's call in the style's syntax and nothing near it.
 //! Everything expected is cut out of the seed itself.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+mod common;
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
@@ -19,79 +18,7 @@ use toolbridge_dialect::registry::Registry;
 use toolbridge_grammar::check::Validator;
 use toolbridge_template::Clock;
 
-fn seed_text() -> String {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/seeds/000_8b0e678405ed2946.txt");
-    fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("seed 000 not found: looked in {} ({err})", path.display()))
-}
-
-/// The fenced block after the first line from `from` on equal to `label`: its text (the
-/// lines between the fences joined by newlines) and the index of its closing fence.
-fn block_after(lines: &[&str], from: usize, label: &str) -> (String, usize) {
-    let start = lines[from..]
-        .iter()
-        .position(|line| *line == label)
-        .map(|at| from + at)
-        .unwrap_or_else(|| panic!("no {label:?} after line {}", from + 1));
-    let open = lines[start..]
-        .iter()
-        .position(|line| line.starts_with("```"))
-        .map(|at| start + at + 1)
-        .unwrap_or_else(|| panic!("no block after line {}", start + 1));
-    let close = lines[open..]
-        .iter()
-        .position(|line| *line == "```")
-        .map(|at| open + at)
-        .unwrap_or_else(|| panic!("unclosed block at line {open}"));
-    (lines[open..close].join("\n"), close)
-}
-
-struct Section {
-    title: String,
-    template: String,
-    style: String,
-    with_tools: bool,
-    conversation: String,
-    system: String,
-}
-
-struct Seed {
-    messages: Vec<Message>,
-    templates: Vec<(String, String)>,
-    sections: Vec<Section>,
-}
-
-fn parse_seed() -> Seed {
-    let text = seed_text();
-    let lines: Vec<&str> = text.lines().collect();
-    let messages = serde_json::from_str(&block_after(&lines, 0, "Messages:").0)
-        .unwrap_or_else(|err| panic!("seed 000's messages do not parse: {err}"));
-    let mut templates = Vec::new();
-    let mut sections = Vec::new();
-    for (index, line) in lines.iter().enumerate() {
-        if let Some(name) = line.strip_prefix("# ") {
-            templates.push((name.to_string(), block_after(&lines, index, "Template:").0));
-        } else if let Some(title) = line.strip_prefix("### ") {
-            let parts: Vec<&str> = title.split(" / ").collect();
-            assert_eq!(parts.len(), 3, "section title {title:?}");
-            let (conversation, end) = block_after(&lines, index, "Prompt:");
-            sections.push(Section {
-                title: title.to_string(),
-                template: parts[0].to_string(),
-                style: parts[1].to_string(),
-                with_tools: parts[2] == "with tools",
-                conversation,
-                system: block_after(&lines, end, "Prompt:").0,
-            });
-        }
-    }
-    Seed {
-        messages,
-        templates,
-        sections,
-    }
-}
+use common::{parse_seed, Section, Seed};
 
 /// The seed's tools, cut from the `TOOLS_SHORT` listing (one JSON object after another
 /// between `<tools>` lines).
