@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Map, Value};
 
 use super::builtins::{self, Builtin};
+use super::exprs::child_prefix;
 use super::exprs::{alt, group, lit, repetition, rf, seq, space};
 use super::int_range::int_range;
 use super::keywords::{self, Types};
@@ -714,11 +715,7 @@ impl<'a> Converter<'a> {
                 obj.get("prefixItems").unwrap_or(&Value::Null),
             ),
         };
-        let prefix = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name}-")
-        };
+        let prefix = child_prefix(name);
         if let Value::Array(tuple) = items {
             let mut body = vec![lit("["), space()];
             for (i, item) in tuple.iter().enumerate() {

@@ -14,6 +14,7 @@
 use serde_json::{Map, Value};
 
 use super::converter::{constant, pointer_escape, Converter, IntBounds, Result};
+use super::exprs::child_prefix;
 use super::exprs::{alt, group, lit, opt, repetition, rf, seq, space};
 use super::instance::Checker;
 use super::int_range::int_range;
@@ -984,11 +985,7 @@ impl Converter<'_> {
         rule_name: &str,
         path: &str,
     ) -> Result<String> {
-        let prefix_name = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name}-")
-        };
+        let prefix_name = child_prefix(name);
         // Draft 2020-12 (`prefixItems` + `items`) and drafts 4–7 (`items` array +
         // `additionalItems`) alike: leading schemas and the schema of the rest.
         let (mut prefix, prefix_key, mut rest, rest_key): (Vec<Value>, &str, Option<Value>, &str) =

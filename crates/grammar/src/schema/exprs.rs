@@ -3,6 +3,15 @@
 
 use crate::tree::{CharClass, ClassItem, Expr};
 
+/// The prefix of the rules made for a schema's children: `name-`, or nothing at the root.
+pub(super) fn child_prefix(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}-")
+    }
+}
+
 pub(super) fn lit(text: impl Into<String>) -> Expr {
     Expr::Literal(text.into())
 }

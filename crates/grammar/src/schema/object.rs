@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::charset::CharSet;
 use super::converter::{properties_of, required_of, Converter, Result};
 use super::exact::{is_never, NEVER};
+use super::exprs::child_prefix;
 use super::exprs::counted;
 use super::exprs::{alt, group, lit, not_class, one, opt, padded, plus, rf, seq, space, star};
 use super::keywords::Types;
@@ -34,11 +35,7 @@ impl Converter<'_> {
         additional: Option<&Value>,
         path: &str,
     ) -> Result<Expr> {
-        let prefix = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name}-")
-        };
+        let prefix = child_prefix(name);
         self.check_names(properties.iter().map(|(n, _, _)| n), path)?;
         let mut kvs = Vec::with_capacity(properties.len());
         let mut names = Vec::with_capacity(properties.len());
@@ -350,11 +347,7 @@ impl Converter<'_> {
         rule_name: &str,
         path: &str,
     ) -> Result<String> {
-        let prefix = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name}-")
-        };
+        let prefix = child_prefix(name);
         let mut handled = vec![
             "properties",
             "required",
