@@ -12,7 +12,7 @@
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
 use toolbridge_grammar::schema::{self, Options};
-use toolbridge_grammar::{Grammar, Trigger};
+pub use toolbridge_grammar::Constraint;
 use toolbridge_template::{JinjaTemplate, SourceError, TemplateError, TemplateSource};
 
 use crate::parser::StreamParser;
@@ -86,17 +86,6 @@ impl ChatTemplate {
             .render(&Value::Object(context))
             .map_err(DialectError::Template)
     }
-}
-
-/// The constraint on one generation: a grammar tree, and when it is lazy, the triggers that
-/// switch it on (text before the first trigger is free).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Constraint {
-    pub grammar: Grammar,
-    pub triggers: Vec<Trigger>,
-    /// Whether generation is free until a trigger appears. False when `tool_choice` forces
-    /// a call: then the output must be calls from its first byte.
-    pub lazy: bool,
 }
 
 /// Everything one generation needs, made by [`Dialect::prepare`].

@@ -1,3 +1,138 @@
 //! Engines turn a prompt and a constraint into a stream of text: the embedded llama.cpp
 //! (behind the `llama` feature, so the core crates build and test in seconds) and remote
 //! servers over HTTP. It knows chat types and grammars, never dialects.
+//!
+//! The [`Engine`] trait is blocking and callback-driven on purpose: a generation is a loop
+//! over tokens on an engine's own thread, and the caller (the server, in a blocking task)
+//! receives each piece as it is decoded. Returning [`Flow::Stop`] from the callback is how a
+//! caller cancels — when an HTTP client goes away, say — so an engine never decodes a token
+//! nobody will read.
+
+use toolbridge_grammar::Constraint;
+
+/// How the next token is chosen. `None` leaves a setting at the engine's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sampling {
+    /// 0 is greedy.
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub top_k: Option<u32>,
+    pub min_p: Option<f32>,
+    /// Makes sampling repeatable.
+    pub seed: Option<u64>,
+    /// llama.cpp's multiplicative repetition penalty (1.0 is none).
+    pub repeat_penalty: Option<f32>,
+    /// OpenAI's additive penalties, -2.0 to 2.0.
+    pub frequency_penalty: Option<f32>,
+    pub presence_penalty: Option<f32>,
+    /// The most tokens to generate; the engine's context limits it too.
+    pub max_tokens: Option<u32>,
+}
+
+/// One generation asked of an engine.
+#[derive(Debug, Clone, Default)]
+pub struct Generation {
+    /// The full prompt text, special tokens written as text (the engine parses them).
+    pub prompt: String,
+    /// The grammar the output must follow; `None` leaves it free.
+    pub constraint: Option<Constraint>,
+    /// Generation ends before the first of these appears; it is not part of the output.
+    pub stop: Vec<String>,
+    pub sampling: Sampling,
+}
+
+/// What the caller tells the engine after each piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the generation now (the client went away); it finishes as
+    /// [`FinishReason::Cancelled`].
+    Stop,
+}
+
+/// Why a generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// An end-of-generation token, a stop string, or the grammar's end.
+    Stop,
+    /// `max_tokens` or the context ran out.
+    Length,
+    /// The caller returned [`Flow::Stop`].
+    Cancelled,
+}
+
+/// Token counts, as OpenAI's `usage` reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// Prompt tokens whose KV cache was reused from an earlier generation.
+    pub cached_tokens: u32,
+}
+
+/// Where the time went, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    /// From the call to the first generated piece.
+    pub first_piece_ms: f64,
+    /// Evaluating the prompt (the part not reused from cache).
+    pub prompt_ms: f64,
+    /// Generating, after the prompt.
+    pub generation_ms: f64,
+}
+
+/// How a generation ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Completion {
+    pub finish_reason: FinishReason,
+    pub usage: Usage,
+    pub timings: Timings,
+}
+
+/// What an engine serves, as read from the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelInfo {
+    /// The id clients name the model by (`/v1/models`).
+    pub id: String,
+    /// The chat template the model ships (GGUF `tokenizer.chat_template`).
+    pub chat_template: Option<String>,
+    /// The texts of the model's BOS and EOS tokens, as templates print them.
+    pub bos_token: Option<String>,
+    pub eos_token: Option<String>,
+    /// The context size generations run with, in tokens.
+    pub context_length: u32,
+}
+
+/// Why a generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The prompt and the requested tokens do not fit the context.
+    #[error("the prompt is {prompt_tokens} tokens, more than the context of {context_length} allows")]
+    PromptTooLong {
+        prompt_tokens: u32,
+        context_length: u32,
+    },
+    /// The constraint cannot be enforced (a grammar the engine's matcher refuses).
+    #[error("the constraint cannot be enforced: {0}")]
+    Constraint(String),
+    /// The engine itself failed (decoding, the backend went away).
+    #[error("engine: {0}")]
+    Backend(String),
+}
+
+/// Something that generates text from a prompt. Implementations are shared between
+/// requests (`Send + Sync`); those that can, serve several generations at once.
+pub trait Engine: Send + Sync {
+    /// The model served.
+    fn model(&self) -> &ModelInfo;
+
+    /// Runs `generation`, handing each decoded piece of text to `on_piece` as it comes,
+    /// until the model ends, a stop string appears, `max_tokens` is reached or `on_piece`
+    /// returns [`Flow::Stop`]. The pieces together are the whole output, stop string
+    /// excluded; a piece is never a partial UTF-8 character.
+    fn generate(
+        &self,
+        generation: &Generation,
+        on_piece: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Completion, EngineError>;
+}

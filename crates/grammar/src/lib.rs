@@ -3,6 +3,7 @@
 //! need. It depends on nothing else in the workspace so that every layer above may use it.
 
 pub mod check;
+pub mod constraint;
 pub mod error;
 pub mod gbnf;
 pub mod lark;
@@ -10,5 +11,6 @@ pub mod render;
 pub mod schema;
 pub mod tree;
 
+pub use constraint::Constraint;
 pub use error::GrammarError;
 pub use tree::{CharClass, ClassItem, Expr, Grammar, Rule, Token, Trigger};
