@@ -3,8 +3,10 @@
 //! `tokenizer_config.json` or a GGUF file's metadata.
 
 pub mod gguf;
+pub mod gotmpl;
 pub mod jinja;
 pub mod source;
 
+pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
 pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
 pub use source::{SourceError, TemplateSource};
