@@ -10,6 +10,12 @@
 
 use toolbridge_grammar::Constraint;
 
+mod constraint;
+pub mod scripted;
+pub mod stop;
+
+pub use scripted::ScriptedEngine;
+
 /// How the next token is chosen. `None` leaves a setting at the engine's default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sampling {
@@ -107,7 +113,9 @@ pub struct ModelInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The prompt and the requested tokens do not fit the context.
-    #[error("the prompt is {prompt_tokens} tokens, more than the context of {context_length} allows")]
+    #[error(
+        "the prompt is {prompt_tokens} tokens, more than the context of {context_length} allows"
+    )]
     PromptTooLong {
         prompt_tokens: u32,
         context_length: u32,
