@@ -4,22 +4,34 @@
 //! the way a non-streaming answer is built, so what it prints is what a client would get.
 //! `--split N` feeds the output in pieces, as an engine streams it; the printed message
 //! must not change, which makes this a quick check of a parser on text the property tests
-//! never saw. Ids are sequential so that two runs print the same bytes.
+//! never saw. Ids are sequential so that two runs print the same bytes. `--template` reads
+//! the output in the dialect detected from the model's template, as the server would.
 
 use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::detect;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_template::TemplateSource;
 
 use crate::styles;
 
 #[derive(clap::Args)]
 pub struct ParseArgs {
     /// The dialect whose syntax the output is in (`hermes`, …).
+    #[arg(
+        long,
+        required_unless_present = "template",
+        conflicts_with = "template"
+    )]
+    style: Option<String>,
+    /// The model's chat template (`.jinja`, `tokenizer_config.json` or `.gguf`): the
+    /// dialect is the one detected from it.
     #[arg(long)]
-    style: String,
+    template: Option<PathBuf>,
     /// Feed the output in pieces of at most N bytes (cut at character boundaries).
     #[arg(long)]
     split: Option<NonZeroUsize>,
@@ -27,7 +39,7 @@ pub struct ParseArgs {
 
 pub fn run(args: &ParseArgs) -> Result<()> {
     let registry = Registry::default();
-    let mut parser = styles::dialect(&registry, &args.style)?.parser();
+    let mut parser = styles::dialect(&registry, &dialect_name(args)?)?.parser();
     let mut output = String::new();
     std::io::stdin()
         .read_to_string(&mut output)
@@ -44,6 +56,20 @@ pub fn run(args: &ParseArgs) -> Result<()> {
     serde_json::to_writer_pretty(&mut stdout, &message)?;
     writeln!(stdout)?;
     Ok(())
+}
+
+/// The dialect `--style` names, or the one detected from `--template`.
+fn dialect_name(args: &ParseArgs) -> Result<String> {
+    if let Some(style) = &args.style {
+        return Ok(style.clone());
+    }
+    let path = args
+        .template
+        .as_ref()
+        .context("give --style or --template")?;
+    let source = TemplateSource::from_path(path)?;
+    let text = source.select_for(None, true)?;
+    Ok(detect::dialect_name(text).to_string())
 }
 
 /// `text` in pieces of at most `size` bytes, each cut at the largest character boundary

@@ -70,7 +70,7 @@ fn prepare(job: &RequestRender<'_>, registry: &Registry) -> Result<Prepared> {
 
 /// The conversation as the job's prompt style renders it, without its system prompt.
 fn conversation_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
-    let style = styles::prompt_parts(registry, job.style, job.options.clock.clone())?;
+    let style = styles::prompt_parts(registry, job.style)?;
     let request = read_request(job.request)?;
     let template = chat_template(job, !request.tools().is_empty())?;
     style
@@ -81,7 +81,7 @@ fn conversation_text(job: &RequestRender<'_>, registry: &Registry) -> Result<Str
 /// The system prompt the job's prompt style injects; with none, a note on stderr and
 /// nothing to print.
 fn system_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
-    let style = styles::prompt_parts(registry, job.style, job.options.clock.clone())?;
+    let style = styles::prompt_parts(registry, job.style)?;
     let request = read_request(job.request)?;
     let text = style
         .system_prompt(&request)

@@ -4,18 +4,13 @@
 //! here; a name the registry does not know is an error that lists the ones it does,
 //! because a user guessing at spellings (`qwen`, `hermes2`) needs the list, not a shrug.
 //!
-//! `render --show system|conversation` needs more than a [`Dialect`]: the two parts a
-//! prompt style's prompt is made of, which only [`PromptStyle`] exposes. The registry hands
-//! out `&dyn Dialect`, so [`prompt_parts`] builds the prompt style anew from the name the
-//! registry resolved, with the dialect crate's own constructors.
+//! `render --show system|conversation` prints the two parts of a prompt style's prompt,
+//! which the dialect gives through [`Dialect::prompt_parts`].
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use std::sync::Arc;
-use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError};
-use toolbridge_dialect::dialects::styles::{
-    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
-};
+use toolbridge_dialect::dialect::{Dialect, PromptParts};
+use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::Clock;
 
@@ -37,45 +32,14 @@ pub fn dialect<'a>(registry: &'a Registry, name: &str) -> Result<&'a dyn Dialect
     })
 }
 
-/// The two parts of a prompt style's prompt, as seed 000 prints them apart.
-pub trait PromptParts {
-    /// The system prompt the style injects for `request`, if any.
-    fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError>;
-
-    /// The conversation rendered without the injected system prompt.
-    fn conversation(
-        &self,
-        request: &ChatRequest,
-        template: &ChatTemplate,
-    ) -> Result<String, DialectError>;
-}
-
-impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
-    fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError> {
-        PromptStyle::system_prompt(self, request)
-    }
-
-    fn conversation(
-        &self,
-        request: &ChatRequest,
-        template: &ChatTemplate,
-    ) -> Result<String, DialectError> {
-        PromptStyle::conversation(self, request, template)
-    }
-}
-
-/// The prompt style `registry` knows as `name`, with `hermes_2_pro` dated by `clock`; a
-/// dialect that shows tools through the template itself has no parts to give.
-pub fn prompt_parts(registry: &Registry, name: &str, clock: Clock) -> Result<Box<dyn PromptParts>> {
-    Ok(match dialect(registry, name)?.name() {
-        "short" => Box::new(short::dialect()),
-        "long" => Box::new(long::dialect()),
-        "hermes_2_pro" => Box::new(hermes_2_pro::dialect(clock)),
-        "thoughtful_steps" => Box::new(thoughtful_steps::dialect()),
-        "mixtral" => Box::new(mixtral::dialect()),
-        "functionary_v2" => Box::new(functionary_v2::dialect()),
-        other => bail!(
-            "style {other} renders tools through the template; it has no separate system prompt"
-        ),
+/// The two parts of the prompt of the dialect `registry` knows as `name`; a dialect whose
+/// template describes the tools itself has no parts to give.
+pub fn prompt_parts<'a>(registry: &'a Registry, name: &str) -> Result<&'a dyn PromptParts> {
+    let dialect = dialect(registry, name)?;
+    dialect.prompt_parts().ok_or_else(|| {
+        anyhow!(
+            "style {} renders tools through the template; it has no separate system prompt",
+            dialect.name()
+        )
     })
 }

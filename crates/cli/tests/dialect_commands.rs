@@ -152,6 +152,15 @@ fn parse_prints_the_same_bytes_however_the_output_is_split() {
     }
 }
 
+/// The default model's template writes `<tool_call>` tags: its output is read as Hermes.
+#[test]
+fn parse_with_the_template_reads_the_detected_dialect() {
+    let model = model();
+    let detected = stdout_of(toolbridge(&["parse", "--template", &model], CALL));
+    let named = stdout_of(toolbridge(&["parse", "--style", "hermes"], CALL));
+    assert_eq!(detected, named);
+}
+
 #[test]
 fn a_bad_request_is_a_readable_error() {
     let request = write_temp("bad.json", r#"{"messages": "#);

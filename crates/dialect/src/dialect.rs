@@ -116,6 +116,26 @@ pub trait Dialect: Send + Sync {
     /// A fresh parser for output that was generated without [`Dialect::prepare`] (parsing
     /// stored output, say).
     fn parser(&self) -> Box<dyn StreamParser + Send>;
+
+    /// The two parts of the prompt, for dialects that describe tools in a system prompt of
+    /// their own (the prompt styles); `None` where the template describes them itself.
+    fn prompt_parts(&self) -> Option<&dyn PromptParts> {
+        None
+    }
+}
+
+/// A prompt made of two parts, as seed 000 prints them apart: the system prompt a dialect
+/// injects, and the conversation the template renders without it.
+pub trait PromptParts {
+    /// The system prompt injected for `request`, if any.
+    fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError>;
+
+    /// The conversation rendered without the injected system prompt.
+    fn conversation(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<String, DialectError>;
 }
 
 /// Why a request could not be prepared.

@@ -6,6 +6,7 @@ pub mod toolkit;
 
 pub mod assemble;
 pub mod chunks;
+pub mod detect;
 pub mod dialect;
 pub mod dialects;
 pub mod events;

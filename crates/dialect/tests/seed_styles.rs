@@ -9,7 +9,7 @@ mod common;
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_dialect::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, with_system_prompt,
     PromptStyle, ToolsPrompt,
@@ -247,10 +247,7 @@ fn seed_000_sections_of_the_styles() {
         }
         covered += 1;
     }
-    println!(
-        "seed 000 styles: {covered}/{} sections",
-        seed.sections.len()
-    );
+    println!("seed 000: {covered}/{} sections", seed.sections.len());
     assert_eq!(covered, 22, "the seed has 22 sections of these styles");
 }
 

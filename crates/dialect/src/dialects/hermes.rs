@@ -16,22 +16,23 @@
 //!
 //! - text outside the tags is `Content`; `<think>…</think>` at the very start is `Reasoning`
 //!   (or everything up to `</think>`, for a prompt that already opened it);
-//! - a call starts (`ToolCallStart`) as soon as its `name` has been read, and its arguments
-//!   stream as fragments while they arrive (held back until the name is known when the
-//!   model writes them first);
+//! - a call is decided when its object is complete: then it comes out whole
+//!   (`ToolCallStart`, its arguments, `ToolCallEnd`), before any text after it;
 //! - whitespace around the call tags is layout, not content (unless text follows it after a
 //!   call): a reply that only calls tools has no content at all, as OpenAI clients expect;
 //!   the whitespace after `</think>` is dropped too;
 //! - `arguments` written as a JSON string holding JSON is decoded; missing or `null`
 //!   arguments are `{}`;
-//! - a call that never got a string `name` (invalid JSON, a missing or non-string name) is
-//!   not lost: its raw text, tags included, comes out as content. An unclosed `<tool_call>`
-//!   whose object was complete stands (models often stop at `</tool_call>` as a stop string).
+//! - a call that is not one (invalid JSON, a missing or non-string name, an object the
+//!   output ends inside) is not lost: its raw text, tags included, comes out as content. An
+//!   unclosed `<tool_call>` whose object was complete stands (models often stop at
+//!   `</tool_call>` as a stop string).
 //!
-//! A started call cannot be taken back in a stream. So if the JSON breaks after the name
-//! (which grammar-constrained generation rules out), the call ends where it broke and the
-//! text from the breaking byte on is content; if the output ends inside the object, the call
-//! is left open, as [`crate::events`] allows. Both answers are the same streamed or not,
+//! A call sent to a client cannot be taken back, and a call garbled by a break in its JSON
+//! after its name is worse than none: so a call is held until its object is whole, and
+//! anything short of that is content, as written. A call's arguments therefore reach a
+//! stream when the call is complete, not byte by byte; under a grammar that is the same
+//! moment the engine could know the call is valid. The answer is the same streamed or not,
 //! because every decision depends on the text, never on where it was cut.
 //!
 //! A marker inside a JSON string (`"code": "print('</tool_call>')"`) is text: inside a call,
@@ -298,6 +299,8 @@ struct CallReader {
     arguments_kind: ArgumentsKind,
     /// Arguments text read but not yet sent.
     unsent_arguments: String,
+    /// The call's events, held until its object is complete.
+    held: Vec<Event>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,6 +334,7 @@ impl CallReader {
             index: None,
             arguments_kind: ArgumentsKind::NotSeen,
             unsent_arguments: String::new(),
+            held: Vec::new(),
         }
     }
 
@@ -345,7 +349,7 @@ impl CallReader {
     fn read_object(&mut self, text: &str, out: &mut Output) {
         let step = self.fields.push(text);
         self.take_name(step.name, out);
-        self.take_arguments(step.arguments, out);
+        self.take_arguments(step.arguments);
         let (read, rest) = match step.scan {
             Scan::NeedMore => (text, ""),
             Scan::Complete { rest_at } | Scan::Invalid { at: rest_at } => split(text, rest_at),
@@ -354,7 +358,7 @@ impl CallReader {
         match step.scan {
             Scan::NeedMore => return,
             Scan::Complete { .. } => self.complete(out),
-            Scan::Invalid { .. } => self.break_off(out),
+            Scan::Invalid { .. } => self.break_off(),
         }
         self.on_text(rest, out);
     }
@@ -370,22 +374,22 @@ impl CallReader {
         }
     }
 
-    fn start(&mut self, name: String, out: &mut Output) {
-        let index = out.take_index();
+    /// The name is known: the call's events begin, held until its object is complete.
+    fn start(&mut self, name: String, out: &Output) {
+        let index = out.next_index;
         self.index = Some(index);
-        self.layout_before.clear();
-        out.events.push(Event::ToolCallStart {
+        self.held.push(Event::ToolCallStart {
             index,
             id: None,
             name,
         });
         if self.arguments_kind == ArgumentsKind::Object {
             let arguments = std::mem::take(&mut self.unsent_arguments);
-            send_arguments(index, arguments, out);
+            hold_arguments(index, arguments, &mut self.held);
         }
     }
 
-    fn take_arguments(&mut self, fragment: &str, out: &mut Output) {
+    fn take_arguments(&mut self, fragment: &str) {
         if fragment.is_empty() {
             return;
         }
@@ -397,7 +401,9 @@ impl CallReader {
             };
         }
         match (self.arguments_kind, self.index) {
-            (ArgumentsKind::Object, Some(index)) => send_arguments(index, fragment.into(), out),
+            (ArgumentsKind::Object, Some(index)) => {
+                hold_arguments(index, fragment.into(), &mut self.held)
+            }
             _ => self.unsent_arguments.push_str(fragment),
         }
     }
@@ -414,21 +420,21 @@ impl CallReader {
             ArgumentsKind::Object => unsent,
             ArgumentsKind::Other => arguments_from_value(unsent),
         };
-        send_arguments(index, arguments, out);
-        out.events.push(Event::ToolCallEnd { index });
+        hold_arguments(index, arguments, &mut self.held);
+        self.held.push(Event::ToolCallEnd { index });
+        out.take_index();
+        out.events.append(&mut self.held);
         out.content.end_of_call();
+        self.layout_before.clear();
         self.phase = Phase::Stood;
     }
 
-    /// The call object cannot go on (invalid JSON, or a marker it cannot take).
-    fn break_off(&mut self, out: &mut Output) {
-        match self.index {
-            Some(index) => {
-                out.events.push(Event::ToolCallEnd { index });
-                self.phase = Phase::Stood;
-            }
-            None => self.phase = Phase::Failed,
-        }
+    /// The call object cannot go on (invalid JSON, or a marker it cannot take): it is no
+    /// call, and its text will be content.
+    fn break_off(&mut self) {
+        self.held.clear();
+        self.index = None;
+        self.phase = Phase::Failed;
     }
 
     fn on_marker(&mut self, text: &str, marker: Marker, out: &mut Output) -> Next {
@@ -437,7 +443,7 @@ impl CallReader {
                 self.read_object(text, out);
                 return Next::Stay;
             }
-            self.break_off(out);
+            self.break_off();
         }
         match (self.phase, marker) {
             (Phase::Failed, Marker::CallClose) => {
@@ -479,8 +485,9 @@ impl CallReader {
         out.write_content(&text);
     }
 
+    /// The output ended: a call whose object is not complete is content.
     fn finish(&mut self, out: &mut Output) {
-        if self.index.is_none() {
+        if self.phase != Phase::Stood {
             self.give_back(out);
         }
     }
@@ -581,10 +588,9 @@ fn offset_in(text: &str, part: &str) -> usize {
     (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
 }
 
-fn send_arguments(index: u32, fragment: String, out: &mut Output) {
+fn hold_arguments(index: u32, fragment: String, held: &mut Vec<Event>) {
     if !fragment.is_empty() {
-        out.events
-            .push(Event::ToolCallArguments { index, fragment });
+        held.push(Event::ToolCallArguments { index, fragment });
     }
 }
 

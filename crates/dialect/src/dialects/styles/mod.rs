@@ -21,8 +21,8 @@
 //!
 //! The constraint is the style's call grammar, lazy on its trigger unless `tool_choice`
 //! forces a call; with no tools, the `response_format` schema's grammar from the first byte.
-//! [`PromptStyle::conversation`] and [`PromptStyle::system_prompt`] give the two parts the
-//! seed prints apart (its first and second `Prompt` blocks).
+//! Its [`PromptParts`] give the two parts the seed prints apart (its first and second
+//! `Prompt` blocks).
 
 pub mod functionary_v2;
 pub mod hermes_2_pro;
@@ -38,7 +38,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{
     callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    RenderInput,
+    PromptParts, RenderInput,
 };
 use crate::parser::StreamParser;
 use crate::probe::TemplateCaps;
@@ -82,32 +82,6 @@ pub struct PromptStyle<P> {
 impl<P: ToolsPrompt> PromptStyle<P> {
     pub fn new(prompt: P, syntax: &'static dyn CallSyntax) -> Self {
         PromptStyle { prompt, syntax }
-    }
-
-    /// The system prompt this style injects for `request`: the tools' description, else
-    /// the `response_format` schema's instruction, else none.
-    pub fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError> {
-        let shown = shown_tools(request);
-        if !shown.is_empty() {
-            let tools = serde_json::to_value(shown).map_err(|source| DialectError::Json {
-                what: "the tools",
-                source,
-            })?;
-            let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
-            let answer = response_schema(request);
-            return Ok(Some(self.prompt.describe(tools, answer.as_ref())));
-        }
-        Ok(response_schema(request).map(|schema| schema_instruction(&schema)))
-    }
-
-    /// The conversation alone, without the injected system prompt, as the seed's first
-    /// `Prompt` block shows it.
-    pub fn conversation(
-        &self,
-        request: &ChatRequest,
-        template: &ChatTemplate,
-    ) -> Result<String, DialectError> {
-        self.render(request, &request.messages, template)
     }
 
     /// How past calls are written for `request`: in the style's syntax when it shows
@@ -195,6 +169,38 @@ impl<P: ToolsPrompt> Dialect for PromptStyle<P> {
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
         self.syntax.parser()
+    }
+
+    fn prompt_parts(&self) -> Option<&dyn PromptParts> {
+        Some(self)
+    }
+}
+
+impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
+    /// The system prompt this style injects for `request`: the tools' description, else
+    /// the `response_format` schema's instruction, else none.
+    fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError> {
+        let shown = shown_tools(request);
+        if !shown.is_empty() {
+            let tools = serde_json::to_value(shown).map_err(|source| DialectError::Json {
+                what: "the tools",
+                source,
+            })?;
+            let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
+            let answer = response_schema(request);
+            return Ok(Some(self.prompt.describe(tools, answer.as_ref())));
+        }
+        Ok(response_schema(request).map(|schema| schema_instruction(&schema)))
+    }
+
+    /// The conversation alone, without the injected system prompt, as the seed's first
+    /// `Prompt` block shows it.
+    fn conversation(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<String, DialectError> {
+        self.render(request, &request.messages, template)
     }
 }
 

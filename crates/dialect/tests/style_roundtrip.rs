@@ -1,0 +1,410 @@
+//! Every dialect of the registry against random tool sets and random calls: a call
+//! written as the dialect's grammar has the model write it is admitted by that grammar
+//! (prepared for a request with those tools) and parsed back by that dialect's parser to
+//! the same names and argument values, whole and cut at every byte; and no parser panics
+//! or loses text on random bytes or on near misses of its syntax.
+
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
+use toolbridge_dialect::events::EventOrder;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::lark;
+
+/// How a dialect's answer carries calls, as its grammar admits them.
+#[derive(Clone, Copy, Debug)]
+enum Syntax {
+    /// Free text, then one `<tool_call>{"name", "arguments"}</tool_call>`.
+    Tagged,
+    /// The same, with markdown's `\_` in the tags.
+    Escaped,
+    /// A `thoughtful_steps` object; the text is its thought.
+    Steps,
+    /// `functionary_v2`: text to `all`, then each call routed to its tool.
+    Routed,
+}
+
+impl Syntax {
+    fn of(name: &str) -> Syntax {
+        match name {
+            "hermes" | "short" | "long" | "hermes_2_pro" => Syntax::Tagged,
+            "mixtral" => Syntax::Escaped,
+            "thoughtful_steps" => Syntax::Steps,
+            "functionary_v2" => Syntax::Routed,
+            other => panic!("no syntax known for dialect {other}: add it here"),
+        }
+    }
+
+    /// The most calls one answer may carry, as seed 000's grammars allow.
+    fn most_calls(self) -> usize {
+        match self {
+            Syntax::Tagged | Syntax::Escaped | Syntax::Steps => 1,
+            Syntax::Routed => 3,
+        }
+    }
+
+    fn write(self, text: &str, calls: &[ToolCall]) -> String {
+        match self {
+            Syntax::Tagged => tagged(text, calls),
+            Syntax::Escaped => tagged(text, calls).replace("tool_call>", "tool\\_call>"),
+            Syntax::Steps => step(text, calls),
+            Syntax::Routed => routed(text, calls),
+        }
+    }
+}
+
+fn tagged(text: &str, calls: &[ToolCall]) -> String {
+    let mut answer = text.to_string();
+    for call in calls {
+        let (name, arguments) = name_and_arguments(call);
+        let body = json!({"name": name, "arguments": arguments});
+        answer.push_str(&format!("<tool_call>\n{body}\n</tool_call>"));
+    }
+    answer
+}
+
+/// A `thoughtful_steps` step calling `calls`, as its grammar has the model write it.
+fn step(thought: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            json!({"name": name, "arguments": arguments})
+        })
+        .collect();
+    let step = json!({
+        "thought_about_next_step_only": thought,
+        "next_step": {"tool_calls": calls},
+    });
+    format!("{step:#}")
+}
+
+/// What opens each `functionary_v2` message after the first.
+const START: &str = "<|from|>assistant\n<|recipient|>";
+
+fn routed(text: &str, calls: &[ToolCall]) -> String {
+    let mut answer = format!("all\n<|content|>{text}");
+    for call in calls {
+        let (name, arguments) = name_and_arguments(call);
+        answer.push_str(&format!("{START}{name}\n<|content|>\n{arguments}\n"));
+    }
+    answer
+}
+
+fn name_and_arguments(call: &ToolCall) -> (String, Value) {
+    let arguments = match &call.function.arguments {
+        Arguments::Object(map) => Value::Object(map.clone()),
+        Arguments::Text(text) => serde_json::from_str(text).expect("arguments are JSON"),
+    };
+    (call.name().to_string(), arguments)
+}
+
+/// A parameter's JSON type, with a strategy for its values.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Enum,
+    Strings,
+}
+
+const ENUM: [&str; 3] = ["low", "mid", "high"];
+
+impl Kind {
+    fn schema(self) -> Value {
+        match self {
+            Kind::String => json!({"type": "string"}),
+            Kind::Integer => json!({"type": "integer"}),
+            Kind::Number => json!({"type": "number"}),
+            Kind::Boolean => json!({"type": "boolean"}),
+            Kind::Enum => json!({"type": "string", "enum": ENUM}),
+            Kind::Strings => json!({"type": "array", "items": {"type": "string"}}),
+        }
+    }
+
+    fn value(self) -> BoxedStrategy<Value> {
+        let text = "[ -~é€\"\\\\\n\t<>|]{0,10}";
+        match self {
+            Kind::String => text.prop_map(Value::from).boxed(),
+            Kind::Integer => any::<i64>().prop_map(Value::from).boxed(),
+            Kind::Number => (-1_000_000i64..1_000_000)
+                .prop_map(|n| json!(n as f64 / 64.0))
+                .boxed(),
+            Kind::Boolean => any::<bool>().prop_map(Value::from).boxed(),
+            Kind::Enum => proptest::sample::select(&ENUM[..])
+                .prop_map(Value::from)
+                .boxed(),
+            Kind::Strings => proptest::collection::vec(text, 0..3)
+                .prop_map(|items| json!(items))
+                .boxed(),
+        }
+    }
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        Just(Kind::String),
+        Just(Kind::Integer),
+        Just(Kind::Number),
+        Just(Kind::Boolean),
+        Just(Kind::Enum),
+        Just(Kind::Strings),
+    ]
+}
+
+/// A tool: its name and its parameters (name, kind, required).
+#[derive(Clone, Debug)]
+struct ToolSpec {
+    name: String,
+    parameters: Vec<(String, Kind, bool)>,
+}
+
+impl ToolSpec {
+    fn tool(&self) -> Tool {
+        let properties: Map<String, Value> = self
+            .parameters
+            .iter()
+            .map(|(name, kind, _)| (name.clone(), kind.schema()))
+            .collect();
+        let required: Vec<&str> = self
+            .parameters
+            .iter()
+            .filter(|(_, _, required)| *required)
+            .map(|(name, _, _)| name.as_str())
+            .collect();
+        serde_json::from_value(json!({"type": "function", "function": {
+            "name": self.name,
+            "description": "A tool.",
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        }}))
+        .expect("a tool")
+    }
+
+    /// Calls of this tool: every required parameter, each optional one or not.
+    fn call(&self) -> BoxedStrategy<ToolCall> {
+        let name = self.name.clone();
+        let values: Vec<_> = self
+            .parameters
+            .iter()
+            .map(|(parameter, kind, required)| {
+                let parameter = parameter.clone();
+                let value = kind.value();
+                let keep = if *required {
+                    Just(true).boxed()
+                } else {
+                    any::<bool>().boxed()
+                };
+                (keep, value)
+                    .prop_map(move |(keep, value)| keep.then(|| (parameter.clone(), value)))
+            })
+            .collect();
+        values
+            .prop_map(move |members| {
+                let arguments: Map<String, Value> = members.into_iter().flatten().collect();
+                ToolCall::new("call_0", name.clone(), Arguments::Object(arguments))
+            })
+            .boxed()
+    }
+}
+
+fn tool_spec() -> impl Strategy<Value = ToolSpec> {
+    let parameter = ("[a-z][a-z_]{0,7}", kind(), any::<bool>());
+    (
+        "[a-zA-Z][a-zA-Z0-9_]{0,12}",
+        proptest::collection::vec(parameter, 0..4),
+    )
+        .prop_map(|(name, mut parameters)| {
+            parameters.sort_by(|a, b| a.0.cmp(&b.0));
+            parameters.dedup_by(|a, b| a.0 == b.0);
+            ToolSpec { name, parameters }
+        })
+}
+
+/// Random tools with distinct names (never `all`, which `functionary_v2` routes text to),
+/// and up to three calls of them.
+fn tools_and_calls() -> impl Strategy<Value = (Vec<ToolSpec>, Vec<ToolCall>)> {
+    proptest::collection::vec(tool_spec(), 1..4)
+        .prop_map(|mut tools| {
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            tools.dedup_by(|a, b| a.name == b.name);
+            tools.retain(|tool| tool.name != "all");
+            tools
+        })
+        .prop_filter("at least one tool", |tools| !tools.is_empty())
+        .prop_flat_map(|tools| {
+            let calls: Vec<_> = tools.iter().map(ToolSpec::call).collect();
+            let picks = proptest::collection::vec(proptest::sample::select(calls), 1..4);
+            let picks = picks.prop_flat_map(|strategies| strategies);
+            (Just(tools), picks)
+        })
+}
+
+fn template() -> ChatTemplate {
+    let source = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+                  {% if add_generation_prompt %}<|assistant|>{% endif %}";
+    ChatTemplate::new(source, "", "").expect("compiles")
+}
+
+fn constraint(dialect: &dyn Dialect, tools: &[ToolSpec]) -> Constraint {
+    let mut request = ChatRequest::new("m", vec![Message::user("Go.")]);
+    request.tools = Some(tools.iter().map(ToolSpec::tool).collect());
+    let prepared = dialect.prepare(&request, &template()).expect("prepares");
+    prepared.constraint.expect("tools make a constraint")
+}
+
+fn validator(constraint: &Constraint) -> Validator {
+    let text = if constraint.lazy {
+        lark::print_lazy(&constraint.grammar, &constraint.triggers)
+    } else {
+        lark::print(&constraint.grammar)
+    };
+    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+}
+
+/// Feeds `pieces` to a fresh parser, checks the events keep their order contract, and
+/// folds them into a message.
+fn message<'a>(dialect: &dyn Dialect, pieces: impl IntoIterator<Item = &'a str>) -> Message {
+    let mut parser = dialect.parser();
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    let mut order = EventOrder::new();
+    for event in &events {
+        if let Err(error) = order.check(event) {
+            panic!("{error}: {events:?}");
+        }
+    }
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The message `text` parses to, the same whole, cut in two at every char boundary, and
+/// in one piece per char.
+fn parsed_however_cut(dialect: &dyn Dialect, text: &str) -> Message {
+    let whole = message(dialect, [text]);
+    for (at, _) in text.char_indices() {
+        let cut = message(dialect, [&text[..at], &text[at..]]);
+        assert_eq!(cut, whole, "{} cut at {at}: {text:?}", dialect.name());
+    }
+    let chars: Vec<&str> = text
+        .char_indices()
+        .map(|(at, c)| &text[at..at + c.len_utf8()])
+        .collect();
+    assert_eq!(
+        message(dialect, chars),
+        whole,
+        "{} char by char",
+        dialect.name()
+    );
+    whole
+}
+
+fn names_and_arguments(message: &Message) -> Vec<(String, Value)> {
+    message.calls().iter().map(name_and_arguments).collect()
+}
+
+/// All the text a message carries, content and reasoning.
+fn text_of(message: &Message) -> String {
+    let reasoning = message.reasoning_content.clone().unwrap_or_default();
+    reasoning + &message.content_text()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn every_dialect_reads_back_the_calls_its_grammar_admits(
+        (tools, calls) in tools_and_calls(),
+        text in "[ -~é\n]{0,12}",
+    ) {
+        prop_assume!(!text.contains('<') && !text.contains('\\'));
+        let registry = Registry::default();
+        for name in registry.names() {
+            let dialect = registry.get(name).expect("registered");
+            let syntax = Syntax::of(name);
+            let calls = &calls[..calls.len().min(syntax.most_calls())];
+            let answer = syntax.write(&text, calls);
+            let message = parsed_however_cut(dialect, &answer);
+            let expected: Vec<_> = calls.iter().map(name_and_arguments).collect();
+            prop_assert_eq!(names_and_arguments(&message), expected, "{}: {}", name, answer);
+            prop_assert_eq!(text_of(&message), syntax.text_kept(&text), "{}: {}", name, answer);
+            let validator = validator(&constraint(dialect, &tools));
+            prop_assert!(validator.accepts(&answer), "{}: the grammar rejects {}", name, answer);
+        }
+    }
+
+    #[test]
+    fn no_parser_panics_or_loses_text_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let registry = Registry::default();
+        for name in registry.names() {
+            let message = parsed_however_cut(registry.get(name).expect("registered"), &text);
+            if message.calls().is_empty() && Syntax::of(name).carries_text_verbatim() {
+                prop_assert_eq!(text_of(&message), text.to_string(), "{}", name);
+            }
+        }
+    }
+
+    /// A call with one byte of its syntax dropped is not a call with garbled arguments:
+    /// either the text comes out as written, or the calls that come out have arguments
+    /// that are JSON objects.
+    #[test]
+    fn near_misses_are_content_or_whole_calls(
+        (_tools, calls) in tools_and_calls(),
+        drop_at in any::<prop::sample::Index>(),
+    ) {
+        let registry = Registry::default();
+        for name in registry.names() {
+            let dialect = registry.get(name).expect("registered");
+            let syntax = Syntax::of(name);
+            let answer = syntax.write("", &calls[..1]);
+            let syntax_chars: Vec<usize> = answer
+                .char_indices()
+                .filter(|(_, c)| "{}[]\":<>|_,".contains(*c))
+                .map(|(at, _)| at)
+                .collect();
+            let at = syntax_chars[drop_at.index(syntax_chars.len())];
+            let near_miss = format!("{}{}", &answer[..at], &answer[at + 1..]);
+            let message = parsed_however_cut(dialect, &near_miss);
+            for call in message.calls() {
+                let arguments = serde_json::to_value(&call.function.arguments).expect("JSON");
+                let object = match arguments {
+                    Value::String(text) => serde_json::from_str::<Value>(&text).ok(),
+                    other => Some(other),
+                };
+                prop_assert!(
+                    object.is_some_and(|value| value.is_object()),
+                    "{}: {:?} gave {:?}", name, near_miss, call
+                );
+            }
+            if message.calls().is_empty() && syntax.carries_text_verbatim() {
+                prop_assert_eq!(text_of(&message), near_miss.clone(), "{}", name);
+            }
+        }
+    }
+}
+
+impl Syntax {
+    /// Whether text that is no call comes out exactly as written. `mixtral` unescapes
+    /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
+    /// the content, and `functionary_v2` drops the `all\n<|content|>` routing of its text.
+    fn carries_text_verbatim(self) -> bool {
+        matches!(self, Syntax::Tagged)
+    }
+
+    /// The text before a call as it comes back: the whitespace before a `<tool_call>` tag
+    /// is layout, not content.
+    fn text_kept(self, text: &str) -> String {
+        match self {
+            Syntax::Tagged | Syntax::Escaped => text.trim_end().to_string(),
+            Syntax::Steps | Syntax::Routed => text.to_string(),
+        }
+    }
+}
