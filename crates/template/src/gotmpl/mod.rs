@@ -6,10 +6,12 @@
 //! `.Response`, the last turn cut after `.Response`. `gotmpl` runs the template
 //! language; this module supplies the rest (see [`GoTemplate::render`]): the data model
 //! and its Go printing ([`values`], [`gofmt`], [`gojson`]), Ollama's functions and its
-//! edits of the parse tree ([`hooks`], [`rewrite`]), and bounds for templates nobody
+//! edits of the parse tree ([`hooks`], [`rewrite`]), Go's block checks that `gotmpl`
+//! skips ([`blocks`]), and bounds for templates nobody
 //! reviewed: fuel for loops and recursion, a cap on output and on any string built,
 //! `gotmpl`'s own depth limits, and errors instead of panics.
 
+mod blocks;
 mod gofmt;
 mod gojson;
 mod hooks;
@@ -72,6 +74,9 @@ impl GoTemplate {
         let parsed = catch_unwind(|| Parser::new(source, "{{", "}}").and_then(Parser::parse))
             .map_err(|_| TemplateError::engine_panicked())?;
         let (mut root, defines) = parsed.map_err(|err| syntax_error(&err, source))?;
+        blocks::check(source).map_err(|(message, line)| {
+            error_at(TemplateErrorKind::Syntax, message, line, source)
+        })?;
         if let Some((name, pos)) = rewrite::undefined_function(&root, &defines, &hooks::is_defined)
         {
             return Err(error_at(
@@ -131,7 +136,7 @@ impl GoTemplate {
         };
         match data {
             Some(data) => render.run(&self.template, true, &think.with(data))?,
-            None => self.render_per_turn(&mut render, &messages, &think)?,
+            None => self.render_turns(&mut render, &messages, &think)?,
         }
         Ok(render.output.text)
     }
@@ -139,7 +144,7 @@ impl GoTemplate {
     /// Ollama's path for templates without `.Messages`: one render per user turn with
     /// the system prompt before it and the answer after it, tool results skipped, and
     /// the last turn rendered by the template cut after `.Response`.
-    fn render_per_turn(
+    fn render_turns(
         &self,
         render: &mut Render,
         messages: &[Message],
