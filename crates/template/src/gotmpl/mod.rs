@@ -40,13 +40,31 @@ use values::Builder;
 const ROOT: &str = "";
 
 /// Where `currentDate` reads the time, and the bounds of one render.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct GoRenderOptions {
     pub clock: Clock,
     /// `fuel` bounds the nodes executed and functions called, `max_output_bytes` the
     /// output and any string the template builds. Nesting is bounded by `gotmpl`
     /// itself (200 template calls or blocks deep).
     pub limits: Limits,
+}
+
+/// Fuel for one render: every row of `goldens/gotmpl.jsonl` needs under 1 000, so this
+/// leaves room for conversations thousands of turns long, while a runaway template
+/// stops within seconds (a unit of fuel is a node or a function call; the runaway
+/// templates of `tests/gotmpl_hostile.rs` burn all of it in about 10 s in a debug build).
+pub const DEFAULT_FUEL: u64 = 5_000_000;
+
+impl Default for GoRenderOptions {
+    fn default() -> Self {
+        GoRenderOptions {
+            clock: Clock::default(),
+            limits: Limits {
+                fuel: DEFAULT_FUEL,
+                ..Limits::default()
+            },
+        }
+    }
 }
 
 /// A compiled Ollama template.

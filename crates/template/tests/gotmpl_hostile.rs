@@ -1,0 +1,171 @@
+//! Go templates written to hurt: each must end in a clear error, in bounded time and
+//! memory, and no input may panic the renderer.
+
+use proptest::prelude::*;
+use std::time::{Duration, Instant};
+use toolbridge_template::gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
+use toolbridge_template::{Limits, TemplateError, TemplateErrorKind};
+
+fn request() -> OllamaRequest {
+    OllamaRequest::from_json(&serde_json::json!({
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    }))
+    .unwrap()
+}
+
+fn render_with(source: &str, limits: Limits) -> Result<String, TemplateError> {
+    let options = GoRenderOptions {
+        limits,
+        ..GoRenderOptions::default()
+    };
+    GoTemplate::with_options(source, options)?.render(&request())
+}
+
+fn render(source: &str) -> Result<String, TemplateError> {
+    render_with(source, GoRenderOptions::default().limits)
+}
+
+/// Fails with a limit error, and soon.
+fn assert_stopped(source: &str) -> TemplateError {
+    let started = Instant::now();
+    let err = match render(source) {
+        Err(err) => err,
+        Ok(output) => panic!(
+            "{source}: rendered {} bytes instead of failing",
+            output.len()
+        ),
+    };
+    assert_eq!(err.kind, TemplateErrorKind::Limit, "{source}: {err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{source}: too slow"
+    );
+    err
+}
+
+#[test]
+fn nested_loops_that_would_run_for_hours_are_stopped() {
+    assert_stopped("{{ range 100000 }}{{ range 100000 }}{{ end }}{{ end }}{{ .Messages }}");
+}
+
+#[test]
+fn exponential_template_calls_run_out_of_fuel() {
+    let err = assert_stopped(
+        r#"{{ define "f" }}{{ if . }}{{ template "f" (slice . 1) }}{{ template "f" (slice . 1) }}{{ end }}{{ end }}{{ template "f" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" }}{{ .Messages }}"#,
+    );
+    assert!(err.to_string().contains("fuel"), "{err}");
+}
+
+#[test]
+fn unbounded_recursion_is_stopped() {
+    assert_stopped(
+        r#"{{ define "f" }}{{ template "f" . }}{{ end }}{{ template "f" . }}{{ .Messages }}"#,
+    );
+}
+
+#[test]
+fn doubling_a_string_is_stopped_before_memory_runs_out() {
+    let err = assert_stopped(
+        r#"{{ $x := "ab" }}{{ range 64 }}{{ $x = printf "%s%s" $x $x }}{{ end }}{{ .Messages }}"#,
+    );
+    assert!(err.to_string().contains("string of more than"), "{err}");
+}
+
+#[test]
+fn output_past_the_cap_is_an_error() {
+    let limits = Limits {
+        max_output_bytes: 1000,
+        ..Limits::default()
+    };
+    let err =
+        render_with("{{ range 1000 }}xxxxxxxxxx{{ end }}{{ .Messages }}", limits).unwrap_err();
+    assert_eq!(err.kind, TemplateErrorKind::Limit);
+    assert_eq!(err.to_string(), "the template wrote more than 1000 bytes");
+}
+
+#[test]
+fn deep_nesting_is_a_syntax_error_not_a_stack_overflow() {
+    let source = "{{ if . }}".repeat(100_000) + &"{{ end }}".repeat(100_000);
+    assert_eq!(render(&source).unwrap_err().kind, TemplateErrorKind::Syntax);
+    let source = "{{ ".to_string() + &"(".repeat(100_000) + "1" + &")".repeat(100_000) + " }}";
+    assert!(render(&source).is_err());
+}
+
+/// Pieces of Go template syntax, so that random templates reach the engine's corners.
+fn piece() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "{{",
+        "}}",
+        "{{-",
+        "-}}",
+        " ",
+        "\n",
+        "x",
+        ".",
+        ".Messages",
+        ".Tools",
+        ".Content",
+        "$",
+        "$x",
+        ":=",
+        "=",
+        "|",
+        "(",
+        ")",
+        "\"s\"",
+        "`r`",
+        "'c'",
+        "1",
+        "-1",
+        "1e9",
+        "0x10",
+        "nil",
+        "true",
+        "if",
+        "else",
+        "end",
+        "range",
+        "with",
+        "define",
+        "template",
+        "block",
+        "break",
+        "continue",
+        "\"f\"",
+        "printf",
+        "\"%s%s\"",
+        "print",
+        "len",
+        "index",
+        "slice",
+        "eq",
+        "and",
+        "or",
+        "not",
+        "json",
+        "call",
+        "toTypeScriptType",
+        "currentDate",
+        ".Function",
+        "/*",
+        "*/",
+    ])
+    .prop_map(str::to_owned)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn random_templates_end_in_output_or_an_error(pieces in prop::collection::vec(piece(), 0..40)) {
+        let source = pieces.concat();
+        let limits = Limits { fuel: 100_000, max_output_bytes: 100_000, ..Limits::default() };
+        let _ = render_with(&source, limits);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(source in "\\PC{0,200}") {
+        let _ = render(&source);
+    }
+}
