@@ -1,10 +1,12 @@
 //! The `toolbridge` command: a thin layer over the library crates.
 
 mod bench;
+mod default_model;
 mod grammar;
 mod parse;
 mod prepare;
 mod render;
+mod serve;
 mod styles;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,9 @@ enum Command {
     Grammar(grammar::GrammarArgs),
     /// Measurements on real data.
     Bench(bench::BenchArgs),
+    /// Serve the OpenAI-compatible API (`/v1/chat/completions` with tool calls) over a
+    /// GGUF model; with no `--model`, the default model, fetched on first use.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
         Command::Grammar(args) => return grammar::run(&args),
         Command::Parse(args) => parse::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,159 @@
+//! `toolbridge serve`: the OpenAI-compatible server over the embedded llama.cpp engine.
+//!
+//! Flags are named as llama.cpp's `llama-server` names them where it has them (`--model`,
+//! `--host`, `--port`, `--api-key`, `--threads`, `--ctx-size`, `--parallel`,
+//! `--n-gpu-layers`), so a command line moves between the two. With no `--model`, the
+//! default model is served, fetched and verified on first use ([`crate::default_model`]).
+//! `--port 0` lets the system pick a free port; the address actually bound is printed
+//! first, on its own line, so scripts and tests can read it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use toolbridge_engine::Engine;
+use toolbridge_server::{ServedModel, Server, ServerOptions};
+use toolbridge_template::TemplateSource;
+
+use crate::default_model;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The GGUF model to serve; without it, the default model (Qwen2.5-Coder-0.5B-Instruct
+    /// Q4_K_M), fetched and verified on first use.
+    #[arg(short, long, value_name = "FILE.gguf")]
+    model: Option<PathBuf>,
+    /// A chat template to use instead of the model's: a Jinja file, a
+    /// `tokenizer_config.json`, a model folder or another GGUF.
+    #[arg(long, alias = "chat-template-file", value_name = "FILE")]
+    template: Option<PathBuf>,
+    /// The dialect requests are prepared in (`hermes`, `short`, `long`, `hermes_2_pro`, …);
+    /// by default chosen from the chat template.
+    #[arg(long, value_name = "NAME")]
+    dialect: Option<String>,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Require `Authorization: Bearer KEY` on every /v1/ request.
+    #[arg(long, env = "TOOLBRIDGE_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// CPU threads for generation (default: the engine's choice from the cores available).
+    #[arg(short, long)]
+    threads: Option<usize>,
+    /// Context size in tokens (default: the model's training context, capped by the engine).
+    #[arg(short = 'c', long = "ctx-size")]
+    ctx_size: Option<u32>,
+    /// Requests generated at once, each its own sequence in shared batches.
+    #[arg(long, default_value_t = 1)]
+    parallel: usize,
+    /// Model layers to offload to the GPU (a GPU build only).
+    #[arg(
+        long = "n-gpu-layers",
+        visible_alias = "gpu-layers",
+        default_value_t = 0
+    )]
+    n_gpu_layers: u32,
+}
+
+pub fn run(args: &ServeArgs) -> Result<()> {
+    init_logging();
+    let model_path = match &args.model {
+        Some(path) => path.clone(),
+        None => default_model::ensure()?,
+    };
+    let engine = load_engine(args, &model_path)?;
+    let template = args
+        .template
+        .as_ref()
+        .map(|path| {
+            TemplateSource::from_path(path)
+                .with_context(|| format!("cannot load the template {}", path.display()))
+        })
+        .transpose()?;
+    let model = ServedModel::new(engine, template, args.dialect.as_deref())?;
+    let options = ServerOptions {
+        api_key: args.api_key.clone(),
+        parallel: args.parallel,
+        ..ServerOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let address = listener.local_addr()?;
+        print_banner(address, &model, options.api_key.is_some());
+        Server::new(model, options)
+            .serve(listener)
+            .await
+            .context("the server failed")
+    })
+}
+
+/// Loads `model` into the embedded llama.cpp engine with the flags' settings.
+#[cfg(feature = "llama")]
+fn load_engine(args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
+    use toolbridge_engine::llama::{LlamaEngine, LlamaOptions};
+    let engine = LlamaEngine::load(LlamaOptions {
+        model: model.to_owned(),
+        threads: args.threads,
+        context_length: args.ctx_size,
+        gpu_layers: args.n_gpu_layers,
+        parallel: args.parallel,
+        progress: true,
+    })
+    .with_context(|| format!("cannot load {}", model.display()))?;
+    Ok(Arc::new(engine))
+}
+
+/// Without the `llama` feature there is no engine to serve with.
+#[cfg(not(feature = "llama"))]
+fn load_engine(_args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
+    anyhow::bail!(
+        "cannot serve {}: this toolbridge was built without the embedded engine (cargo feature `llama`)",
+        model.display()
+    )
+}
+
+/// Log lines (one per generation) on stderr, at `info`.
+fn init_logging() {
+    // A second subscriber (in tests that run the command twice) is refused, harmlessly.
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The address first, alone on its line (scripts read it), then how to try the server.
+fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool) {
+    let base = format!("http://{address}");
+    println!("listening on {base}");
+    println!(
+        "serving {} (dialect {}); OpenAI base URL: {base}/v1",
+        model.id(),
+        model.dialect_name()
+    );
+    let auth = if needs_key {
+        " -H 'Authorization: Bearer YOUR_API_KEY'"
+    } else {
+        ""
+    };
+    println!("try a tool call:");
+    println!(
+        "  curl {base}/v1/chat/completions -H 'Content-Type: application/json'{auth} -d '{}'",
+        example_request()
+    );
+}
+
+/// A tool-call request for the banner's `curl` example.
+fn example_request() -> &'static str {
+    r#"{"messages":[{"role":"user","content":"What is the weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}"#
+}

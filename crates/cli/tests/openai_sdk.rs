@@ -1,0 +1,115 @@
+//! `toolbridge serve` on the real default model, checked end to end through the official
+//! OpenAI Python SDK (`openai_e2e.py` beside this file: tool calls streamed and not,
+//! every `tool_choice`, `response_format`, a tool result fed back, errors).
+//!
+//! The set-up makes a virtual environment under the target directory and installs
+//! `openai` from PyPI into it once; later runs reuse it. The server is started with
+//! `--port 0` and the address it prints is read back, so parallel runs never race for a
+//! port. It needs the embedded engine, so it is built only with the `llama` feature.
+
+#![cfg(feature = "llama")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long the model may take to load before the test gives up.
+const START_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[test]
+fn the_openai_python_sdk_gets_openai_answers() {
+    let python = sdk_python();
+    let server = ServeProcess::start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
+    let status = Command::new(&python)
+        .arg(&script)
+        .arg(format!("{}/v1", server.base_url))
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
+    assert!(
+        status.success(),
+        "openai_e2e.py: {status} (its output above says which checks failed)"
+    );
+}
+
+/// A Python with `openai` installed, in a virtual environment made on first use.
+fn sdk_python() -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
+    let python = venv.join("bin/python");
+    let has_sdk = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import openai, httpx"])
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if python.is_file() && has_sdk(&python) {
+        return python;
+    }
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "openai",
+    ]));
+    assert!(
+        has_sdk(&python),
+        "openai is not importable after installing it"
+    );
+    python
+}
+
+fn run(command: &mut Command) {
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert!(status.success(), "{command:?} failed: {status}");
+}
+
+/// `toolbridge serve` on a free port, killed when dropped.
+struct ServeProcess {
+    child: Child,
+    base_url: String,
+}
+
+impl ServeProcess {
+    /// Starts the server on the default model and waits for the address it prints.
+    fn start() -> ServeProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
+            .args(["serve", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("toolbridge starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                println!("serve: {line}");
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    // The test may have given up waiting; then nobody listens.
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let mut server = ServeProcess {
+            child,
+            base_url: String::new(),
+        };
+        server.base_url = receiver
+            .recv_timeout(START_TIMEOUT)
+            .expect("toolbridge serve printed its address");
+        server
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

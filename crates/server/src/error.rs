@@ -1,0 +1,177 @@
+//! Failures as OpenAI error objects, each with the HTTP status OpenAI answers it with.
+//!
+//! Clients written against OpenAI branch on the status and on the error's `type`, `param`
+//! and `code`, so every way a request can fail — before generation (bad JSON, a tool
+//! choice naming no tool, a schema the grammar cannot enforce), at admission (too many
+//! requests) or in the engine — ends up here, in that one shape, never as a bare status or
+//! a panic.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
+use toolbridge_dialect::dialect::DialectError;
+use toolbridge_dialect::events::EventOrderError;
+use toolbridge_engine::EngineError;
+
+/// An error answer: the status and the OpenAI error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub status: StatusCode,
+    pub error: ApiError,
+}
+
+impl Failure {
+    /// `error` with the status its type goes with.
+    pub fn api(error: ApiError) -> Self {
+        let status =
+            StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Failure { status, error }
+    }
+
+    /// A 400 `invalid_request_error` about the request parameter `param`.
+    pub fn invalid(param: &str, message: impl Into<String>) -> Self {
+        Failure::api(ApiError::invalid_request(message).with_param(param))
+    }
+
+    /// 413: the body is larger than the server accepts.
+    pub fn body_too_large(limit: usize) -> Self {
+        Failure {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            error: ApiError::invalid_request(format!(
+                "The request body is larger than the {limit}-byte limit of this server."
+            ))
+            .with_code("request_too_large"),
+        }
+    }
+
+    /// 503: every generation slot is busy and the queue is full.
+    pub fn overloaded() -> Self {
+        Failure {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            error: ApiError::server("The server is overloaded; try again later.")
+                .with_code("server_overloaded"),
+        }
+    }
+
+    /// 404 for a route this server does not have.
+    pub fn no_route(method: &str, path: &str) -> Self {
+        Failure::api(ApiError::not_found(format!(
+            "Unknown route: {method} {path}"
+        )))
+    }
+
+    /// 405 for a known route asked with the wrong method.
+    pub fn wrong_method(method: &str, path: &str) -> Self {
+        Failure {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            error: ApiError::invalid_request(format!("{path} does not accept {method}")),
+        }
+    }
+
+    /// 500: the engine ended without saying how (its thread panicked).
+    pub fn engine_vanished() -> Self {
+        Failure::api(ApiError::server(
+            "The engine stopped without finishing the generation.",
+        ))
+    }
+
+    /// 500: a dialect's parser broke its event contract (a bug, reported rather than
+    /// answered with a half-built message).
+    pub fn parser_bug(error: EventOrderError) -> Self {
+        Failure::api(ApiError::server(format!(
+            "The output parser failed: {error}"
+        )))
+    }
+
+    /// The error object alone, as a stream sends it in a `data:` line.
+    pub fn body(&self) -> ErrorResponse {
+        ErrorResponse::from(self.error.clone())
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let body = self.body();
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<DialectError> for Failure {
+    fn from(error: DialectError) -> Self {
+        let message = error.to_string();
+        match error {
+            DialectError::UnknownTool { .. } | DialectError::NoCallableTools => {
+                Failure::invalid("tool_choice", message)
+            }
+            DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
+            // A template raises on histories it refuses (roles out of order, say): the
+            // request is at fault, not the server.
+            DialectError::Template(_) | DialectError::Json { .. } => {
+                Failure::invalid("messages", message)
+            }
+            DialectError::Source(_) => Failure::api(ApiError::server(message)),
+        }
+    }
+}
+
+impl From<EngineError> for Failure {
+    fn from(error: EngineError) -> Self {
+        let message = error.to_string();
+        match error {
+            EngineError::PromptTooLong { .. } => Failure::api(
+                ApiError::invalid_request(message)
+                    .with_param("messages")
+                    .with_code("context_length_exceeded"),
+            ),
+            EngineError::Constraint(_) => Failure::api(ApiError::invalid_request(message)),
+            EngineError::Backend(_) => Failure::api(ApiError::new(ErrorType::Server, message)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_the_error_type() {
+        assert_eq!(Failure::invalid("n", "no").status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            Failure::overloaded().status,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        assert_eq!(
+            Failure::body_too_large(1).status,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(Failure::no_route("GET", "/x").status, StatusCode::NOT_FOUND);
+        let backend = Failure::from(EngineError::Backend("decode failed".into()));
+        assert_eq!(backend.status, StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn a_prompt_too_long_is_the_clients_fault() {
+        let failure = Failure::from(EngineError::PromptTooLong {
+            prompt_tokens: 10,
+            context_length: 5,
+        });
+        assert_eq!(failure.status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            failure.error.code.as_deref(),
+            Some("context_length_exceeded")
+        );
+    }
+
+    #[test]
+    fn dialect_errors_name_the_parameter_at_fault() {
+        let unknown = Failure::from(DialectError::UnknownTool { name: "f".into() });
+        assert_eq!(unknown.error.param.as_deref(), Some("tool_choice"));
+        let schema = Failure::from(DialectError::ToolSchema {
+            name: "f".into(),
+            message: "bad".into(),
+        });
+        assert_eq!(schema.error.param.as_deref(), Some("tools"));
+        assert_eq!(schema.status, StatusCode::BAD_REQUEST);
+    }
+}

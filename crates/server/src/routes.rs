@@ -1,0 +1,200 @@
+//! The routes and what guards them.
+//!
+//! `/health` answers without a key so that load balancers and scripts can poll it;
+//! everything under `/v1/` needs the API key when one is set. CORS is open to every
+//! origin (browser clients such as chat UIs call local servers), as llama.cpp's server is;
+//! the API key, not the origin, is what protects a server. Unknown routes, wrong methods
+//! and bodies over the limit are answered as OpenAI errors like everything else.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use toolbridge_chat::ApiError;
+use toolbridge_engine::Generation;
+use tower_http::cors::{Any, CorsLayer};
+
+use crate::answer::AnswerMeta;
+use crate::checks::parse_request;
+use crate::error::Failure;
+use crate::generate;
+use crate::respond::respond;
+use crate::sampling::sampling;
+use crate::server::AppState;
+use crate::stream::stream;
+
+type Shared = State<Arc<AppState>>;
+
+/// Every route, with its guards.
+pub fn router(state: Arc<AppState>) -> Router {
+    let v1 = Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/models", get(models))
+        .route("/v1/models/{id}", get(model))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            require_api_key,
+        ));
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods(Any)
+        .allow_headers(Any);
+    Router::new()
+        .route("/health", get(health))
+        .merge(v1)
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(state.options.max_body_bytes))
+        .layer(cors)
+        .with_state(state)
+}
+
+/// `POST /v1/chat/completions`, streamed or not.
+async fn chat_completions(
+    State(state): Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
+    let request = parse_request(&body)?;
+    let sampling = sampling(&request)?;
+    let prepared = state.model.prepare(&request)?;
+    let generation = Generation {
+        prompt: prepared.prompt,
+        constraint: prepared.constraint,
+        stop: prepared.stop,
+        sampling,
+    };
+    let permit = state.admission.admit().await?;
+    let engine = std::sync::Arc::clone(state.model.engine());
+    let steps = generate::start(engine, generation, prepared.parser, permit);
+    let meta = AnswerMeta::new(state.model.id());
+    if request.is_stream() {
+        let events = stream(meta, request.wants_stream_usage(), steps).await?;
+        Ok(events.into_response())
+    } else {
+        Ok(Json(respond(meta, steps).await?).into_response())
+    }
+}
+
+/// A body that could not be read: too large (413), or cut off.
+fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        Failure::body_too_large(state.options.max_body_bytes)
+    } else {
+        Failure::invalid("body", rejection.body_text())
+    }
+}
+
+/// `GET /v1/models`: the one model served.
+async fn models(State(state): Shared) -> Json<Value> {
+    Json(json!({"object": "list", "data": [model_object(&state)]}))
+}
+
+/// `GET /v1/models/{id}`: the model, if `id` is its id.
+async fn model(State(state): Shared, Path(id): Path<String>) -> Result<Json<Value>, Failure> {
+    if id == state.model.id() {
+        Ok(Json(model_object(&state)))
+    } else {
+        let error = ApiError::model_not_found(&id);
+        Err(Failure {
+            status: StatusCode::NOT_FOUND,
+            error,
+        })
+    }
+}
+
+fn model_object(state: &AppState) -> Value {
+    json!({
+        "id": state.model.id(),
+        "object": "model",
+        "created": 0,
+        "owned_by": "toolbridge",
+    })
+}
+
+/// `GET /health`.
+async fn health() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// Lets a request through when no key is set or it carries the key.
+async fn require_api_key(
+    State(state): Shared,
+    request: Request,
+    next: Next,
+) -> Result<Response, Failure> {
+    let Some(expected) = state.options.api_key.as_deref() else {
+        return Ok(next.run(request).await);
+    };
+    match bearer_token(request.headers()) {
+        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
+            Ok(next.run(request).await)
+        }
+        Some(_) => Err(Failure::api(ApiError::authentication(
+            "Incorrect API key provided.",
+        ))),
+        None => Err(Failure::api(ApiError::authentication(
+            "You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY'.",
+        ))),
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Compares without stopping at the first difference, so timing does not reveal how much
+/// of a guessed key was right.
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |differs, (a, b)| differs | (a ^ b))
+            == 0
+}
+
+async fn no_route(method: Method, uri: Uri) -> Failure {
+    Failure::no_route(method.as_str(), uri.path())
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Failure {
+    Failure::wrong_method(method.as_str(), uri.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_read_case_insensitively() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            "bearer  sk-1 ".parse().expect("a header"),
+        );
+        assert_eq!(bearer_token(&headers), Some("sk-1"));
+        headers.insert(
+            header::AUTHORIZATION,
+            "Basic abc".parse().expect("a header"),
+        );
+        assert_eq!(bearer_token(&headers), None);
+    }
+
+    #[test]
+    fn keys_compare_whole() {
+        assert!(constant_time_eq(b"key", b"key"));
+        assert!(!constant_time_eq(b"kez", b"key"));
+        assert!(!constant_time_eq(b"ke", b"key"));
+    }
+}

@@ -1,0 +1,275 @@
+//! The harness of the server tests: the real Qwen 2.5 template (read from the default
+//! model's GGUF header) with a [`ScriptedEngine`] behind it, requests sent to the router
+//! in-process, and server-sent events read back and reassembled the way OpenAI's Python
+//! SDK reassembles them.
+
+#![allow(dead_code)] // Each test file uses its own part of the harness.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use serde_json::{json, Map, Value};
+use toolbridge_engine::{
+    Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, ScriptedEngine,
+};
+use toolbridge_server::{ServedModel, Server, ServerOptions};
+use toolbridge_template::TemplateSource;
+
+pub const MODEL_ID: &str = "qwen-test";
+
+/// What Qwen 2.5 writes for one call, as the Hermes grammar admits it.
+pub const WEATHER_CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
+fn model_path() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(
+        path.is_file(),
+        "default model not found (scripts/fetch-model.sh fetches it): looked at {}",
+        path.display()
+    );
+    path
+}
+
+/// The default model's templates and tokens, as `toolbridge serve` reads them.
+pub fn qwen_source() -> TemplateSource {
+    TemplateSource::from_path(model_path()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// A scripted engine that also records how each generation finished.
+pub struct Recorder {
+    pub scripted: ScriptedEngine,
+    finished: Mutex<Vec<FinishReason>>,
+}
+
+impl Recorder {
+    pub fn new(scripted: ScriptedEngine) -> Arc<Recorder> {
+        Arc::new(Recorder {
+            scripted,
+            finished: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// How the generations that have returned so far finished.
+    pub fn finished(&self) -> Vec<FinishReason> {
+        self.finished.lock().expect("not poisoned").clone()
+    }
+
+    /// The generations asked for so far.
+    pub fn generations(&self) -> Vec<Generation> {
+        self.scripted.generations()
+    }
+
+    /// The only generation asked for.
+    pub fn generation(&self) -> Generation {
+        let mut generations = self.generations();
+        assert_eq!(generations.len(), 1, "one generation expected");
+        generations.remove(0)
+    }
+}
+
+impl Engine for Recorder {
+    fn model(&self) -> &ModelInfo {
+        self.scripted.model()
+    }
+
+    fn generate(
+        &self,
+        generation: &Generation,
+        on_piece: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Completion, EngineError> {
+        let completion = self.scripted.generate(generation, on_piece)?;
+        self.finished
+            .lock()
+            .expect("not poisoned")
+            .push(completion.finish_reason);
+        Ok(completion)
+    }
+}
+
+pub fn model_info() -> ModelInfo {
+    ModelInfo {
+        id: MODEL_ID.into(),
+        context_length: 32768,
+        ..ModelInfo::default()
+    }
+}
+
+/// An engine that plays `outputs` back in order.
+pub fn scripted(outputs: &[&str]) -> Arc<Recorder> {
+    Recorder::new(ScriptedEngine::new(model_info(), outputs.iter().copied()))
+}
+
+/// The server's routes over `engine` with the Qwen template and `options`.
+pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
+    let engine: Arc<dyn Engine> = Arc::clone(engine) as Arc<dyn Engine>;
+    let model = ServedModel::new(engine, Some(qwen_source()), None)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.dialect_name(), "hermes");
+    Server::new(model, options).router()
+}
+
+pub fn app(engine: &Arc<Recorder>) -> Router {
+    app_with(engine, ServerOptions::default())
+}
+
+/// A `POST /v1/chat/completions` with `body`.
+pub fn chat_request(body: &Value) -> Request<Body> {
+    Request::post("/v1/chat/completions")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a request")
+}
+
+/// Sends `request` and returns the status and the whole body.
+pub async fn send(app: &Router, request: Request<Body>) -> (StatusCode, String) {
+    use tower::ServiceExt;
+    let response = app.clone().oneshot(request).await.expect("infallible");
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).expect("UTF-8"))
+}
+
+/// Sends `body` as a chat completion and returns the status and the JSON answer.
+pub async fn chat(app: &Router, body: &Value) -> (StatusCode, Value) {
+    let (status, text) = send(app, chat_request(body)).await;
+    let json = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
+    (status, json)
+}
+
+/// The `data:` payloads of an SSE body, in order.
+pub fn sse_data(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            event
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("not a data event: {event:?}"))
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Streams `body` (with `"stream": true` added) and returns the chunks before `[DONE]`,
+/// checking that `[DONE]` ends the stream.
+pub async fn stream_chunks(app: &Router, body: &Value) -> Vec<Value> {
+    let mut body = body.clone();
+    body["stream"] = json!(true);
+    let (status, text) = send(app, chat_request(&body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let mut data = sse_data(&text);
+    assert_eq!(data.pop().as_deref(), Some("[DONE]"), "{text}");
+    data.iter()
+        .map(|chunk| serde_json::from_str(chunk).unwrap_or_else(|error| panic!("{error}: {chunk}")))
+        .collect()
+}
+
+/// The message a client reassembles from the chunks' deltas, as the OpenAI Python SDK's
+/// `accumulate_delta` does: strings concatenate, `index` and `type` are replaced, objects
+/// merge key by key, lists merge entry by entry at each entry's `index`. The `index` the
+/// SDK keeps on each call is removed, as its message type has no such field.
+pub fn reassemble(chunks: &[Value]) -> Value {
+    let mut message = Map::new();
+    for chunk in chunks {
+        for choice in chunk["choices"].as_array().expect("choices") {
+            accumulate(&mut message, choice["delta"].as_object().expect("a delta"));
+        }
+    }
+    if let Some(Value::Array(calls)) = message.get_mut("tool_calls") {
+        for call in calls {
+            call.as_object_mut().map(|call| call.remove("index"));
+        }
+    }
+    Value::Object(message)
+}
+
+fn accumulate(into: &mut Map<String, Value>, delta: &Map<String, Value>) {
+    for (key, value) in delta {
+        match (into.get_mut(key), value) {
+            (None | Some(Value::Null), _) => {
+                into.insert(key.clone(), value.clone());
+            }
+            (Some(slot), _) if key == "index" || key == "type" => *slot = value.clone(),
+            (Some(Value::String(text)), Value::String(piece)) => text.push_str(piece),
+            (Some(Value::Object(object)), Value::Object(piece)) => accumulate(object, piece),
+            (Some(Value::Array(entries)), Value::Array(pieces)) => {
+                for piece in pieces {
+                    let index = piece["index"].as_u64().expect("an index") as usize;
+                    match (entries.get_mut(index), piece) {
+                        (Some(Value::Object(entry)), Value::Object(piece)) => {
+                            accumulate(entry, piece)
+                        }
+                        _ => entries.insert(index.min(entries.len()), piece.clone()),
+                    }
+                }
+            }
+            (Some(slot), _) => *slot = value.clone(),
+        }
+    }
+}
+
+/// The finish reason of the stream's last choice chunk.
+pub fn stream_finish_reason(chunks: &[Value]) -> Value {
+    chunks
+        .iter()
+        .rev()
+        .flat_map(|chunk| chunk["choices"].as_array().cloned().unwrap_or_default())
+        .map(|choice| choice["finish_reason"].clone())
+        .find(|reason| !reason.is_null())
+        .unwrap_or(Value::Null)
+}
+
+/// Two tools, as OpenAI's docs show them.
+pub fn tools() -> Value {
+    json!([
+        {"type": "function", "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"]
+            }
+        }},
+        {"type": "function", "function": {
+            "name": "add",
+            "description": "Adds two numbers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]
+            }
+        }}
+    ])
+}
+
+/// A request asking about the weather, with the tools.
+pub fn weather_request() -> Value {
+    json!({
+        "model": MODEL_ID,
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "tools": tools(),
+    })
+}
+
+/// `message` with each tool call's id replaced by its position (ids are random).
+pub fn without_ids(mut message: Value) -> Value {
+    if let Some(Value::Array(calls)) = message.get_mut("tool_calls") {
+        for (n, call) in calls.iter_mut().enumerate() {
+            let id = call["id"].as_str().expect("every call has an id");
+            assert!(id.starts_with("call_"), "{id}");
+            call["id"] = json!(n);
+        }
+    }
+    message
+}
