@@ -1,12 +1,14 @@
 //! Chat templates rendered exactly as their makers render them: Hugging Face Jinja as
 //! Python jinja2 renders it under `transformers`, loaded from a `.jinja` file, a
-//! `tokenizer_config.json` or a GGUF file's metadata.
+//! `tokenizer_config.json` or a GGUF file's metadata; and Ollama's Go templates as
+//! Ollama's server renders them, loaded from a Modelfile or a `.gotmpl` file.
 
 pub mod gguf;
 pub mod gotmpl;
 pub mod jinja;
+pub mod modelfile;
 pub mod source;
 
 pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
 pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
-pub use source::{SourceError, TemplateSource};
+pub use source::{OllamaSource, SourceError, TemplateSource};

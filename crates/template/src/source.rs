@@ -12,6 +12,12 @@
 //! unless a name is asked for, `tool_use` first when the request has tools (see
 //! [`TemplateSource::select_for`]), and an error listing the names when a model ships
 //! named templates but no default.
+//!
+//! Ollama models are the other kind of source: a Go template, from a Modelfile (with the
+//! model's default system prompt, stop strings and example messages) or a bare
+//! `.gotmpl` file (with the stop strings of a `<name>.json` beside it, as Ollama ships
+//! its built-in templates). [`OllamaSource`] loads those; [`is_ollama_path`] tells the
+//! two kinds of file apart by name, since both are plain text.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -20,6 +26,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::gguf::{GgufError, GgufMetadata, ReadOptions, GGUF_MAGIC, TOKENS_KEY};
+use crate::gotmpl::Message;
+use crate::modelfile::Modelfile;
 
 /// The largest template or `tokenizer_config.json` file read (64 MiB).
 pub const MAX_TEXT_FILE_LEN: u64 = 64 << 20;
@@ -217,6 +225,102 @@ impl TemplateSource {
 
     fn names_owned(&self) -> Vec<String> {
         self.names().map(str::to_owned).collect()
+    }
+}
+
+/// An Ollama model's Go template with what its Modelfile adds to it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OllamaSource {
+    pub template: String,
+    /// `SYSTEM`: the system prompt Ollama adds when a request has none.
+    pub system: Option<String>,
+    /// `PARAMETER stop` strings.
+    pub stop: Vec<String>,
+    /// `MESSAGE` turns Ollama puts before every conversation.
+    pub messages: Vec<Message>,
+}
+
+/// Whether `path` names an Ollama template source: a `Modelfile` (any case, or a
+/// `.modelfile` extension) or a `.gotmpl` file.
+pub fn is_ollama_path(path: &Path) -> bool {
+    is_modelfile(path) || has_extension(path, "gotmpl")
+}
+
+fn is_modelfile(path: &Path) -> bool {
+    let named_modelfile = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.eq_ignore_ascii_case("modelfile"));
+    named_modelfile || has_extension(path, "modelfile")
+}
+
+impl OllamaSource {
+    /// Loads a Modelfile, or a `.gotmpl` file (any other name is read as one too).
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        if is_modelfile(path) {
+            Self::from_modelfile(path)
+        } else {
+            Self::from_gotmpl(path)
+        }
+    }
+
+    /// A Modelfile's `TEMPLATE`, `SYSTEM`, `PARAMETER stop` and `MESSAGE`s.
+    pub fn from_modelfile(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let modelfile =
+            Modelfile::parse(&read_text(path)?).map_err(|err| invalid(path, err.to_string()))?;
+        let stop = modelfile.stop();
+        let template = modelfile.template.ok_or_else(|| SourceError::NoTemplate {
+            path: path.to_owned(),
+            reason: "the Modelfile has no TEMPLATE (Ollama would take the one of its FROM \
+                     model, which is not read here)"
+                .into(),
+        })?;
+        Ok(OllamaSource {
+            template,
+            system: modelfile.system,
+            stop,
+            messages: modelfile.messages,
+        })
+    }
+
+    /// A Go template file; its stop strings come from `<name>.json` beside it
+    /// (`{"stop": [...]}`), when there is one.
+    pub fn from_gotmpl(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let parameters = path.with_extension("json");
+        let stop = if parameters.is_file() {
+            stop_strings(&parameters, &read_json(&parameters)?)?
+        } else {
+            Vec::new()
+        };
+        Ok(OllamaSource {
+            template: read_text(path)?,
+            stop,
+            ..Self::default()
+        })
+    }
+}
+
+/// The `stop` list of an Ollama template parameters file.
+fn stop_strings(path: &Path, parameters: &Value) -> Result<Vec<String>> {
+    match parameters.get("stop") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(text) => Ok(text.clone()),
+                other => Err(invalid(
+                    path,
+                    format!("stop strings must be strings, not {}", json_type(other)),
+                )),
+            })
+            .collect(),
+        Some(other) => Err(invalid(
+            path,
+            format!("stop must be a list of strings, not {}", json_type(other)),
+        )),
     }
 }
 
