@@ -27,3 +27,15 @@ pub fn parse_all<P: StreamParser + ?Sized>(parser: &mut P, text: &str) -> Vec<Ev
     events.extend(parser.finish());
     events
 }
+
+/// A boxed parser is a parser, so wrappers such as
+/// [`crate::toolkit::off_format::OffFormatCalls`] take any dialect's.
+impl<P: StreamParser + ?Sized> StreamParser for Box<P> {
+    fn push(&mut self, piece: &str) -> Vec<Event> {
+        (**self).push(piece)
+    }
+
+    fn finish(&mut self) -> Vec<Event> {
+        (**self).finish()
+    }
+}

@@ -17,6 +17,13 @@
 //! keep only those tools' alternatives, and `none` removes the constraint and the tools
 //! from the prompt (a model shown no tools is not tempted to call one it may not).
 //!
+//! Off-format calls: small models of these families often write a call as bare or fenced
+//! JSON (`{"name": …, "arguments": …}`), as they saw calls in chat data. The parser reads
+//! those too when they name a declared tool and fit its schema
+//! ([`crate::toolkit::off_format`]), and the grammar has a second trigger, `{"name": "`,
+//! after which such a call is constrained like a tagged one (a tool's name, its arguments,
+//! `}`, and an optional closing fence).
+//!
 //! Stops: none beyond the request's. The turn ends with `<|im_end|>`, which these models'
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
@@ -26,14 +33,18 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    call_schema, callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError,
-    Prepared, RenderInput,
+    call_schema, callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint,
+    Dialect, DialectError, Prepared, RenderInput,
 };
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
+use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
 
 /// What opens a call, and switches a lazy grammar on.
 const CALL_OPEN: &str = "<tool_call>";
+
+/// What opens a call written as bare or fenced JSON, the second trigger.
+const BARE_CALL_OPEN: &str = "{\"name\": \"";
 
 /// The Hermes / Qwen dialect; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -70,8 +81,14 @@ impl Dialect for HermesDialect {
             let lazy = !choice.requires_call();
             Some(constraint(&tools, lazy, request.allows_parallel_calls())?)
         };
+        let parser = parser_after(&prompt);
+        let parser: Box<dyn StreamParser + Send> = if tools.is_empty() {
+            parser
+        } else {
+            Box::new(OffFormatCalls::new(parser, DeclaredTools::new(&tools)))
+        };
         Ok(Prepared {
-            parser: parser_after(&prompt),
+            parser,
             prompt,
             constraint,
             stop: request.stop_sequences().to_vec(),
@@ -123,13 +140,18 @@ fn parser_after(prompt: &str) -> Box<dyn StreamParser + Send> {
 fn constraint(tools: &[&Tool], lazy: bool, parallel: bool) -> Result<Constraint, DialectError> {
     Ok(Constraint {
         grammar: call_grammar(tools, parallel)?,
-        triggers: vec![Trigger::Word(CALL_OPEN.to_string())],
+        triggers: vec![
+            Trigger::Word(CALL_OPEN.to_string()),
+            Trigger::Word(BARE_CALL_OPEN.to_string()),
+        ],
         lazy,
     })
 }
 
-/// `root ::= "<tool_call>\n" call "\n</tool_call>"`, then with `parallel` any number of
-/// `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one alternative per tool.
+/// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
+/// `parallel` any number of `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one
+/// alternative per tool; `bare` is one call as JSON starting `{"name": "`, closed by an
+/// optional fence.
 fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
     let calls = tools
         .iter()
@@ -151,7 +173,34 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
         ));
     }
     let mut grammar = Grammar::new("root");
-    grammar.set_rule("root", Expr::Seq(root));
+    grammar.set_rule(
+        "root",
+        Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
+    );
     grammar.set_rule("call", Expr::Alt(calls));
+    grammar.set_rule("bare-call", bare_call(tools)?);
     Ok(grammar)
+}
+
+/// `{"name": "<tool>", "arguments": <its arguments>}`, then an optional closing fence.
+fn bare_call(tools: &[&Tool]) -> Result<Expr, DialectError> {
+    let named = tools
+        .iter()
+        .map(|tool| {
+            let name = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
+                what: "a tool name",
+                source,
+            })?;
+            Ok(Expr::Seq(vec![
+                Expr::literal(format!("{}\", \"arguments\": ", &name[1..name.len() - 1])),
+                Expr::Json(checked_parameters(tool)?),
+            ]))
+        })
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    Ok(Expr::Seq(vec![
+        Expr::literal(BARE_CALL_OPEN),
+        Expr::group(Expr::Alt(named)),
+        Expr::literal("}"),
+        Expr::optional(Expr::literal("\n```")),
+    ]))
 }

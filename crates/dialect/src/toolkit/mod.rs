@@ -11,9 +11,11 @@
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
+//! - [`off_format`]: calls a model wrote as fenced or bare JSON, read out of content.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod header;
 pub mod json_scan;
+pub mod off_format;
 pub mod tag_scan;
 pub mod unescape;

@@ -1,0 +1,483 @@
+//! Calls written off-format: a JSON object naming a declared tool, fenced as markdown
+//! (```` ```json {"name": …, "arguments": …} ``` ````) or bare, in what a dialect's parser
+//! took for content.
+//!
+//! Small models often write a call the way they saw calls in chat data rather than in
+//! their trained wrapper; measured with Qwen2.5-Coder-0.5B, most of its calls without a
+//! grammar came out so. [`OffFormatCalls`] wraps any dialect's parser and reads its content
+//! again: an object that names a tool of the request and whose arguments fit that tool's
+//! schema is a call, anything else stays content exactly as written. Text is never turned
+//! into a call that does not name a declared tool.
+//!
+//! A candidate starts at a `{` or at a fence opening (```` ``` ```` or ```` ```json ````
+//! followed by `{`) and is held until its object is complete or cannot be JSON, so the
+//! decision depends on the text only, never on how it was cut. A candidate that is not JSON
+//! gives back its first character as content and the rest is read again, since a call may
+//! start inside it (`{ return {"name": …} }`); a complete object that is not a call is
+//! content whole. Candidates are bounded ([`MAX_CANDIDATE`]) so garbage cannot hold the
+//! output back for long.
+
+use serde_json::{Map, Value};
+use toolbridge_chat::Tool;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::schema::{self, Options};
+
+use crate::events::Event;
+use crate::parser::StreamParser;
+use crate::toolkit::json_scan::{JsonScanner, Scan};
+
+/// The longest candidate held back, in bytes; a longer one is content.
+pub const MAX_CANDIDATE: usize = 32 * 1024;
+
+/// The tools a request declares, with their argument checks compiled when first needed.
+pub struct DeclaredTools {
+    tools: Vec<DeclaredTool>,
+}
+
+struct DeclaredTool {
+    name: String,
+    parameters: Value,
+    /// `None` until first needed; then the compiled schema, or `None` when it does not
+    /// compile (then no arguments fit, and no off-format call of this tool is read).
+    validator: Option<Option<Validator>>,
+}
+
+impl DeclaredTools {
+    pub fn new(tools: &[&Tool]) -> Self {
+        let tools = tools
+            .iter()
+            .map(|tool| DeclaredTool {
+                name: tool.name().to_string(),
+                parameters: tool
+                    .function
+                    .parameters
+                    .clone()
+                    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+                validator: None,
+            })
+            .collect();
+        DeclaredTools { tools }
+    }
+
+    /// The call `object` stands for: `{"name": <declared>, "arguments": <fitting>}`
+    /// (`parameters` is taken for `arguments`, as Llama 3.x writes it); nothing else.
+    fn call(&mut self, object: &Value) -> Option<(String, String)> {
+        let Value::Object(members) = object else {
+            return None;
+        };
+        let name = members.get("name")?.as_str()?;
+        let arguments = call_arguments(members)?;
+        let tool = self.tools.iter_mut().find(|tool| tool.name == name)?;
+        let text = serde_json::to_string(&arguments).ok()?;
+        tool.accepts(&text).then(|| (name.to_string(), text))
+    }
+}
+
+impl DeclaredTool {
+    fn accepts(&mut self, arguments: &str) -> bool {
+        let parameters = &self.parameters;
+        let validator = self.validator.get_or_insert_with(|| {
+            let compiled = schema::compile(parameters, &Options::default()).ok()?;
+            Validator::from_grammar(&compiled.grammar).ok()
+        });
+        validator
+            .as_ref()
+            .is_some_and(|validator| validator.accepts(arguments))
+    }
+}
+
+/// The arguments object of a call object with no members but a name and its arguments;
+/// missing arguments are `{}`, a string holding an object is that object.
+fn call_arguments(members: &Map<String, Value>) -> Option<Value> {
+    let known = ["name", "arguments", "parameters"];
+    if members.keys().any(|key| !known.contains(&key.as_str())) {
+        return None;
+    }
+    let arguments = members.get("arguments").or(members.get("parameters"));
+    match arguments {
+        None | Some(Value::Null) => Some(Value::Object(Map::new())),
+        Some(object @ Value::Object(_)) => Some(object.clone()),
+        Some(Value::String(text)) => match serde_json::from_str(text).ok()? {
+            object @ Value::Object(_) => Some(object),
+            _ => None,
+        },
+        Some(_) => None,
+    }
+}
+
+/// A dialect's parser with off-format calls read out of its content; see the module docs.
+pub struct OffFormatCalls<P> {
+    inner: P,
+    tools: DeclaredTools,
+    scanner: CandidateScanner,
+    /// The index the next call gets, the inner parser's and ours numbered together.
+    next_index: u32,
+    /// The inner parser's call indexes, and the index each call got here.
+    renumbered: Vec<(u32, u32)>,
+}
+
+impl<P: StreamParser> OffFormatCalls<P> {
+    pub fn new(inner: P, tools: DeclaredTools) -> Self {
+        OffFormatCalls {
+            inner,
+            tools,
+            scanner: CandidateScanner::default(),
+            next_index: 0,
+            renumbered: Vec::new(),
+        }
+    }
+
+    fn relay(&mut self, events: Vec<Event>) -> Vec<Event> {
+        let mut out = Vec::new();
+        for event in events {
+            match event {
+                Event::Content(text) => {
+                    let found = self.scanner.push(&text, &mut self.tools);
+                    self.emit(found, &mut out);
+                }
+                other => {
+                    let found = self.scanner.interrupt();
+                    self.emit(found, &mut out);
+                    out.push(self.renumber(other));
+                }
+            }
+        }
+        out
+    }
+
+    fn emit(&mut self, found: Vec<Found>, out: &mut Vec<Event>) {
+        for item in found {
+            match item {
+                Found::Content(text) => out.push(Event::Content(text)),
+                Found::Call { name, arguments } => {
+                    let index = self.take_index();
+                    out.push(Event::ToolCallStart {
+                        index,
+                        id: None,
+                        name,
+                    });
+                    out.push(Event::ToolCallArguments {
+                        index,
+                        fragment: arguments,
+                    });
+                    out.push(Event::ToolCallEnd { index });
+                }
+            }
+        }
+    }
+
+    fn renumber(&mut self, event: Event) -> Event {
+        match event {
+            Event::ToolCallStart { index, id, name } => {
+                let outer = self.take_index();
+                self.renumbered.push((index, outer));
+                Event::ToolCallStart {
+                    index: outer,
+                    id,
+                    name,
+                }
+            }
+            Event::ToolCallArguments { index, fragment } => Event::ToolCallArguments {
+                index: self.outer(index),
+                fragment,
+            },
+            Event::ToolCallEnd { index } => Event::ToolCallEnd {
+                index: self.outer(index),
+            },
+            other => other,
+        }
+    }
+
+    fn outer(&self, inner: u32) -> u32 {
+        self.renumbered
+            .iter()
+            .rev()
+            .find(|(from, _)| *from == inner)
+            .map_or(inner, |(_, to)| *to)
+    }
+
+    fn take_index(&mut self) -> u32 {
+        let index = self.next_index;
+        self.next_index = self.next_index.saturating_add(1);
+        index
+    }
+}
+
+impl<P: StreamParser> StreamParser for OffFormatCalls<P> {
+    fn push(&mut self, piece: &str) -> Vec<Event> {
+        let events = self.inner.push(piece);
+        self.relay(events)
+    }
+
+    fn finish(&mut self) -> Vec<Event> {
+        let events = self.inner.finish();
+        let mut out = self.relay(events);
+        let found = self.scanner.finish(&mut self.tools);
+        self.emit(found, &mut out);
+        out
+    }
+}
+
+/// What the scanner decided about a stretch of content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    Content(String),
+    Call { name: String, arguments: String },
+}
+
+const FENCE: &str = "```";
+
+/// Finds candidates in a stream of content; see the module docs.
+#[derive(Debug, Default)]
+struct CandidateScanner {
+    /// The text of the candidate being read (empty when none is).
+    held: String,
+    state: Candidate,
+}
+
+#[derive(Debug, Default)]
+enum Candidate {
+    /// No candidate: content flows.
+    #[default]
+    None,
+    /// Inside a fence opening, before its `{`.
+    FenceOpening,
+    /// Inside the object; `fenced` when a fence opened it.
+    Object { scanner: JsonScanner, fenced: bool },
+    /// A fenced call's object is complete; its closing fence may follow.
+    FenceClosing { name: String, arguments: String },
+}
+
+impl CandidateScanner {
+    fn push(&mut self, text: &str, tools: &mut DeclaredTools) -> Vec<Found> {
+        let mut found = Vec::new();
+        let mut rest = text.to_string();
+        while !rest.is_empty() {
+            rest = self.step(&rest, tools, &mut found);
+        }
+        merge_content(found)
+    }
+
+    /// Reads as much of `text` as the current state takes; returns what is left.
+    fn step(&mut self, text: &str, tools: &mut DeclaredTools, found: &mut Vec<Found>) -> String {
+        match self.state {
+            Candidate::None => self.scan_content(text, found),
+            Candidate::FenceOpening => self.read_fence_opening(text, found),
+            Candidate::Object { .. } => self.read_object(text, tools, found),
+            Candidate::FenceClosing { .. } => self.read_fence_closing(text, found),
+        }
+    }
+
+    /// Content up to the next possible candidate start.
+    fn scan_content(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+        let Some(at) = text.find(['{', '`']) else {
+            found.push(Found::Content(text.to_string()));
+            return String::new();
+        };
+        if at > 0 {
+            found.push(Found::Content(text[..at].to_string()));
+        }
+        self.state = if text[at..].starts_with('{') {
+            Candidate::Object {
+                scanner: JsonScanner::new(),
+                fenced: false,
+            }
+        } else {
+            Candidate::FenceOpening
+        };
+        text[at..].to_string()
+    }
+
+    /// ```` ``` ````, an optional `json`, optional whitespace, then `{`.
+    fn read_fence_opening(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+        for (at, c) in text.char_indices() {
+            self.held.push(c);
+            match fence_opening(&self.held) {
+                Opening::Partial => {}
+                Opening::Object => {
+                    self.held.pop();
+                    self.state = Candidate::Object {
+                        scanner: JsonScanner::new(),
+                        fenced: true,
+                    };
+                    return text[at..].to_string();
+                }
+                Opening::Not => return self.give_back_first(&text[at + c.len_utf8()..], found),
+            }
+        }
+        String::new()
+    }
+
+    fn read_object(
+        &mut self,
+        text: &str,
+        tools: &mut DeclaredTools,
+        found: &mut Vec<Found>,
+    ) -> String {
+        let Candidate::Object { scanner, fenced } = &mut self.state else {
+            return text.to_string();
+        };
+        let fenced = *fenced;
+        match scanner.push(text) {
+            Scan::NeedMore => {
+                self.held.push_str(text);
+                if self.held.len() > MAX_CANDIDATE {
+                    return self.give_back_first("", found);
+                }
+                String::new()
+            }
+            Scan::Invalid { at } => {
+                let (read, rest) = split_at(text, at);
+                self.held.push_str(read);
+                let rest = rest.to_string();
+                self.give_back_first(&rest, found)
+            }
+            Scan::Complete { rest_at } => {
+                let (read, rest) = split_at(text, rest_at);
+                self.held.push_str(read);
+                let rest = rest.to_string();
+                self.decide_object(fenced, tools, found);
+                rest
+            }
+        }
+    }
+
+    /// The candidate's object is complete: a call, or content whole.
+    fn decide_object(&mut self, fenced: bool, tools: &mut DeclaredTools, found: &mut Vec<Found>) {
+        let object_start = self.held.find('{').unwrap_or(0);
+        let call = serde_json::from_str::<Value>(&self.held[object_start..])
+            .ok()
+            .and_then(|object| tools.call(&object));
+        match call {
+            Some((name, arguments)) if fenced => {
+                self.held.clear();
+                self.state = Candidate::FenceClosing { name, arguments };
+            }
+            Some((name, arguments)) => {
+                self.held.clear();
+                self.state = Candidate::None;
+                found.push(Found::Call { name, arguments });
+            }
+            None => {
+                found.push(Found::Content(std::mem::take(&mut self.held)));
+                self.state = Candidate::None;
+            }
+        }
+    }
+
+    /// Whitespace and the closing ```` ``` ```` after a fenced call are its layout; anything
+    /// else ends the call there and is content.
+    fn read_fence_closing(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+        for (at, c) in text.char_indices() {
+            self.held.push(c);
+            let layout = self.held.trim_start();
+            if layout == FENCE {
+                self.held.clear();
+                self.end_fenced_call(found);
+                return text[at + c.len_utf8()..].to_string();
+            }
+            if !FENCE.starts_with(layout) {
+                let held = std::mem::take(&mut self.held);
+                self.end_fenced_call(found);
+                found.push(Found::Content(held));
+                return text[at + c.len_utf8()..].to_string();
+            }
+        }
+        String::new()
+    }
+
+    fn end_fenced_call(&mut self, found: &mut Vec<Found>) {
+        if let Candidate::FenceClosing { name, arguments } = std::mem::take(&mut self.state) {
+            found.push(Found::Call { name, arguments });
+        }
+    }
+
+    /// The candidate is none: its first character is content, and the rest of it, then
+    /// `rest`, is read again.
+    fn give_back_first(&mut self, rest: &str, found: &mut Vec<Found>) -> String {
+        let held = std::mem::take(&mut self.held);
+        self.state = Candidate::None;
+        let first = held.chars().next().map_or(0, char::len_utf8);
+        found.push(Found::Content(held[..first].to_string()));
+        format!("{}{rest}", &held[first..])
+    }
+
+    /// A marker or a call of the dialect's own came: a candidate cannot complete across
+    /// it, so what it holds is content (a complete fenced call stands).
+    fn interrupt(&mut self) -> Vec<Found> {
+        let mut found = Vec::new();
+        self.end_fenced_call(&mut found);
+        self.state = Candidate::None;
+        found.push(Found::Content(std::mem::take(&mut self.held)));
+        merge_content(found)
+    }
+
+    /// The output ended: an unfinished candidate gives back its first character and the
+    /// rest is read again (a complete call may lie inside it), until nothing is held.
+    fn finish(&mut self, tools: &mut DeclaredTools) -> Vec<Found> {
+        let mut found = Vec::new();
+        loop {
+            match self.state {
+                Candidate::None => break,
+                Candidate::FenceClosing { .. } => {
+                    found.extend(self.interrupt());
+                    break;
+                }
+                Candidate::FenceOpening | Candidate::Object { .. } => {
+                    let mut given_back = Vec::new();
+                    let rest = self.give_back_first("", &mut given_back);
+                    found.extend(given_back);
+                    found.extend(self.push(&rest, tools));
+                }
+            }
+        }
+        merge_content(found)
+    }
+}
+
+/// How far a text is a fence opening.
+enum Opening {
+    Partial,
+    Object,
+    Not,
+}
+
+/// The longest fence opening: ```` ```json ```` and some whitespace.
+const MAX_FENCE_OPENING: usize = 64;
+
+fn fence_opening(held: &str) -> Opening {
+    if held.len() <= FENCE.len() {
+        return if FENCE.starts_with(held) {
+            Opening::Partial
+        } else {
+            Opening::Not
+        };
+    }
+    let after = &held[FENCE.len()..];
+    if "json".starts_with(after) {
+        return Opening::Partial;
+    }
+    let after = after.strip_prefix("json").unwrap_or(after);
+    match after.trim_start() {
+        "" if held.len() < MAX_FENCE_OPENING => Opening::Partial,
+        "{" => Opening::Object,
+        _ => Opening::Not,
+    }
+}
+
+fn split_at(text: &str, at: usize) -> (&str, &str) {
+    text.split_at_checked(at).unwrap_or((text, ""))
+}
+
+/// Adjacent content joined, empty content dropped.
+fn merge_content(found: Vec<Found>) -> Vec<Found> {
+    let mut merged: Vec<Found> = Vec::new();
+    for item in found {
+        match (merged.last_mut(), item) {
+            (_, Found::Content(text)) if text.is_empty() => {}
+            (Some(Found::Content(last)), Found::Content(text)) => last.push_str(&text),
+            (_, item) => merged.push(item),
+        }
+    }
+    merged
+}

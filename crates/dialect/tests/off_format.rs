@@ -1,0 +1,192 @@
+//! Calls written off-format — fenced or bare JSON naming a declared tool — through the
+//! Hermes dialect's prepared parser and grammar: read as calls when they name a declared
+//! tool and fit its schema, content exactly as written otherwise, the same however cut.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Message, Tool};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
+use toolbridge_dialect::dialects::hermes_dialect::HermesDialect;
+use toolbridge_dialect::events::EventOrder;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::lark;
+
+fn weather() -> Tool {
+    serde_json::from_value(json!({"type": "function", "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object",
+                       "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                       "required": ["city"]}}}))
+    .expect("a tool")
+}
+
+fn prepared() -> Prepared {
+    let template = ChatTemplate::new(
+        "{% for m in messages %}{{ m.content }}\n{% endfor %}{% if tools %}{{ tools | tojson }}{% endif %}<tool_call>",
+        "",
+        "",
+    )
+    .expect("compiles");
+    let mut request = ChatRequest::new("m", vec![Message::user("Weather in Paris?")]);
+    request.tools = Some(vec![weather()]);
+    HermesDialect
+        .prepare(&request, &template)
+        .expect("prepares")
+}
+
+fn message<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Message {
+    let mut parser = prepared().parser;
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    let mut order = EventOrder::new();
+    for event in &events {
+        if let Err(error) = order.check(event) {
+            panic!("{error}: {events:?}");
+        }
+    }
+    assemble(events, SequentialIds::default()).expect("in order")
+}
+
+/// The message, the same whole, cut in two anywhere, and char by char.
+fn parsed(text: &str) -> Message {
+    let whole = message([text]);
+    for (at, _) in text.char_indices() {
+        assert_eq!(
+            message([&text[..at], &text[at..]]),
+            whole,
+            "cut at {at}: {text:?}"
+        );
+    }
+    let chars: Vec<&str> = text
+        .char_indices()
+        .map(|(at, c)| &text[at..at + c.len_utf8()])
+        .collect();
+    assert_eq!(message(chars), whole, "char by char: {text:?}");
+    whole
+}
+
+fn calls(message: &Message) -> Vec<(String, Value)> {
+    message
+        .calls()
+        .iter()
+        .map(|call| {
+            let arguments = serde_json::to_value(&call.function.arguments).expect("JSON");
+            let arguments = match arguments {
+                Value::String(text) => serde_json::from_str(&text).expect("JSON arguments"),
+                other => other,
+            };
+            (call.name().to_string(), arguments)
+        })
+        .collect()
+}
+
+#[test]
+fn a_fenced_call_of_a_declared_tool_is_a_call() {
+    let text = "Let me check.\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
+    let message = parsed(text);
+    assert_eq!(
+        calls(&message),
+        [("get_weather".to_string(), json!({"city": "Paris"}))]
+    );
+    assert_eq!(message.content_text(), "Let me check.\n");
+}
+
+#[test]
+fn a_bare_call_is_a_call_and_text_around_it_stays() {
+    let text =
+        "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\", \"days\": 2}} Done.";
+    let message = parsed(text);
+    assert_eq!(
+        calls(&message),
+        [(
+            "get_weather".to_string(),
+            json!({"city": "Oslo", "days": 2})
+        )]
+    );
+    assert_eq!(message.content_text(), " Done.");
+}
+
+#[test]
+fn objects_that_are_no_call_of_a_declared_tool_are_content_as_written() {
+    for text in [
+        "```json\n{\"name\": \"get_time\", \"arguments\": {}}\n```",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"days\": 3}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x\"}, \"extra\": 1}",
+        "{\"name\": \"John\", \"age\": 30}",
+        "```python\nprint({\"name\": 1})\n```",
+        "fn main() { let x = {1}; }",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": ",
+        "``",
+    ] {
+        let message = parsed(text);
+        assert!(message.calls().is_empty(), "{text}");
+        assert_eq!(message.content_text(), text);
+    }
+}
+
+#[test]
+fn a_call_inside_text_that_is_no_json_is_found() {
+    let text = "{ return {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}} }";
+    let message = parsed(text);
+    assert_eq!(
+        calls(&message),
+        [("get_weather".to_string(), json!({"city": "Rome"}))]
+    );
+    assert_eq!(message.content_text(), "{ return  }");
+}
+
+#[test]
+fn tagged_and_off_format_calls_are_numbered_together() {
+    let text = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"A\"}}\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"B\"}}\n</tool_call>";
+    let message = parsed(text);
+    let cities: Vec<Value> = calls(&message)
+        .into_iter()
+        .map(|(_, a)| a["city"].clone())
+        .collect();
+    assert_eq!(cities, [json!("A"), json!("B")]);
+}
+
+#[test]
+fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
+    let constraint = prepared().constraint.expect("a constraint");
+    let validator =
+        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
+            .expect("compiles");
+    for good in [
+        "Sure.\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 1}}",
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+        "No call needed.",
+    ] {
+        assert!(validator.accepts(good), "rejects {good}");
+    }
+    for bad in [
+        "{\"name\": \"get_time\", \"arguments\": {}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": 1}}",
+        "{\"name\": \"get_weather\", \"arguments\": {}}",
+    ] {
+        assert!(!validator.accepts(bad), "accepts {bad}");
+    }
+}
+
+proptest! {
+    // Each cut prepares a fresh parser, which compiles the tool's schema for its first
+    // candidate: a few cases cover the alphabet.
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn content_without_calls_comes_out_as_written(
+        text in "([{}`\":, a-z_0-9\n]|```json\n|\\{\"name\": \"get_weather\"){0,16}",
+    ) {
+        let message = parsed(&text);
+        if message.calls().is_empty() {
+            prop_assert_eq!(message.content_text(), text);
+        }
+    }
+}
