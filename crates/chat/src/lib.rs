@@ -4,7 +4,8 @@
 //! [`Tool`] definitions, a [`ToolChoice`] and a [`ResponseFormat`]. An answer goes out as a
 //! [`ChatResponse`] or a stream of [`ChatChunk`]s, a failure as an [`ErrorResponse`].
 //! [`sharegpt`] converts to and from the `from`/`value` conversations of fine-tuning
-//! datasets.
+//! datasets, and [`bfcl`] reads the Berkeley Function Calling Leaderboard's questions as
+//! requests and judges answers by its rules.
 //!
 //! Two promises hold for everything a client sends. Nothing is lost: fields this crate does
 //! not know are kept in each object's `extra`, and a parsed request serializes back to the
@@ -22,6 +23,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+pub mod bfcl;
 mod content;
 mod error;
 mod faithful;
