@@ -7,14 +7,17 @@
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use toolbridge_template::source::TemplateSource;
-use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
+use toolbridge_template::source::{is_ollama_path, OllamaSource, TemplateSource};
+use toolbridge_template::{
+    Clock, GoRenderOptions, GoTemplate, JinjaTemplate, OllamaRequest, RenderOptions,
+};
 
 use crate::prepare::{self, RequestRender, Show};
 
 #[derive(clap::Args)]
 pub struct RenderArgs {
-    /// A `.jinja` file, a `tokenizer_config.json`, or a `.gguf` model file.
+    /// A `.jinja` file, a `tokenizer_config.json`, a `.gguf` model file, or an Ollama
+    /// `Modelfile` or `.gotmpl` Go template (rendered as Ollama renders a chat).
     #[arg(long)]
     template: PathBuf,
     /// A JSON object whose top-level keys become the template's variables
@@ -34,7 +37,8 @@ pub struct RenderArgs {
     /// Which named template to use (`tool_use`, `rag`, …) when the source ships several.
     #[arg(long)]
     name: Option<String>,
-    /// Render as if it were this local time (`2024-07-26T10:30:00`), for `strftime_now`.
+    /// Render as if it were this local time (`2024-07-26T10:30:00`), for `strftime_now`
+    /// (Jinja) or `currentDate` (Go).
     #[arg(long)]
     now: Option<String>,
 }
@@ -70,6 +74,9 @@ fn render_context(
     context: &Path,
     options: RenderOptions,
 ) -> Result<String> {
+    if is_ollama_path(&args.template) {
+        return render_ollama_context(args, context, options.clock);
+    }
     let context = read_context(context)?;
     let has_tools = context.get("tools").is_some_and(|tools| !tools.is_null());
     let text = source.select_for(args.name.as_deref(), has_tools)?;
@@ -78,6 +85,25 @@ fn render_context(
     let variables = with_source_defaults(source, context);
     template
         .render(&variables)
+        .with_context(|| format!("rendering {} failed", args.template.display()))
+}
+
+/// An Ollama template rendered over the context as Ollama's server renders a chat
+/// request (`messages`, `tools`, `think`, or `prompt`/`suffix`), with a Modelfile's
+/// `SYSTEM` and `MESSAGE`s added as Ollama adds them.
+fn render_ollama_context(args: &RenderArgs, context: &Path, clock: Clock) -> Result<String> {
+    let source = OllamaSource::from_path(&args.template)?;
+    let request = OllamaRequest::from_json(&serde_json::Value::Object(read_context(context)?))
+        .with_context(|| format!("{} is not a chat request Ollama accepts", context.display()))?
+        .with_model_defaults(source.system.as_deref(), &source.messages);
+    let options = GoRenderOptions {
+        clock,
+        ..GoRenderOptions::default()
+    };
+    let template = GoTemplate::with_options(&source.template, options)
+        .with_context(|| format!("{} does not compile", args.template.display()))?;
+    template
+        .render(&request)
         .with_context(|| format!("rendering {} failed", args.template.display()))
 }
 
