@@ -64,12 +64,12 @@ impl RenderState {
     }
 
     fn spend(&self, amount: u64) -> gotmpl::Result<()> {
-        let left = self.fuel.load(Ordering::Relaxed);
-        if left < amount {
-            return Err(self.stop("the template ran out of fuel (it loops too long)".into()));
-        }
-        self.fuel.store(left - amount, Ordering::Relaxed);
-        Ok(())
+        self.fuel
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(amount)
+            })
+            .map(drop)
+            .map_err(|_| self.stop("the template ran out of fuel (it loops too long)".into()))
     }
 
     fn stop(&self, why: String) -> gotmpl::TemplateError {

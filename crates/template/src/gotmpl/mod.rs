@@ -10,6 +10,11 @@
 //! skips ([`blocks`]), and bounds for templates nobody
 //! reviewed: fuel for loops and recursion, a cap on output and on any string built,
 //! `gotmpl`'s own depth limits, and errors instead of panics.
+//!
+//! The output is Ollama's through v0.13.5, where tool values print as JSON (later
+//! versions print Go struct syntax there, an upstream bug not copied). Where Go and this
+//! renderer still part, no template in the corpus goes: a field a Go struct lacks gives
+//! no value here where Go fails, and so does a field of a missing key.
 
 mod blocks;
 mod gofmt;
@@ -122,7 +127,7 @@ impl GoTemplate {
     /// Renders a chat as Ollama's server renders it.
     pub fn render(&self, request: &OllamaRequest) -> Result<String, TemplateError> {
         let (system, messages) = collate(&request.messages);
-        let think = Think::fields(request.think.as_ref());
+        let think = ThinkFields::new(request.think.as_ref());
         let mut builder = Builder::default();
         let data = if !request.prompt.is_empty() && !request.suffix.is_empty() {
             Some(values::map([
@@ -229,17 +234,15 @@ struct ThinkFields {
     set: bool,
 }
 
-impl Think {
-    fn fields(think: Option<&Think>) -> ThinkFields {
+impl ThinkFields {
+    fn new(think: Option<&Think>) -> ThinkFields {
         ThinkFields {
             enabled: think.is_some_and(Think::enabled),
             level: think.map(Think::level).unwrap_or_default(),
             set: think.is_some(),
         }
     }
-}
 
-impl ThinkFields {
     /// `data` (a map) with the think fields added.
     fn with(&self, data: Value) -> Value {
         let Value::Map(mut entries) = data else {

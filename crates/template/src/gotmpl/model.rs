@@ -164,6 +164,8 @@ pub struct ToolProperty {
     pub description: String,
     #[serde(rename = "enum", skip_serializing_if = "Vec::is_empty")]
     pub enumeration: Vec<GoAny>,
+    /// An object parameter's own parameters. Ollama dropped these for a while (its issue
+    /// #13472, fixed by #13508); a prompt without them misleads the model, so they stay.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, ToolProperty>,
 }
