@@ -48,6 +48,31 @@ pub fn display(value: &Value, objects: &Objects, printing: Printing) -> String {
     }
 }
 
+/// `fmt.Sprint(args...)`: each argument as `%v`, with a space between two arguments
+/// when neither is a string.
+pub fn sprint(args: &[Value], objects: &Objects) -> String {
+    let mut out = String::new();
+    let mut previous_was_string = true;
+    for arg in args {
+        let is_string = matches!(arg, Value::String(_));
+        if !out.is_empty() && !is_string && !previous_was_string {
+            out.push(' ');
+        }
+        out.push_str(&display(arg, objects, Printing::Formatted));
+        previous_was_string = is_string;
+    }
+    out
+}
+
+/// `fmt.Sprintln(args...)`: each argument as `%v`, spaces between, a newline after.
+pub fn sprintln(args: &[Value], objects: &Objects) -> String {
+    let shown: Vec<String> = args
+        .iter()
+        .map(|arg| display(arg, objects, Printing::Formatted))
+        .collect();
+    format!("{}\n", shown.join(" "))
+}
+
 /// A `float64` as `%v` prints it (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest
 /// digits, in exponent form when the decimal exponent is below -4 or at least 6.
 pub fn float(number: f64) -> String {
@@ -82,5 +107,19 @@ mod tests {
         assert_eq!(float(0.0001), "0.0001");
         assert_eq!(float(0.00001), "1e-05");
         assert_eq!(float(-1.5), "-1.5");
+    }
+
+    #[test]
+    fn print_spaces_operands_as_go_does() {
+        let objects = Objects::default();
+        let args = [
+            Value::Float(1.5),
+            Value::Int(2),
+            Value::String("a".into()),
+            Value::Float(1e6),
+            Value::Nil,
+        ];
+        assert_eq!(sprint(&args, &objects), "1.5 2a1e+06 <nil>");
+        assert_eq!(sprintln(&args, &objects), "1.5 2 a 1e+06 <nil>\n");
     }
 }

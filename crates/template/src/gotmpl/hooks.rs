@@ -2,7 +2,8 @@
 //! `toTypeScriptType`) and the hooks [`super::rewrite::instrument`] calls.
 //!
 //! They are built for each render around its [`RenderState`]: the Go types of its data
-//! (for printing and `json`), its fuel, and its clock.
+//! (for printing and `json`), its fuel, and its clock. Go's `print` and `println` are
+//! replaced too, so that they print floats and Ollama's types as Go does.
 
 use gotmpl::{FuncMap, Value};
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
@@ -91,6 +92,8 @@ pub fn functions(state: &Arc<RenderState>, with_ollama: bool) -> FuncMap {
     };
     add(PRINT, print);
     add(FORMAT, format);
+    add("print", go_print);
+    add("println", go_println);
     add(GUARD, guard);
     add(TICK, tick);
     if with_ollama {
@@ -110,7 +113,18 @@ fn print(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
     })
 }
 
-/// An argument of `print`/`printf`/…: a Go type becomes what `fmt` prints for it.
+/// Go's `print`: `gotmpl`'s prints floats as Rust does and knows no Go types.
+fn go_print(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
+    Ok(Value::String(gofmt::sprint(args, &state.objects).into()))
+}
+
+/// Go's `println`.
+fn go_println(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
+    Ok(Value::String(gofmt::sprintln(args, &state.objects).into()))
+}
+
+/// An argument of `printf`, `html`, `js` or `urlquery`: a Go type becomes what `fmt`
+/// prints for it.
 fn format(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
     let value = one(FORMAT, args)?;
     Ok(match state.objects.get(value) {

@@ -10,7 +10,7 @@
 //!
 //! [`instrument`] then adds calls that a template author cannot write (their names hold
 //! a space, which no identifier can): every printed value passes through the print hook
-//! (Go's `fmt` and Ollama's `String()` methods), values given to `print`/`printf`/… pass
+//! (Go's `fmt` and Ollama's `String()` methods), values given to `printf`/`html`/… pass
 //! through the format hook, every function result passes the guard (fuel and size), and
 //! every list of nodes starts with a tick that spends fuel for its length, so loops and
 //! recursion run out of fuel instead of running forever.
@@ -259,8 +259,9 @@ impl Cutter {
     }
 }
 
-/// The builtins that print their arguments with Go's `fmt`.
-const FORMATTING_BUILTINS: [&str; 6] = ["print", "printf", "println", "html", "js", "urlquery"];
+/// The builtins that print their arguments with Go's `fmt` (`print` and `println` are
+/// replaced by Go-exact ones, see [`super::hooks`]).
+const FORMATTING_BUILTINS: [&str; 4] = ["printf", "html", "js", "urlquery"];
 
 /// Adds the print, format, guard and tick hooks to `list` and everything in it.
 pub fn instrument(list: &mut ListNode) {
