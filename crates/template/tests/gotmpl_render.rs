@@ -156,3 +156,25 @@ fn errors_are_readable_and_point_at_the_line() {
         .unwrap_err();
     assert_eq!(err.kind, TemplateErrorKind::Render);
 }
+
+#[test]
+fn a_template_is_shared_across_threads_and_renders() {
+    fn shareable<T: Send + Sync>(_: &T) {}
+    let template = std::sync::Arc::new(
+        GoTemplate::new("{{ range .Messages }}{{ .Content }}{{ end }}").unwrap(),
+    );
+    shareable(&*template);
+    let request = OllamaRequest::from_json(&chat()).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (template, request) = (template.clone(), request.clone());
+            std::thread::spawn(move || template.render(&request).unwrap())
+        })
+        .collect();
+    for thread in threads {
+        assert_eq!(
+            thread.join().unwrap(),
+            "Hello friend!Hello human!What is your name?"
+        );
+    }
+}
