@@ -1,6 +1,7 @@
 //! `toolbridge bench`: measurements that need real data, run on demand rather than in
 //! tests, because timings belong in benchmarks and the data is large.
 
+mod bfcl;
 mod mask_time;
 mod maskbench;
 mod vocab;
@@ -17,12 +18,15 @@ pub struct BenchArgs {
 enum Which {
     /// Score a JSON-Schema converter on a MaskBench file (`.jsonl` or `.jsonl.gz`).
     Maskbench(maskbench::MaskbenchArgs),
+    /// Ask an OpenAI-compatible server BFCL questions and judge its tool calls.
+    Bfcl(bfcl::BfclArgs),
     /// Time llguidance's token masks for a tool-call grammar over a GGUF model's vocabulary.
     MaskTime(mask_time::MaskTimeArgs),
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.which {
+        Which::Bfcl(args) => bfcl::run(args),
         Which::Maskbench(args) => maskbench::run(args),
         Which::MaskTime(args) => mask_time::run(args),
     }
