@@ -258,21 +258,8 @@ impl Builder {
     ) -> Value {
         let syntax = struct_syntax(&fields, &self.objects);
         let value = map(fields);
-        let printed = string_method.unwrap_or(syntax.clone());
-        let formatted = if stringer == Stringer::Value {
-            printed.clone()
-        } else {
-            syntax
-        };
-        self.objects.insert(
-            &value,
-            GoObject {
-                kind,
-                json: gojson::to_string(go_value),
-                printed,
-                formatted,
-            },
-        );
+        let json = gojson::to_string(go_value);
+        self.register(&value, kind, json, string_method, stringer, syntax);
         value
     }
 
@@ -286,7 +273,21 @@ impl Builder {
         stringer: Stringer,
     ) {
         let syntax = gofmt::display(value, &self.objects, Printing::Formatted);
-        let printed = string_method.unwrap_or(syntax.clone());
+        self.register(value, kind, json, string_method, stringer, syntax);
+    }
+
+    /// Remembers how `value` prints: by its `String()` when it has one, else as Go's
+    /// `syntax` for its type; `fmt` calls `String()` only on value receivers.
+    fn register(
+        &mut self,
+        value: &Value,
+        kind: Kind,
+        json: String,
+        string_method: Option<String>,
+        stringer: Stringer,
+        syntax: String,
+    ) {
+        let printed = string_method.unwrap_or_else(|| syntax.clone());
         let formatted = if stringer == Stringer::Value {
             printed.clone()
         } else {
