@@ -1,7 +1,8 @@
 //! Conformance with Ollama: every (template, context) row of `goldens/gotmpl.jsonl`
 //! renders byte-identically to what Ollama's server rendered. Rows that differ for a
 //! documented reason are listed in `gotmpl_known_differences.txt`; any other difference,
-//! and any listed row that now matches, fails the test.
+//! and any listed row that now matches, fails the test. The same requests in OpenAI's
+//! shape must render the same, as Ollama's OpenAI layer maps them onto its own.
 
 mod common;
 
@@ -62,6 +63,58 @@ fn load_contexts(rows: &[serde_json::Value]) -> BTreeMap<String, OllamaRequest> 
             (name, request)
         })
         .collect()
+}
+
+/// The same request as an OpenAI client sends it: arguments as a JSON string, no
+/// `tool_name` (the result names its call by id), null content beside tool calls.
+fn openai_shaped(request: &serde_json::Value) -> serde_json::Value {
+    let mut request = request.clone();
+    for message in request["messages"].as_array_mut().into_iter().flatten() {
+        let object = message.as_object_mut().unwrap();
+        object.remove("tool_name");
+        if let Some(calls) = object.get_mut("tool_calls").and_then(|c| c.as_array_mut()) {
+            for call in calls {
+                let arguments = call["function"]["arguments"].to_string();
+                call["function"]["arguments"] = serde_json::Value::String(arguments);
+                call["type"] = "function".into();
+            }
+            object.insert("content".into(), serde_json::Value::Null);
+        }
+    }
+    request
+}
+
+#[test]
+fn openai_shaped_requests_render_as_ollamas_openai_layer_maps_them() {
+    let rows = common::read_jsonl("goldens/gotmpl.jsonl");
+    let mut contexts = BTreeMap::new();
+    for row in &rows {
+        let name = row["context"].as_str().unwrap();
+        let text = common::read_corpus_file(&format!("contexts/ollama/{name}.json"));
+        let openai = openai_shaped(&serde_json::from_str(&text).unwrap());
+        contexts.insert(name.to_owned(), OllamaRequest::from_json(&openai).unwrap());
+    }
+    let known = known_differences();
+    let mut identical = 0;
+    let mut failures = Vec::new();
+    for row in &rows {
+        let key = (
+            row["template"].as_str().unwrap().to_string(),
+            row["context"].as_str().unwrap().to_string(),
+        );
+        match difference(row, &contexts) {
+            None => identical += 1,
+            Some(why) if !known.contains(&key) => {
+                failures.push(format!("{} [{}]: {why}", key.0, key.1))
+            }
+            Some(_) => {}
+        }
+    }
+    println!(
+        "gotmpl goldens, OpenAI-shaped requests: {identical}/{} identical",
+        rows.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
