@@ -2,7 +2,7 @@
 //!
 //! `gotmpl` 0.6 accepts a template whose `{{ if }}` never ends (the block runs to the end
 //! of the text) and stops reading at a stray `{{ end }}` (the rest is silently dropped).
-//! Go's parser, and so Ollama, refuses both, and a model whose template Ollama refuses
+//! Go's parser, and so Ollama, refuses both (and `{{ break }}` outside a `range`), and a model whose template Ollama refuses
 //! must not render here. [`check`] reads the actions of the template and balances them
 //! as Go does, before `gotmpl` parses it.
 
@@ -18,6 +18,9 @@ pub fn check(source: &str) -> Result<(), (String, usize)> {
             "else" if !matches!(open.last(), Some(("if" | "range" | "with", _))) => {
                 return Err(("unexpected {{else}}".into(), line));
             }
+            "break" | "continue" if !in_range(&open) => {
+                return Err((format!("{{{{{word}}}}} outside {{{{range}}}}"), line));
+            }
             _ => {}
         }
     }
@@ -28,6 +31,15 @@ pub fn check(source: &str) -> Result<(), (String, usize)> {
         )),
         None => Ok(()),
     }
+}
+
+/// Whether the innermost template body (the root, a `define` or a `block`) has an open
+/// `range`, where `{{break}}` and `{{continue}}` belong.
+fn in_range(open: &[(&str, usize)]) -> bool {
+    open.iter()
+        .rev()
+        .take_while(|(word, _)| !matches!(*word, "define" | "block"))
+        .any(|(word, _)| *word == "range")
 }
 
 /// The first word of each action, with the line the action starts on. Quoted strings,
@@ -113,6 +125,17 @@ mod tests {
                 .unwrap_err()
                 .0,
             "unexpected {{else}}"
+        );
+        let stray_break = check("{{ if .A }}{{ break }}{{ end }}").unwrap_err();
+        assert_eq!(stray_break.0, "{{break}} outside {{range}}");
+        let nested = "{{ range .A }}{{ define \"x\" }}{{ continue }}{{ end }}{{ end }}";
+        assert_eq!(
+            check(nested).unwrap_err().0,
+            "{{continue}} outside {{range}}"
+        );
+        assert_eq!(
+            check("{{ range .A }}{{ if . }}{{ break }}{{ end }}{{ end }}"),
+            Ok(())
         );
     }
 }
