@@ -85,7 +85,8 @@ fn ollama_types_print_as_go_prints_them() {
         {{ range $name, $p := .Function.Parameters.Properties }}{{ $name }}={{ $p.Type }};{{ end }}\n\
         {{ end }}{{ .Tools }}\n\
         {{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments }} {{ .Function.Arguments.b }} \
-        {{ print .Function.Arguments }}{{ end }}{{ end }}";
+        {{ print .Function.Arguments }}|{{ printf \"%v %.1f %s\" .Function.Arguments.b .Function.Arguments.b .Function.Arguments }}\
+        {{ end }}{{ end }}";
     let function = r#"{"name":"f","description":"d","parameters":{"type":"object","required":["a"],"properties":{"a":{"type":["string","null"],"description":"an a"},"b":{"type":"integer"}}}}"#;
     let tool = format!(r#"{{"type":"function","function":{function}}}"#);
     let parameters = r#"{"type":"object","required":["a"],"properties":{"a":{"type":["string","null"],"description":"an a"},"b":{"type":"integer"}}}"#;
@@ -93,7 +94,8 @@ fn ollama_types_print_as_go_prints_them() {
         render(template, tool_request()),
         format!(
             "{tool}\n{function}\n{parameters}\nobject\na=[string null];b=integer;\n[{tool}]\n\
-             {{\"a\":\"x\\u003cy\",\"b\":32222000403}} 3.2222000403e+10 map[a:x<y b:3.2222000403e+10]"
+             {{\"a\":\"x\\u003cy\",\"b\":32222000403}} 3.2222000403e+10 map[a:x<y b:3.2222000403e+10]|\
+             3.2222000403e+10 32222000403.0 map[a:x<y b:3.2222000403e+10]"
         )
     );
 }

@@ -20,6 +20,7 @@ use crate::jinja::Clock;
 /// Hook names hold a space so that no template can call or redefine them.
 pub const PRINT: &str = "toolbridge print";
 pub const FORMAT: &str = "toolbridge format";
+pub const FORMAT_VALUE: &str = "toolbridge format value";
 pub const GUARD: &str = "toolbridge guard";
 pub const TICK: &str = "toolbridge tick";
 
@@ -92,6 +93,7 @@ pub fn functions(state: &Arc<RenderState>, with_ollama: bool) -> FuncMap {
     };
     add(PRINT, print);
     add(FORMAT, format);
+    add(FORMAT_VALUE, format_value);
     add("print", go_print);
     add("println", go_println);
     add(GUARD, guard);
@@ -131,6 +133,14 @@ fn format(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
         Some(object) => Value::String(object.formatted.as_str().into()),
         None => value.clone(),
     })
+}
+
+/// An argument printed as `%v`: a Go type or a float becomes what `fmt` prints for it.
+fn format_value(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
+    match one(FORMAT_VALUE, args)? {
+        Value::Float(number) => Ok(Value::String(gofmt::float(*number).into())),
+        _ => format(state, args),
+    }
 }
 
 /// After every function call: one unit of fuel, and no string larger than the output cap

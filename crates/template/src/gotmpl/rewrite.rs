@@ -259,10 +259,6 @@ impl Cutter {
     }
 }
 
-/// The builtins that print their arguments with Go's `fmt` (`print` and `println` are
-/// replaced by Go-exact ones, see [`super::hooks`]).
-const FORMATTING_BUILTINS: [&str; 4] = ["printf", "html", "js", "urlquery"];
-
 /// Adds the print, format, guard and tick hooks to `list` and everything in it.
 pub fn instrument(list: &mut ListNode) {
     for node in &mut list.nodes {
@@ -317,13 +313,16 @@ fn instrument_pipe(pipe: &mut PipeNode) {
             instrument_expr(arg);
         }
         let function = called_function(&command).map(SmolStr::from);
-        if function
+        let hooks = function
             .as_deref()
-            .is_some_and(|f| FORMATTING_BUILTINS.contains(&f))
+            .and_then(|f| argument_hooks(f, &command.args[1..]));
+        for (arg, hook) in command
+            .args
+            .iter_mut()
+            .skip(1)
+            .zip(hooks.unwrap_or_default())
         {
-            for arg in command.args.iter_mut().skip(1) {
-                format_with_go_methods(arg);
-            }
+            format_with_go_methods(arg, hook);
         }
         let pos = command.pos;
         pipe.commands.push(command);
@@ -353,20 +352,65 @@ fn called_function(command: &CommandNode) -> Option<&str> {
     }
 }
 
-/// Routes an argument of a formatting builtin through the format hook, so a Go type
-/// prints as `fmt` prints it. Literals cannot be Go types and stay as they are.
-fn format_with_go_methods(arg: &mut Expr) {
+/// The format hook for each argument of a builtin that prints with Go's `fmt`
+/// (`print` and `println` are replaced by Go-exact ones, see [`super::hooks`]): `html`,
+/// `js` and `urlquery` print every argument as `%v`; `printf` as its format says when
+/// the format is a literal without `*` or `[n]`, else only Go types are converted.
+fn argument_hooks(function: &str, args: &[Expr]) -> Option<Vec<&'static str>> {
+    match function {
+        "html" | "js" | "urlquery" => Some(vec![hooks::FORMAT_VALUE; args.len()]),
+        "printf" => {
+            let verbs = match args.first() {
+                Some(Expr::String(_, format)) => printf_verbs(format),
+                _ => None,
+            };
+            let hook = |i: usize| match &verbs {
+                Some(verbs) if i > 0 && verbs.get(i - 1) == Some(&'v') => hooks::FORMAT_VALUE,
+                _ => hooks::FORMAT,
+            };
+            Some((0..args.len()).map(hook).collect())
+        }
+        _ => None,
+    }
+}
+
+/// The verb of each argument a `printf` format consumes, or `None` when widths or
+/// indexes come from arguments (`*`, `[n]`).
+fn printf_verbs(format: &str) -> Option<Vec<char>> {
+    let mut verbs = Vec::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        while let Some(&next) = chars.peek() {
+            match next {
+                '+' | '-' | '#' | ' ' | '.' | '0'..='9' => {
+                    chars.next();
+                }
+                '*' | '[' => return None,
+                _ => break,
+            }
+        }
+        match chars.next() {
+            Some('%') | None => {}
+            Some(verb) => verbs.push(verb),
+        }
+    }
+    Some(verbs)
+}
+
+/// Routes an argument of a formatting builtin through a format hook, so that a Go type
+/// (and for `%v` a float) prints as `fmt` prints it. Literals stay as they are.
+fn format_with_go_methods(arg: &mut Expr, hook: &str) {
     let pos = arg.pos();
     match arg {
-        Expr::Pipe(_, pipe) => pipe.commands.push(call(pos, hooks::FORMAT)),
+        Expr::Pipe(_, pipe) => pipe.commands.push(call(pos, hook)),
         Expr::Dot(_) | Expr::Field(..) | Expr::Variable(..) | Expr::Chain(..) => {
             let inner = std::mem::replace(arg, Expr::Nil(pos));
             *arg = Expr::Pipe(
                 pos,
-                pipe_of(
-                    pos,
-                    vec![command(pos, vec![inner]), call(pos, hooks::FORMAT)],
-                ),
+                pipe_of(pos, vec![command(pos, vec![inner]), call(pos, hook)]),
             );
         }
         _ => {}
@@ -413,6 +457,12 @@ mod tests {
         let (root, _) = parse("a{{ .Prompt }}b{{ .Response }}c{{ .System }}");
         let cut = cut_after_response(&root).unwrap();
         assert_eq!(cut.nodes.len(), 4);
+    }
+
+    #[test]
+    fn printf_verbs_are_read_from_literal_formats() {
+        assert_eq!(printf_verbs("%s=%-8v %%%.2f"), Some(vec!['s', 'v', 'f']));
+        assert_eq!(printf_verbs("a%*s"), None);
     }
 
     #[test]
