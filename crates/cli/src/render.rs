@@ -22,7 +22,8 @@ pub struct RenderArgs {
     template: PathBuf,
     /// A JSON object whose top-level keys become the template's variables
     /// (`messages`, `tools`, `add_generation_prompt`, …). They override what the
-    /// template source defines, such as `bos_token`.
+    /// template source defines, such as `bos_token`. For an Ollama template: a chat
+    /// request, in Ollama's or OpenAI's shape (`messages`, `tools`, `think`, …).
     #[arg(long, required_unless_present = "request", conflicts_with = "request")]
     context: Option<PathBuf>,
     /// An OpenAI chat request (JSON) to prepare with `--style` instead of a raw context.
