@@ -7,14 +7,17 @@
 //! language; this module supplies the rest (see [`GoTemplate::render`]): the data model
 //! and its Go printing ([`values`], [`gofmt`], [`gojson`]), Ollama's functions and its
 //! edits of the parse tree ([`hooks`], [`rewrite`]), Go's block checks that `gotmpl`
-//! skips ([`blocks`]), and bounds for templates nobody
-//! reviewed: fuel for loops and recursion, a cap on output and on any string built,
-//! `gotmpl`'s own depth limits, and errors instead of panics.
+//! skips ([`blocks`]), and bounds for templates nobody reviewed: fuel for loops and
+//! recursion, a cap on output and on any string built, `gotmpl`'s own depth limits, and
+//! errors instead of panics.
 //!
 //! The output is Ollama's through v0.13.5, where tool values print as JSON (later
 //! versions print Go struct syntax there, an upstream bug not copied). Where Go and this
 //! renderer still part, no template in the corpus goes: a field a Go struct lacks gives
-//! no value here where Go fails, and so does a field of a missing key.
+//! no value here where Go fails, and so does a field of a missing key; a float given to
+//! `printf` through a computed format or a `*` width prints as Rust prints it; a partial
+//! `slice` of `.Tools` prints as a list of tools, not as one JSON array; images are not
+//! part of the data (Ollama would add `[img-N]` tags to the text).
 
 mod blocks;
 mod gofmt;
@@ -90,6 +93,7 @@ impl GoTemplate {
         GoTemplate::with_options(source, GoRenderOptions::default())
     }
 
+    /// Compiles `source` as Ollama does, rendering with `options`' clock and bounds.
     pub fn with_options(
         source: &str,
         options: GoRenderOptions,
