@@ -1,28 +1,257 @@
 //! Which dialect a chat template speaks, read from its text, so a model works with no
 //! configuration.
 //!
-//! This is the first rule of the detector, the one the default model needs: a template
-//! that writes calls in `<tool_call>` tags is trained on Hermes-style calls (Hermes 2 Pro,
-//! Qwen 2.5). Every other template gets a prompt style, `hermes_2_pro`, which describes the
-//! tools in a system prompt and asks for the same tags; the native families will get rules
-//! of their own here.
+//! A family's template gives itself away by the markers it writes a past call with
+//! (`<tool_call>`, `[TOOL_CALLS]`, `<|python_tag|>`, `functools[`, `<｜tool▁calls▁begin｜>`,
+//! …) or by the instructions it shows the model. [`RULES`] lists those tells, most specific
+//! first: several families share a marker (Qwen3-Coder's XML calls sit inside Hermes'
+//! `<tool_call>` tags, Functionary v3.1 writes `<|python_tag|>` like Llama 3.1), so the
+//! first rule that matches wins and the more particular families come before the general
+//! ones. The rules read the template's text only, never render it, so they work on Jinja
+//! and on Ollama's Go templates alike (seed 001's FireFunction template is a Go template).
+//!
+//! [`family`] names the family; [`resolve`] turns that into a dialect the registry has. A
+//! family without a dialect of its own yet, and a template with no tool support at all, get
+//! the prompt style [`FALLBACK`], which describes the tools in a system prompt of its own;
+//! [`Detection::fallback`] says when that happened, so the checked-in detection table shows
+//! which families still lack a dialect.
 
-/// The registry name of the dialect for the template `source`.
-pub fn dialect_name(source: &str) -> &'static str {
-    if source.contains("<tool_call>") {
-        "hermes"
-    } else {
-        "hermes_2_pro"
+use crate::registry::Registry;
+
+/// The prompt style for templates whose family has no dialect here (or no tool support).
+pub const FALLBACK: &str = "hermes_2_pro";
+
+/// One tell: the template is of `family` when it contains every string of `all`, at least
+/// one of `any` (when `any` is not empty), and none of `none`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub family: &'static str,
+    pub all: &'static [&'static str],
+    pub any: &'static [&'static str],
+    pub none: &'static [&'static str],
+}
+
+impl Rule {
+    /// Whether `source` shows this rule's tells.
+    pub fn matches(&self, source: &str) -> bool {
+        self.all.iter().all(|tell| source.contains(tell))
+            && (self.any.is_empty() || self.any.iter().any(|tell| source.contains(tell)))
+            && !self.none.iter().any(|tell| source.contains(tell))
     }
+}
+
+const fn rule(
+    family: &'static str,
+    all: &'static [&'static str],
+    any: &'static [&'static str],
+    none: &'static [&'static str],
+) -> Rule {
+    Rule {
+        family,
+        all,
+        any,
+        none,
+    }
+}
+
+/// The tells, most specific first; the first rule that matches names the family.
+pub const RULES: &[Rule] = &[
+    // GPT-OSS: the harmony format's channels.
+    rule("gpt_oss", &["<|channel|>"], &[], &[]),
+    // DeepSeek V3.2: calls in DSML markup.
+    rule("deepseek_v3_2", &["DSML"], &[], &[]),
+    // DeepSeek V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}`, the name first.
+    rule(
+        "deepseek_v3_1",
+        &["tool▁calls▁begin"],
+        &[
+            "<｜tool▁call▁begin｜>' + tool['function']['name']",
+            "<｜tool▁call▁begin｜>'+ tool['function']['name']",
+        ],
+        &[],
+    ),
+    // DeepSeek R1 (and its distills): V3's calls, with `<think>` reasoning.
+    rule("deepseek_r1", &["tool▁calls▁begin", "</think>"], &[], &[]),
+    // DeepSeek V3 / V2.5: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json …```.
+    rule("deepseek_v3", &["tool▁calls▁begin"], &[], &[]),
+    rule("kimi_k2", &["<|tool_calls_section_begin|>"], &[], &[]),
+    rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
+    // GLM 4.5 / 4.6 / 4.7: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`.
+    rule("glm", &["<arg_key>"], &[], &[]),
+    rule("seed_oss", &["<seed:tool_call>"], &[], &[]),
+    // Functionary v3.1: `<function=name>{…}</function>`, and `<|python_tag|>` for code.
+    rule(
+        "functionary_v3_1",
+        &["<function=", "<|python_tag|>"],
+        &[],
+        &[],
+    ),
+    // Functionary v3.2: `>>>name\n{…}`, with `all` for text.
+    rule(
+        "functionary_v3",
+        &[">>>"],
+        &["'all'", "\"all\"", ">>>all"],
+        &[],
+    ),
+    rule("functionary_v2", &["<|recipient|>"], &[], &[]),
+    // Qwen3-Coder, Qwen 3.5, Nemotron 3, Step 3.5: `<function=name><parameter=k>v</parameter>`.
+    rule("qwen3_coder", &["<function=", "<parameter="], &[], &[]),
+    // Command R7B and Command A: `<|START_ACTION|>[…]<|END_ACTION|>`.
+    rule("command_r7b", &["<|START_ACTION|>"], &[], &[]),
+    // Command-R / R+: `Action: ```json […]```` with `directly-answer`.
+    rule(
+        "cohere",
+        &["Action:"],
+        &["directly-answer", "directly_answer"],
+        &[],
+    ),
+    rule("mistral", &["[TOOL_CALLS]"], &[], &[]),
+    // Phi-4-mini writes calls as FireFunction does, `functools[…]`, in its own turns.
+    rule(
+        "phi4_mini",
+        &["functools"],
+        &["<|tool|>", "<|system|>"],
+        &[],
+    ),
+    rule("firefunction_v2", &["functools"], &[], &[]),
+    rule("phi4_mini", &["<|tool|>", "<|/tool|>"], &[], &[]),
+    // xLAM: a JSON list of calls, `[{"name": …, "arguments": …}]`.
+    rule("xlam", &["[{\"name\""], &["xLAM", "xlam"], &[]),
+    // Llama 4 with pythonic calls `[f(a=1)]`.
+    rule(
+        "llama4_pythonic",
+        &["<|header_start|>"],
+        &["python list", "[func_name1("],
+        &[],
+    ),
+    // Llama 3.1 / 3.2 / 3.3 (and Llama 4's JSON template): `{"name": …, "parameters": …}`,
+    // `<|python_tag|>`, the `ipython` role.
+    rule(
+        "llama3",
+        &[],
+        &[
+            "<|python_tag|>",
+            "\"parameters\": dictionary of argument name",
+        ],
+        &[],
+    ),
+    // Llama 3.2 with pythonic calls (vLLM's template).
+    rule("llama3_pythonic", &["ipython"], &["python list"], &[]),
+    rule("granite", &["<|tool_call|>"], &[], &[]),
+    rule("granite_20b_fc", &["<function_call>"], &[], &[]),
+    rule("nemotron", &["<TOOLCALL>"], &[], &[]),
+    rule(
+        "lfm2",
+        &[],
+        &["<|tool_list_start|>", "<|tool_call_start|>"],
+        &["```python"],
+    ),
+    rule("minicpm3", &["<|tool_call_start|>"], &[], &[]),
+    rule("gemma4", &["<|tool_call>"], &[], &[]),
+    rule(
+        "gemma3_pythonic",
+        &["python list of the function calls"],
+        &[],
+        &[],
+    ),
+    rule("apertus", &["<|tools_prefix|>"], &[], &[]),
+    rule("internlm2", &["<|action_start|>"], &[], &[]),
+    rule("firefunction_v1", &["<functioncall>"], &[], &[]),
+    rule("muse_glimmer", &["<atem:function_calls>"], &[], &[]),
+    rule("solar_open", &["<|tool_calls|>"], &[], &[]),
+    rule(
+        "minimax_m1",
+        &["<tool_calls>"],
+        &["MiniMax", "ipython"],
+        &[],
+    ),
+    rule(
+        "apriel",
+        &["<tool_calls>"],
+        &["Apriel", "[BEGIN FINAL RESPONSE]"],
+        &[],
+    ),
+    rule(
+        "hunyuan",
+        &["<tool_calls>"],
+        &["<|extra_0|>", "hunyuan", "Hunyuan"],
+        &[],
+    ),
+    rule("jamba", &["<tool_calls>"], &[], &[]),
+    // Hermes 2 Pro, Qwen 2.5 / 3, Granite 4, SmolLM3…: `<tool_call>{"name", "arguments"}`.
+    rule("hermes", &["<tool_call>"], &[], &[]),
+];
+
+/// What detection found for one template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detection {
+    /// The family the template's text shows, or `None` when it shows no tool-call syntax
+    /// this detector knows.
+    pub family: Option<&'static str>,
+    /// The registry's dialect used for it.
+    pub dialect: &'static str,
+}
+
+impl Detection {
+    /// Whether the family has no dialect of its own (yet), so a prompt style stands in.
+    pub fn fallback(&self) -> bool {
+        self.family != Some(self.dialect)
+    }
+}
+
+/// The family whose tool-call syntax the template `source` shows, if any.
+pub fn family(source: &str) -> Option<&'static str> {
+    RULES
+        .iter()
+        .find(|rule| rule.matches(source))
+        .map(|rule| rule.family)
+}
+
+/// The family of `source`, and the dialect of `registry` that serves it: the family's own
+/// when registered, else [`FALLBACK`].
+pub fn resolve(source: &str, registry: &Registry) -> Detection {
+    let family = family(source);
+    let dialect = family
+        .and_then(|name| registry.get(name).map(|dialect| dialect.name()))
+        .unwrap_or(FALLBACK);
+    Detection { family, dialect }
+}
+
+/// The registry name of the dialect for the template `source`, in the default registry.
+pub fn dialect_name(source: &str) -> &'static str {
+    resolve(source, &Registry::default()).dialect
 }
 
 #[cfg(test)]
 mod tests {
-    use super::dialect_name;
+    use super::*;
 
     #[test]
     fn tool_call_tags_mean_hermes_and_anything_else_a_prompt_style() {
         assert_eq!(dialect_name("{{ '<tool_call>' }}"), "hermes");
         assert_eq!(dialect_name("{{ messages[0].content }}"), "hermes_2_pro");
+    }
+
+    #[test]
+    fn the_more_particular_family_wins() {
+        let qwen3_coder = "<tool_call>\n<function=' + name + '>\n<parameter=";
+        assert_eq!(family(qwen3_coder), Some("qwen3_coder"));
+        assert_eq!(
+            family("<|python_tag|><function=x>"),
+            Some("functionary_v3_1")
+        );
+        assert_eq!(family("<|python_tag|>{{ x }}"), Some("llama3"));
+        assert_eq!(family("' functools[' + calls"), Some("firefunction_v2"));
+        assert_eq!(family("'[TOOL_CALLS]'"), Some("mistral"));
+    }
+
+    #[test]
+    fn a_family_without_a_dialect_falls_back_and_says_so() {
+        let detection = resolve("<|START_ACTION|>", &Registry::default());
+        assert_eq!(detection.family, Some("command_r7b"));
+        if detection.dialect == FALLBACK {
+            assert!(detection.fallback());
+        }
+        assert!(!resolve("<tool_call>", &Registry::default()).fallback());
     }
 }

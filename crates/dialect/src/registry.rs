@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::hermes_dialect::HermesDialect;
+use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
@@ -25,6 +26,11 @@ impl Default for Registry {
             canonical: Vec::new(),
         };
         registry.register(Arc::new(HermesDialect), &["qwen2.5"]);
+        registry.register(
+            Arc::new(Llama3Dialect),
+            &["llama3.1", "llama3.2", "llama3.3"],
+        );
+        registry.register(Arc::new(Llama3PythonicDialect), &["llama4_pythonic"]);
         registry.register(Arc::new(short::dialect()), &[]);
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);

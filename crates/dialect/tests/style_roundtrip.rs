@@ -26,6 +26,10 @@ enum Syntax {
     Steps,
     /// `functionary_v2`: text to `all`, then each call routed to its tool.
     Routed,
+    /// Llama 3.x: text, then `{"name", "parameters"}` calls separated by `; `.
+    LlamaJson,
+    /// Llama 3.x zero-shot: text, then a pythonic list `[f(a=1), g(b="x")]`.
+    Pythonic,
 }
 
 impl Syntax {
@@ -35,6 +39,8 @@ impl Syntax {
             "mixtral" => Syntax::Escaped,
             "thoughtful_steps" => Syntax::Steps,
             "functionary_v2" => Syntax::Routed,
+            "llama3" => Syntax::LlamaJson,
+            "llama3_pythonic" => Syntax::Pythonic,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -43,7 +49,7 @@ impl Syntax {
     fn most_calls(self) -> usize {
         match self {
             Syntax::Tagged | Syntax::Escaped | Syntax::Steps => 1,
-            Syntax::Routed => 3,
+            Syntax::Routed | Syntax::LlamaJson | Syntax::Pythonic => 3,
         }
     }
 
@@ -53,8 +59,48 @@ impl Syntax {
             Syntax::Escaped => tagged(text, calls).replace("tool_call>", "tool\\_call>"),
             Syntax::Steps => step(text, calls),
             Syntax::Routed => routed(text, calls),
+            Syntax::LlamaJson => llama_json(text, calls),
+            Syntax::Pythonic => pythonic(text, calls),
         }
     }
+}
+
+/// Llama 3.x JSON calls, as its grammar has the model write them.
+fn llama_json(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let name = Value::from(name);
+            format!("{{\"name\": {name}, \"parameters\": {arguments}}}")
+        })
+        .collect();
+    format!("{text}{}", calls.join("; "))
+}
+
+/// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
+fn pythonic(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let arguments: Vec<String> = arguments
+                .as_object()
+                .map(|members| {
+                    members
+                        .iter()
+                        .map(|(key, value)| match value {
+                            Value::Bool(true) => format!("{key}=True"),
+                            Value::Bool(false) => format!("{key}=False"),
+                            other => format!("{key}={other}"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!("{name}({})", arguments.join(", "))
+        })
+        .collect();
+    format!("{text}[{}]", calls.join(", "))
 }
 
 fn tagged(text: &str, calls: &[ToolCall]) -> String {
@@ -396,14 +442,16 @@ impl Syntax {
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
     /// the content, and `functionary_v2` drops the `all\n<|content|>` routing of its text.
     fn carries_text_verbatim(self) -> bool {
-        matches!(self, Syntax::Tagged)
+        matches!(self, Syntax::Tagged | Syntax::LlamaJson | Syntax::Pythonic)
     }
 
     /// The text before a call as it comes back: the whitespace before a `<tool_call>` tag
     /// is layout, not content.
     fn text_kept(self, text: &str) -> String {
         match self {
-            Syntax::Tagged | Syntax::Escaped => text.trim_end().to_string(),
+            Syntax::Tagged | Syntax::Escaped | Syntax::LlamaJson | Syntax::Pythonic => {
+                text.trim_end().to_string()
+            }
             Syntax::Steps | Syntax::Routed => text.to_string(),
         }
     }

@@ -2,4 +2,7 @@
 
 pub mod hermes;
 pub mod hermes_dialect;
+pub mod llama3;
+pub mod llama3_parser;
+pub mod prep;
 pub mod styles;

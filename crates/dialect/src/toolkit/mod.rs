@@ -12,10 +12,16 @@
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
 //! - [`off_format`]: calls a model wrote as fenced or bare JSON, read out of content.
+//! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
+//!   bracketed literal ends in a stream.
+//! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
+//!   `[f(a=1)]`), held until their text is whole, then judged.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod header;
+pub mod inline_calls;
 pub mod json_scan;
 pub mod off_format;
+pub mod pycall;
 pub mod tag_scan;
 pub mod unescape;

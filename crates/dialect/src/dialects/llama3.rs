@@ -1,0 +1,431 @@
+//! Llama 3.1 / 3.2 / 3.3: two dialects over one parser ([`Llama3Parser`]).
+//!
+//! **`llama3`** (JSON calls): the model's own template shows the tools (Llama 3.1's in the
+//! first user turn, "Respond in the format {"name": function name, "parameters": …}") and the
+//! model answers `{"name": "f", "parameters": {…}}`. The built-in tools `brave_search`,
+//! `wolfram_alpha` and `code_interpreter`, when the request declares tools of those names,
+//! are passed as the template's `builtin_tools` (which turns on `Environment: ipython` and
+//! the `Tools:` line), and the model calls them after `<|python_tag|>`
+//! (`brave_search.call(query="…")`, or code for the interpreter), ending its turn with
+//! `<|eom_id|>`. Results go back in `ipython` turns, which the template writes for `tool`
+//! messages itself. Llama 3.1's template takes one call per assistant turn, so a past turn
+//! with several is given to it as several turns.
+//!
+//! Grammar: `{"name": "<tool>", "parameters": <its arguments>}`, with `parallel_tool_calls`
+//! more after `; `; lazy on `{"name": "` for `auto`, from the first byte for `required` and
+//! a named function; the built-ins after the `<|python_tag|>` token. `none` removes the
+//! tools from the prompt and the constraint.
+//!
+//! **`llama3_pythonic`** (zero-shot pythonic lists, seed 002): where the template does not
+//! show tools itself, the system turn gets `Customized Functions: [<repr of the functions>]`
+//! then `\n\n---\n` and the request's own system prompt, and the model answers
+//! `[f(a=1), g(b='x')]`. Past calls are written as the model writes them,
+//! `<|python_tag|>[f(a=1)]`, ending `<|eom_id|>`; their results go back in one `ipython` turn
+//! as a Python list. Templates that show tools for pythonic calls themselves (vLLM's Llama
+//! 3.2 and Llama 4 pythonic templates) are rendered as they are.
+//!
+//! Both: stops none beyond the request's (`<|eot_id|>` and `<|eom_id|>` are end-of-generation
+//! tokens); off-format calls are read too ([`crate::toolkit::off_format`]).
+
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_grammar::render::pyliteral::{functions_repr, python_repr};
+use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
+
+use crate::dialect::{
+    checked_parameters, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
+};
+use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
+use crate::dialects::prep::{
+    history, named_alternatives, one_call_per_message, render, repeated, Choice,
+};
+use crate::parser::StreamParser;
+use crate::toolkit::pycall::write_list;
+
+/// Llama 3.1's built-in tools, called after `<|python_tag|>`.
+pub const BUILTIN_TOOLS: [&str; 3] = ["brave_search", "wolfram_alpha", "code_interpreter"];
+
+/// What opens a JSON call, the lazy grammar's trigger.
+const CALL_OPEN: &str = "{\"name\": \"";
+
+/// Separates parallel calls.
+const SEPARATOR: &str = "; ";
+
+/// Llama 3.x with JSON calls; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Llama3Dialect;
+
+/// Llama 3.x with zero-shot pythonic calls; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Llama3PythonicDialect;
+
+impl Dialect for Llama3Dialect {
+    fn name(&self) -> &'static str {
+        "llama3"
+    }
+
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError> {
+        let choice = Choice::of(request)?;
+        let builtin: Vec<&str> = choice
+            .shown
+            .iter()
+            .map(Tool::name)
+            .filter(|name| BUILTIN_TOOLS.contains(name))
+            .collect();
+        let mut extra = Map::new();
+        if !builtin.is_empty() {
+            extra.insert("builtin_tools".into(), json!(builtin));
+        }
+        let messages = history(request)?;
+        let prompt = match render(template, &messages, choice.shown, extra.clone()) {
+            Ok(prompt) => prompt,
+            Err(_) => render(
+                template,
+                &one_call_per_message(&messages),
+                choice.shown,
+                extra,
+            )?,
+        };
+        let constraint = if choice.callable.is_empty() {
+            None
+        } else {
+            Some(json_constraint(
+                &choice.callable,
+                choice.lazy(),
+                choice.parallel,
+            )?)
+        };
+        Ok(Prepared {
+            parser: choice.wrap(Box::new(Llama3Parser::new())),
+            prompt,
+            constraint,
+            stop: request.stop_sequences().to_vec(),
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(Llama3Parser::new())
+    }
+}
+
+impl Dialect for Llama3PythonicDialect {
+    fn name(&self) -> &'static str {
+        "llama3_pythonic"
+    }
+
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError> {
+        let choice = Choice::of(request)?;
+        let messages = history(request)?;
+        let own = render(template, &messages, choice.shown, Map::new());
+        let bare = render(template, &messages, &[], Map::new());
+        let shows_tools = match (&own, &bare) {
+            (Ok(own), Ok(bare)) => own != bare,
+            _ => false,
+        };
+        let prompt = if shows_tools || choice.shown.is_empty() {
+            own?
+        } else {
+            zero_shot_prompt(template, &messages, choice.shown)?
+        };
+        let constraint = if choice.callable.is_empty() {
+            None
+        } else {
+            Some(pythonic_constraint(
+                &choice.callable,
+                choice.lazy(),
+                choice.parallel,
+            )?)
+        };
+        Ok(Prepared {
+            parser: choice.wrap(Box::new(Llama3Parser::new())),
+            prompt,
+            constraint,
+            stop: request.stop_sequences().to_vec(),
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(Llama3Parser::new())
+    }
+}
+
+/// Seed 002's zero-shot prompt: the functions in the system turn, past calls as pythonic
+/// lists after `<|python_tag|>` ending `<|eom_id|>`, their results in one `ipython` turn.
+fn zero_shot_prompt(
+    template: &ChatTemplate,
+    messages: &[Value],
+    tools: &[Tool],
+) -> Result<String, DialectError> {
+    let tools_json = serde_json::to_value(tools).map_err(|source| DialectError::Json {
+        what: "the tools",
+        source,
+    })?;
+    let functions = functions_repr(tools_json.as_array().map_or(&[][..], Vec::as_slice));
+    let mut header = format!("Customized Functions: {functions}\n\n---\n");
+    let mut rest = messages;
+    if let Some(first) = messages.first() {
+        if first.get("role").and_then(Value::as_str) == Some("system") {
+            header.push_str(&text_of(first));
+            rest = &messages[1..];
+        }
+    }
+    let mut rewritten = vec![json!({"role": "system", "content": header})];
+    let mut calls_written = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    for message in rest {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        if role == "tool" || role == "ipython" {
+            let content = text_of(message);
+            results.push(serde_json::from_str(&content).unwrap_or(Value::String(content)));
+            continue;
+        }
+        flush_results(&mut results, &mut rewritten);
+        match message.get("tool_calls").and_then(Value::as_array) {
+            Some(calls) if !calls.is_empty() => {
+                let text = format!("{PYTHON_TAG}{}", pythonic_calls(calls));
+                calls_written.push(text.clone());
+                let mut prefix = text_of(message);
+                if !prefix.is_empty() {
+                    prefix.push('\n');
+                }
+                rewritten.push(json!({"role": "assistant", "content": prefix + &text}));
+            }
+            _ => rewritten.push(message.clone()),
+        }
+    }
+    flush_results(&mut results, &mut rewritten);
+    let mut prompt = render(template, &rewritten, &[], Map::new())?;
+    for call in calls_written {
+        prompt = prompt.replace(&format!("{call}<|eot_id|>"), &format!("{call}<|eom_id|>"));
+    }
+    Ok(prompt)
+}
+
+fn flush_results(results: &mut Vec<Value>, rewritten: &mut Vec<Value>) {
+    if !results.is_empty() {
+        let content = python_repr(&Value::Array(std::mem::take(results)));
+        rewritten.push(json!({"role": "ipython", "content": content}));
+    }
+}
+
+/// A message's text content (parts joined), `""` when it has none.
+fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// OpenAI calls (arguments as objects) as a pythonic list.
+fn pythonic_calls(calls: &[Value]) -> String {
+    let empty = Map::new();
+    let calls: Vec<(&str, &Map<String, Value>)> = calls
+        .iter()
+        .map(|call| {
+            let name = call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let arguments = call
+                .pointer("/function/arguments")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            (name, arguments)
+        })
+        .collect();
+    write_list(calls)
+}
+
+/// `{"name": "<tool>", "parameters": <arguments>}`, `; `-separated with `parallel`; the
+/// built-ins after `<|python_tag|>`.
+fn json_constraint(
+    tools: &[&Tool],
+    lazy: bool,
+    parallel: bool,
+) -> Result<Constraint, DialectError> {
+    let (builtin, custom): (Vec<&Tool>, Vec<&Tool>) = tools
+        .iter()
+        .partition(|tool| BUILTIN_TOOLS.contains(&tool.name()));
+    let mut grammar = Grammar::new("root");
+    let mut roots = Vec::new();
+    let mut triggers = Vec::new();
+    if !custom.is_empty() {
+        let call = Expr::Seq(vec![
+            Expr::literal(CALL_OPEN),
+            named_alternatives(&custom, "\", \"parameters\": ")?,
+            Expr::literal("}"),
+        ]);
+        grammar.set_rule("call", call);
+        roots.push(repeated(Expr::reference("call"), SEPARATOR, parallel));
+        triggers.push(Trigger::Word(CALL_OPEN.to_string()));
+    }
+    if !builtin.is_empty() {
+        let python_tag = Token::Text(PYTHON_TAG.to_string());
+        let calls = builtin
+            .iter()
+            .map(|tool| builtin_call(tool.name()))
+            .collect();
+        roots.push(Expr::Seq(vec![
+            Expr::Token(python_tag.clone()),
+            Expr::group(Expr::Alt(calls)),
+        ]));
+        triggers.push(Trigger::Token(python_tag));
+    }
+    grammar.set_rule("root", Expr::Alt(roots));
+    Ok(Constraint {
+        grammar,
+        triggers,
+        lazy,
+    })
+}
+
+/// `brave_search.call(query="…")`, `wolfram_alpha.call(query="…")`, or code.
+fn builtin_call(name: &str) -> Expr {
+    if name == "code_interpreter" {
+        return Expr::repeat(Expr::AnyChar, 1, None);
+    }
+    let not_quote = Expr::Class(CharClass::new(
+        true,
+        vec![ClassItem::Char('"'), ClassItem::Char('\\')],
+    ));
+    Expr::Seq(vec![
+        Expr::literal(format!("{name}.call(query=\"")),
+        Expr::repeat(not_quote, 0, None),
+        Expr::literal("\")"),
+    ])
+}
+
+/// `[f(a=…, b=…), …]`: each tool's parameters as keyword arguments, required ones first
+/// in schema order, then optional ones; values as JSON (which Python reads), but
+/// `True`/`False`/`None` where the schema says boolean or null. Lazy on `[<name>(` for
+/// each tool, so a bracket in free text does not start a call.
+fn pythonic_constraint(
+    tools: &[&Tool],
+    lazy: bool,
+    parallel: bool,
+) -> Result<Constraint, DialectError> {
+    let mut grammar = Grammar::new("root");
+    let arguments = tools
+        .iter()
+        .enumerate()
+        .map(|(at, tool)| pythonic_arguments(&mut grammar, &format!("arguments-{at}"), tool))
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    let call = |open: &str| {
+        let alternatives = tools
+            .iter()
+            .zip(&arguments)
+            .map(|(tool, arguments)| {
+                Expr::Seq(vec![
+                    Expr::literal(format!("{open}{}(", tool.name())),
+                    arguments.clone(),
+                ])
+            })
+            .collect();
+        Expr::group(Expr::Alt(alternatives))
+    };
+    let mut root = vec![call("[")];
+    if parallel {
+        grammar.set_rule("call", call(""));
+        root.push(Expr::repeat(
+            Expr::group(Expr::Seq(vec![
+                Expr::literal(", "),
+                Expr::reference("call"),
+            ])),
+            0,
+            None,
+        ));
+    }
+    root.push(Expr::literal("]"));
+    grammar.set_rule("root", Expr::Seq(root));
+    let triggers = tools
+        .iter()
+        .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
+        .collect();
+    Ok(Constraint {
+        grammar,
+        triggers,
+        lazy,
+    })
+}
+
+/// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
+/// each optional one maybe left out, each required one always there. Rule `{prefix}-i`
+/// is what may follow once parameters before `i` are settled, each with its `, ` before.
+fn pythonic_arguments(
+    grammar: &mut Grammar,
+    prefix: &str,
+    tool: &Tool,
+) -> Result<Expr, DialectError> {
+    let parameters = checked_parameters(tool)?;
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let empty = Map::new();
+    let properties: Vec<(&String, &Value)> = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty)
+        .iter()
+        .collect();
+    let argument = |key: &str, schema: &Value| {
+        Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)])
+    };
+    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
+    grammar.set_rule(format!("{prefix}-{}", properties.len()), Expr::literal(")"));
+    for (at, (key, schema)) in properties.iter().enumerate().rev() {
+        let with = Expr::Seq(vec![
+            Expr::literal(", "),
+            argument(key, schema),
+            rest(at + 1),
+        ]);
+        let body = if required.contains(&key.as_str()) {
+            with
+        } else {
+            Expr::Alt(vec![with, rest(at + 1)])
+        };
+        grammar.set_rule(format!("{prefix}-{at}"), body);
+    }
+    // The first argument written has no `, ` before it: any parameter that only optional
+    // ones precede may come first.
+    let mut firsts = Vec::new();
+    for (at, (key, schema)) in properties.iter().enumerate() {
+        firsts.push(Expr::Seq(vec![argument(key, schema), rest(at + 1)]));
+        if required.contains(&key.as_str()) {
+            break;
+        }
+    }
+    if properties
+        .iter()
+        .all(|(key, _)| !required.contains(&key.as_str()))
+    {
+        firsts.push(Expr::literal(")"));
+    }
+    Ok(Expr::group(Expr::Alt(firsts)))
+}
+
+/// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON
+/// otherwise.
+fn python_value(schema: &Value) -> Expr {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("boolean") => Expr::group(Expr::Alt(vec![
+            Expr::literal("True"),
+            Expr::literal("False"),
+        ])),
+        Some("null") => Expr::literal("None"),
+        _ => Expr::Json(schema.clone()),
+    }
+}

@@ -1,0 +1,174 @@
+//! What the native dialects (those whose template renders tools itself) share: the tool
+//! choice settled once, the history with past calls' arguments as objects (templates print
+//! `arguments | tojson`, and OpenAI's string form would come out quoted twice), rendering
+//! with variables a family's template reads beyond `transformers`' own, and the grammar
+//! pieces every call syntax is made of.
+
+use serde_json::{Map, Value};
+use toolbridge_chat::{ChatRequest, Tool, ToolChoice};
+use toolbridge_grammar::Expr;
+
+use crate::dialect::{
+    callable_tools, checked_parameters, messages_json, ChatTemplate, DialectError,
+};
+use crate::parser::StreamParser;
+use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
+
+/// The tool choice of a request, settled: which tools may be called, whether a call is
+/// required first, whether several may come, and which tools the prompt shows.
+pub struct Choice<'a> {
+    pub choice: ToolChoice,
+    /// The tools the model may call (empty: no constraint).
+    pub callable: Vec<&'a Tool>,
+    /// The tools the prompt shows: the request's, or none for `tool_choice: "none"`.
+    pub shown: &'a [Tool],
+    pub parallel: bool,
+}
+
+impl<'a> Choice<'a> {
+    pub fn of(request: &'a ChatRequest) -> Result<Choice<'a>, DialectError> {
+        let choice = request.effective_tool_choice();
+        let callable = callable_tools(request, &choice)?;
+        if choice.requires_call() && callable.is_empty() {
+            return Err(DialectError::NoCallableTools);
+        }
+        let shown: &[Tool] = if choice.allows_calls() {
+            request.tools()
+        } else {
+            &[]
+        };
+        Ok(Choice {
+            callable,
+            shown,
+            parallel: request.allows_parallel_calls(),
+            choice,
+        })
+    }
+
+    /// Whether the grammar waits for a trigger (`auto`) rather than starting at once.
+    pub fn lazy(&self) -> bool {
+        !self.choice.requires_call()
+    }
+
+    /// `parser` wrapped to read off-format calls of the callable tools, when there are any.
+    pub fn wrap(&self, parser: Box<dyn StreamParser + Send>) -> Box<dyn StreamParser + Send> {
+        if self.callable.is_empty() {
+            parser
+        } else {
+            Box::new(OffFormatCalls::new(
+                parser,
+                DeclaredTools::new(&self.callable),
+            ))
+        }
+    }
+}
+
+/// The messages as templates read them, past calls' arguments as objects.
+pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = messages_json(&request.messages)?;
+    for message in &mut messages {
+        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
+            continue;
+        };
+        for call in calls {
+            if let Some(arguments) = call.pointer_mut("/function/arguments") {
+                if let Value::String(text) = arguments {
+                    if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+                        *arguments = object;
+                    }
+                }
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// Renders `template` with `transformers`' variables and `extra` ones on top.
+pub fn render(
+    template: &ChatTemplate,
+    messages: &[Value],
+    tools: &[Tool],
+    extra: Map<String, Value>,
+) -> Result<String, DialectError> {
+    let mut context = Map::new();
+    context.insert("messages".into(), Value::Array(messages.to_vec()));
+    if !tools.is_empty() {
+        let tools = serde_json::to_value(tools).map_err(|source| DialectError::Json {
+            what: "the tools",
+            source,
+        })?;
+        context.insert("tools".into(), tools);
+    }
+    context.insert("add_generation_prompt".into(), true.into());
+    context.insert("bos_token".into(), template.bos_token.clone().into());
+    context.insert("eos_token".into(), template.eos_token.clone().into());
+    context.extend(extra);
+    template
+        .template
+        .render(&Value::Object(context))
+        .map_err(DialectError::Template)
+}
+
+/// An assistant message with several calls split into one message per call, for templates
+/// that take one call per turn (Llama 3.1 raises on more).
+pub fn one_call_per_message(messages: &[Value]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message.get("tool_calls").and_then(Value::as_array) {
+            Some(calls) if calls.len() > 1 => {
+                for (at, call) in calls.iter().enumerate() {
+                    let mut single = message.clone();
+                    if let Some(members) = single.as_object_mut() {
+                        members.insert("tool_calls".into(), Value::Array(vec![call.clone()]));
+                        if at > 0 {
+                            members.insert("content".into(), Value::Null);
+                        }
+                    }
+                    out.push(single);
+                }
+            }
+            _ => out.push(message.clone()),
+        }
+    }
+    out
+}
+
+/// A tool's name as it sits inside a JSON string, without the quotes.
+pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
+    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
+        what: "a tool name",
+        source,
+    })?;
+    Ok(quoted[1..quoted.len() - 1].to_string())
+}
+
+/// One alternative per tool: `{prefix}<name>{middle}<arguments>`, where the name is as it
+/// sits in a JSON string and the arguments follow the tool's schema.
+pub fn named_alternatives(tools: &[&Tool], middle: &str) -> Result<Expr, DialectError> {
+    let alternatives = tools
+        .iter()
+        .map(|tool| {
+            Ok(Expr::Seq(vec![
+                Expr::literal(format!("{}{middle}", json_name(tool)?)),
+                Expr::Json(checked_parameters(tool)?),
+            ]))
+        })
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    Ok(Expr::group(Expr::Alt(alternatives)))
+}
+
+/// `first (separator first)*` with `parallel`, else `first`.
+pub fn repeated(item: Expr, separator: &str, parallel: bool) -> Expr {
+    if parallel {
+        Expr::Seq(vec![
+            item.clone(),
+            Expr::repeat(
+                Expr::group(Expr::Seq(vec![Expr::literal(separator), item])),
+                0,
+                None,
+            ),
+        ])
+    } else {
+        item
+    }
+}

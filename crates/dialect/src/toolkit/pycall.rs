@@ -1,0 +1,505 @@
+//! Python call syntax: the pythonic call lists `[f(a=1), g(b="x")]` that Llama 3.2 / 4,
+//! LFM2, Gemma 3 and others are trained to write, and Llama 3.1's built-in calls
+//! `brave_search.call(query="…")`.
+//!
+//! Three parts, each usable alone:
+//! - [`parse_calls`] reads a whole call list (or one bare call) into names and JSON
+//!   arguments, Python literals translated (`True` → `true`, `None` → `null`, tuples and
+//!   sets → arrays, `'single'` quotes); JSON's own `true`/`false`/`null` are read too, since
+//!   models mix the two. Only keyword arguments name a parameter; a call with a positional
+//!   argument is not a call (there is no parameter to give it to).
+//! - [`BracketScanner`] finds, in streamed text, where a bracketed literal that starts at the
+//!   first byte fed to it ends, tracking strings (both quote kinds, escapes) and nesting, so
+//!   a parser can hold a candidate list until it is complete whatever the cut.
+//! - [`write_call`] writes a call back in Python syntax (`f(a=1, b='x')`), Python's `repr`
+//!   of each value, as templates render past pythonic calls.
+//!
+//! Nothing here panics: input that is not a call list is `None`, and nesting is bounded.
+
+use serde_json::{Map, Number, Value};
+use toolbridge_grammar::render::pyliteral::python_repr;
+
+/// How deep literals may nest before the text is taken for no call.
+const MAX_DEPTH: usize = 64;
+
+/// One call read from Python syntax: its (possibly dotted) name and keyword arguments.
+pub type PyCall = (String, Map<String, Value>);
+
+/// The calls of `text`: a list `[f(a=1), g()]` or a single call `f(a=1)`, with blanks
+/// around; `None` when `text` is anything else.
+pub fn parse_calls(text: &str) -> Option<Vec<PyCall>> {
+    let mut reader = Reader::new(text);
+    reader.blank();
+    let calls = if reader.peek() == Some('[') {
+        reader.bump();
+        let mut calls = Vec::new();
+        reader.blank();
+        if reader.peek() != Some(']') {
+            loop {
+                calls.push(reader.call()?);
+                reader.blank();
+                match reader.bump()? {
+                    ',' => {
+                        reader.blank();
+                        if reader.peek() == Some(']') {
+                            reader.bump();
+                            break;
+                        }
+                    }
+                    ']' => break,
+                    _ => return None,
+                }
+            }
+        } else {
+            reader.bump();
+        }
+        calls
+    } else {
+        vec![reader.call()?]
+    };
+    reader.blank();
+    reader.at_end().then_some(calls)
+}
+
+/// `name(k=v, …)` in Python syntax, each value as Python's `repr` prints it.
+pub fn write_call(name: &str, arguments: &Map<String, Value>) -> String {
+    let arguments: Vec<String> = arguments
+        .iter()
+        .map(|(key, value)| format!("{key}={}", python_repr(value)))
+        .collect();
+    format!("{name}({})", arguments.join(", "))
+}
+
+/// `[f(a=1), g(b='x')]`: calls as a pythonic list.
+pub fn write_list<'a>(
+    calls: impl IntoIterator<Item = (&'a str, &'a Map<String, Value>)>,
+) -> String {
+    let calls: Vec<String> = calls
+        .into_iter()
+        .map(|(name, arguments)| write_call(name, arguments))
+        .collect();
+    format!("[{}]", calls.join(", "))
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    at: usize,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Reader {
+            text,
+            at: 0,
+            depth: 0,
+        }
+    }
+
+    fn rest(&self) -> &'a str {
+        self.text.get(self.at..).unwrap_or("")
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.at += c.len_utf8();
+        Some(c)
+    }
+
+    fn at_end(&self) -> bool {
+        self.rest().is_empty()
+    }
+
+    fn blank(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.bump();
+        }
+    }
+
+    fn eat(&mut self, word: &str) -> bool {
+        if self.rest().starts_with(word) {
+            self.at += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn identifier(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        let first = self.peek()?;
+        if !(first.is_alphabetic() || first == '_') {
+            return None;
+        }
+        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            self.bump();
+        }
+        self.text.get(start..self.at)
+    }
+
+    /// A dotted name (`math.factorial`, `brave_search.call`).
+    fn dotted_name(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        self.identifier()?;
+        while self.peek() == Some('.') {
+            self.bump();
+            self.identifier()?;
+        }
+        self.text.get(start..self.at)
+    }
+
+    /// `name(k=v, …)`; `x.call(…)` names the built-in tool `x`.
+    fn call(&mut self) -> Option<PyCall> {
+        let name = self.dotted_name()?;
+        let name = name.strip_suffix(".call").unwrap_or(name);
+        self.blank();
+        if self.bump()? != '(' {
+            return None;
+        }
+        let mut arguments = Map::new();
+        self.blank();
+        if self.peek() == Some(')') {
+            self.bump();
+            return Some((name.to_string(), arguments));
+        }
+        loop {
+            self.blank();
+            let key = self.identifier()?;
+            self.blank();
+            if self.bump()? != '=' {
+                return None;
+            }
+            self.blank();
+            let value = self.value()?;
+            arguments.insert(key.to_string(), value);
+            self.blank();
+            match self.bump()? {
+                ',' => {
+                    self.blank();
+                    if self.peek() == Some(')') {
+                        self.bump();
+                        break;
+                    }
+                }
+                ')' => break,
+                _ => return None,
+            }
+        }
+        Some((name.to_string(), arguments))
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let value = self.value_inner();
+        self.depth -= 1;
+        value
+    }
+
+    fn value_inner(&mut self) -> Option<Value> {
+        match self.peek()? {
+            '\'' | '"' => self.string().map(Value::String),
+            '[' => self.sequence('[', ']'),
+            '(' => self.sequence('(', ')'),
+            '{' => self.dict_or_set(),
+            c if c == '-' || c == '+' || c == '.' || c.is_ascii_digit() => self.number(),
+            _ => {
+                for (word, value) in [
+                    ("True", Value::Bool(true)),
+                    ("False", Value::Bool(false)),
+                    ("None", Value::Null),
+                    ("true", Value::Bool(true)),
+                    ("false", Value::Bool(false)),
+                    ("null", Value::Null),
+                ] {
+                    if self.eat(word)
+                        && !self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    {
+                        return Some(value);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn sequence(&mut self, open: char, close: char) -> Option<Value> {
+        if self.bump()? != open {
+            return None;
+        }
+        let mut items = Vec::new();
+        loop {
+            self.blank();
+            if self.peek() == Some(close) {
+                self.bump();
+                return Some(Value::Array(items));
+            }
+            items.push(self.value()?);
+            self.blank();
+            match self.bump()? {
+                ',' => {}
+                c if c == close => return Some(Value::Array(items)),
+                _ => return None,
+            }
+        }
+    }
+
+    fn dict_or_set(&mut self) -> Option<Value> {
+        self.bump();
+        let mut members = Map::new();
+        let mut set = Vec::new();
+        loop {
+            self.blank();
+            if self.peek() == Some('}') {
+                self.bump();
+                break;
+            }
+            let key = self.value()?;
+            self.blank();
+            if self.peek() == Some(':') && set.is_empty() {
+                self.bump();
+                self.blank();
+                let value = self.value()?;
+                let key = match key {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                members.insert(key, value);
+            } else if members.is_empty() {
+                set.push(key);
+            } else {
+                return None;
+            }
+            self.blank();
+            match self.bump()? {
+                ',' => {}
+                '}' => break,
+                _ => return None,
+            }
+        }
+        if set.is_empty() {
+            Some(Value::Object(members))
+        } else {
+            Some(Value::Array(set))
+        }
+    }
+
+    fn number(&mut self) -> Option<Value> {
+        let start = self.at;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || "+-._".contains(c))
+        {
+            self.bump();
+        }
+        let text: String = self.text.get(start..self.at)?.replace('_', "");
+        let text = text.strip_prefix('+').unwrap_or(&text);
+        if let Ok(integer) = text.parse::<i64>() {
+            return Some(Value::from(integer));
+        }
+        if !text.chars().any(|c| c.is_ascii_digit()) || text.contains("inf") || text.contains("nan")
+        {
+            return None;
+        }
+        let float: f64 = text.parse().ok()?;
+        Number::from_f64(float).map(Value::Number)
+    }
+
+    /// A Python string literal (with an optional `r`-less body), escapes decoded.
+    fn string(&mut self) -> Option<String> {
+        let quote = self.bump()?;
+        let mut out = String::new();
+        loop {
+            match self.bump()? {
+                c if c == quote => return Some(out),
+                '\\' => match self.bump()? {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'r' => out.push('\r'),
+                    '0' => out.push('\0'),
+                    'b' => out.push('\u{8}'),
+                    'f' => out.push('\u{c}'),
+                    'u' => out.push(self.hex(4)?),
+                    'U' => out.push(self.hex(8)?),
+                    'x' => out.push(self.hex(2)?),
+                    '\n' => {}
+                    c @ ('\\' | '\'' | '"' | '/') => out.push(c),
+                    other => {
+                        out.push('\\');
+                        out.push(other);
+                    }
+                },
+                c => out.push(c),
+            }
+        }
+    }
+
+    fn hex(&mut self, digits: usize) -> Option<char> {
+        let text = self.rest().get(..digits)?;
+        let code = u32::from_str_radix(text, 16).ok()?;
+        self.at += digits;
+        if (0xD800..0xDC00).contains(&code) && self.rest().starts_with("\\u") {
+            let low = u32::from_str_radix(self.rest().get(2..6)?, 16).ok()?;
+            if (0xDC00..0xE000).contains(&low) {
+                self.at += 6;
+                return char::from_u32(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00));
+            }
+        }
+        char::from_u32(code)
+    }
+}
+
+/// Where a bracketed literal ends, in streamed text; see the module docs.
+#[derive(Debug, Clone, Default)]
+pub struct BracketScanner {
+    depth: usize,
+    quote: Option<char>,
+    escaped: bool,
+    started: bool,
+}
+
+/// What a piece did to the literal being scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bracket {
+    /// Still inside; more text is needed.
+    NeedMore,
+    /// The literal closed; the text after it starts at this byte offset of the piece.
+    Complete { rest_at: usize },
+    /// Brackets do not pair up (a closer of the wrong kind, or nesting too deep); the
+    /// offending character is at this byte offset.
+    Invalid { at: usize },
+}
+
+impl BracketScanner {
+    pub fn new() -> Self {
+        BracketScanner::default()
+    }
+
+    /// Feeds the next piece; the first character ever fed must be the opening bracket.
+    pub fn push(&mut self, piece: &str) -> Bracket {
+        for (at, c) in piece.char_indices() {
+            if let Some(quote) = self.quote {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == '\\' {
+                    self.escaped = true;
+                } else if c == quote {
+                    self.quote = None;
+                }
+                continue;
+            }
+            match c {
+                '\'' | '"' if self.started => self.quote = Some(c),
+                '[' | '(' | '{' => {
+                    self.started = true;
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return Bracket::Invalid { at };
+                    }
+                }
+                ']' | ')' | '}' if self.started => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Bracket::Complete {
+                            rest_at: at + c.len_utf8(),
+                        };
+                    }
+                }
+                _ if !self.started => return Bracket::Invalid { at },
+                _ => {}
+            }
+        }
+        Bracket::NeedMore
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_seed_002s_call_list() {
+        let calls = parse_calls(
+            "[get_weather(city='San Francisco', metric='celsius'), get_weather(city='Seattle', metric='celsius')]",
+        )
+        .unwrap_or_default();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].0, "get_weather");
+        assert_eq!(
+            Value::Object(calls[1].1.clone()),
+            json!({"city": "Seattle", "metric": "celsius"})
+        );
+    }
+
+    #[test]
+    fn reads_python_literals_and_builtin_calls() {
+        let calls =
+            parse_calls(r#"math.f(a=True, b=None, c=(1, 2.5), d={'k': "v\n"}, e=-3, f=1e3, g=[])"#)
+                .unwrap_or_default();
+        assert_eq!(calls[0].0, "math.f");
+        assert_eq!(
+            Value::Object(calls[0].1.clone()),
+            json!({"a": true, "b": null, "c": [1, 2.5], "d": {"k": "v\n"}, "e": -3, "f": 1000.0, "g": []})
+        );
+        let calls = parse_calls("brave_search.call(query=\"x\")").unwrap_or_default();
+        assert_eq!(calls[0].0, "brave_search");
+    }
+
+    #[test]
+    fn anything_else_is_no_call() {
+        for text in [
+            "[f(1)]",
+            "[f(a=1)",
+            "f(a=)",
+            "[f(a=1)] x",
+            "hello",
+            "[1, 2]",
+            "",
+        ] {
+            assert_eq!(parse_calls(text), None, "{text}");
+        }
+        assert_eq!(parse_calls("[]"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn written_calls_read_back() {
+        let arguments = json!({"a": "it's", "b": [1, 2.5, true, null], "c": {"d": "\"q\""}});
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        let text = write_list([("f", &arguments), ("g.h", &Map::new())]);
+        let calls = parse_calls(&text).unwrap_or_default();
+        assert_eq!(
+            calls,
+            vec![("f".into(), arguments), ("g.h".into(), Map::new())]
+        );
+    }
+
+    #[test]
+    fn the_bracket_scanner_ends_where_the_list_ends_however_cut() {
+        let text = "[f(a=')]', b=\"\\\"]\"), g(c=[1])] after";
+        let end = text.find(" after").unwrap_or(0);
+        for cut in 0..=text.len() {
+            let Some((first, second)) = text.split_at_checked(cut) else {
+                continue;
+            };
+            let mut scanner = BracketScanner::new();
+            let found = match scanner.push(first) {
+                Bracket::Complete { rest_at } => Some(rest_at),
+                Bracket::NeedMore => match scanner.push(second) {
+                    Bracket::Complete { rest_at } => Some(cut + rest_at),
+                    _ => None,
+                },
+                Bracket::Invalid { .. } => None,
+            };
+            assert_eq!(found, Some(end), "cut at {cut}");
+        }
+    }
+}
