@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::dialect::Dialect;
+use crate::dialects::cohere::{Cohere, CommandR7b};
+use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::styles::{
@@ -37,6 +39,8 @@ impl Default for Registry {
         registry.register(Arc::new(thoughtful_steps::dialect()), &[]);
         registry.register(Arc::new(mixtral::dialect()), &[]);
         registry.register(Arc::new(functionary_v2::dialect()), &[]);
+        registry.register(Arc::new(NativeDialect(Cohere)), &["command_r", "aya"]);
+        registry.register(Arc::new(NativeDialect(CommandR7b)), &["command_a"]);
         registry
     }
 }

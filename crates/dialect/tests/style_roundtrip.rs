@@ -30,6 +30,10 @@ enum Syntax {
     LlamaJson,
     /// Llama 3.x zero-shot: text, then a pythonic list `[f(a=1), g(b="x")]`.
     Pythonic,
+    /// Command-R: text, then ``Action: ```json [{"tool_name", "parameters"}, …]``` ``.
+    CohereAction,
+    /// Command R7B: thinking, then `<|START_ACTION|>[…]<|END_ACTION|>`.
+    R7bAction,
 }
 
 impl Syntax {
@@ -41,6 +45,8 @@ impl Syntax {
             "functionary_v2" => Syntax::Routed,
             "llama3" => Syntax::LlamaJson,
             "llama3_pythonic" => Syntax::Pythonic,
+            "cohere" => Syntax::CohereAction,
+            "command_r7b" => Syntax::R7bAction,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -49,7 +55,11 @@ impl Syntax {
     fn most_calls(self) -> usize {
         match self {
             Syntax::Tagged | Syntax::Escaped | Syntax::Steps => 1,
-            Syntax::Routed | Syntax::LlamaJson | Syntax::Pythonic => 3,
+            Syntax::Routed
+            | Syntax::LlamaJson
+            | Syntax::Pythonic
+            | Syntax::CohereAction
+            | Syntax::R7bAction => 3,
         }
     }
 
@@ -61,8 +71,40 @@ impl Syntax {
             Syntax::Routed => routed(text, calls),
             Syntax::LlamaJson => llama_json(text, calls),
             Syntax::Pythonic => pythonic(text, calls),
+            Syntax::CohereAction => cohere_action(text, calls),
+            Syntax::R7bAction => r7b_action(text, calls),
         }
     }
+}
+
+/// Command-R's actions, laid out as its template writes past calls.
+fn cohere_action(text: &str, calls: &[ToolCall]) -> String {
+    let actions: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let name = Value::from(name);
+            format!("    {{\n        \"tool_name\": {name},\n        \"parameters\": {arguments}\n    }}")
+        })
+        .collect();
+    format!("{text}\nAction:\n```json\n[\n{}\n]```", actions.join(",\n"))
+}
+
+/// Command R7B's thinking (the text) and actions, as its template writes past calls.
+fn r7b_action(text: &str, calls: &[ToolCall]) -> String {
+    let actions: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let (name, arguments) = name_and_arguments(call);
+            let name = Value::from(name);
+            format!("    {{\"tool_call_id\": \"{index}\", \"tool_name\": {name}, \"parameters\": {arguments}}}")
+        })
+        .collect();
+    format!(
+        "<|START_THINKING|>{text}<|END_THINKING|><|START_ACTION|>[\n{}\n]<|END_ACTION|>",
+        actions.join(",\n")
+    )
 }
 
 /// Llama 3.x JSON calls, as its grammar has the model write them.
@@ -442,17 +484,22 @@ impl Syntax {
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
     /// the content, and `functionary_v2` drops the `all\n<|content|>` routing of its text.
     fn carries_text_verbatim(self) -> bool {
-        matches!(self, Syntax::Tagged | Syntax::LlamaJson | Syntax::Pythonic)
+        matches!(
+            self,
+            Syntax::Tagged | Syntax::CohereAction | Syntax::LlamaJson | Syntax::Pythonic
+        )
     }
 
     /// The text before a call as it comes back: the whitespace before a `<tool_call>` tag
     /// is layout, not content.
     fn text_kept(self, text: &str) -> String {
         match self {
-            Syntax::Tagged | Syntax::Escaped | Syntax::LlamaJson | Syntax::Pythonic => {
-                text.trim_end().to_string()
-            }
-            Syntax::Steps | Syntax::Routed => text.to_string(),
+            Syntax::Tagged
+            | Syntax::CohereAction
+            | Syntax::Escaped
+            | Syntax::LlamaJson
+            | Syntax::Pythonic => text.trim_end().to_string(),
+            Syntax::Steps | Syntax::Routed | Syntax::R7bAction => text.to_string(),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! One file per family of models: its call syntax and the stream parser that reads it.
 
+pub mod cohere;
+pub mod framed_native;
 pub mod hermes;
 pub mod hermes_dialect;
 pub mod llama3;

@@ -16,8 +16,13 @@
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
 //!   `[f(a=1)]`), held until their text is whole, then judged.
+//! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
+//! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
+//!   whole by a small pattern, the parser most native families are made of.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
+pub mod call_json;
+pub mod framed;
 pub mod header;
 pub mod inline_calls;
 pub mod json_scan;

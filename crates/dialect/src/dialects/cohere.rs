@@ -1,0 +1,249 @@
+//! Cohere's two call syntaxes: Command-R / Command-R+ / Aya (`cohere`) and Command R7B /
+//! Command A (`command_r7b`).
+//!
+//! Command-R's tool-use template shows the tools as Python `def`s and asks, after the last
+//! user turn, for `Action:` followed by a JSON list of actions, which is how it writes past
+//! calls too (seed 003, and llama.cpp's `CohereForAI-c4ai-command-r-plus-tool_use`):
+//!
+//! ```text
+//! Action:
+//! ```json
+//! [
+//!     {
+//!         "tool_name": "get_weather",
+//!         "parameters": {"city": "Paris"}
+//!     }
+//! ]```
+//! ```
+//!
+//! The `directly-answer` tool means "no call": such an action is read as layout, not a
+//! call, and the grammar admits it only while calling is optional.
+//!
+//! Command R7B writes `<|START_THINKING|>plan<|END_THINKING|>` and then either
+//! `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": …}]<|END_ACTION|>`
+//! or `<|START_RESPONSE|>answer<|END_RESPONSE|>`. The thinking is reasoning, the response
+//! markers are layout, and the `tool_call_id`s (positions, `"0"`, `"1"`) are not kept as
+//! ids: OpenAI ids are made for the calls instead.
+//!
+//! Both templates render the request's tools and history themselves (past calls'
+//! `arguments` given as objects, since they print them with `tojson`).
+
+use serde_json::json;
+use toolbridge_chat::Tool;
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::{checked_parameters, DialectError};
+use crate::dialects::framed_native::{free_text, grammar_of, one_or_more, words, ws, Native};
+use crate::toolkit::call_json::{self, CallKeys};
+use crate::toolkit::framed::{Action, Pat, Region};
+
+/// The tool Command-R calls when it needs none.
+pub const DIRECTLY_ANSWER: &str = "directly-answer";
+
+const ACTION: &str = "Action:";
+const START_ACTION: &str = "<|START_ACTION|>";
+const END_ACTION: &str = "<|END_ACTION|>";
+const START_THINKING: &str = "<|START_THINKING|>";
+const END_THINKING: &str = "<|END_THINKING|>";
+
+const KEYS: CallKeys = CallKeys {
+    name: "tool_name",
+    arguments: &["parameters"],
+    id: None,
+};
+
+/// The Command-R / Aya dialect; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cohere;
+
+impl Native for Cohere {
+    fn name(&self) -> &'static str {
+        "cohere"
+    }
+
+    /// `Action:` ws "```json" ws `[` action (`,` action)* `]` ws "```", an action being one
+    /// tool's `{"tool_name", "parameters"}` object (or, unless forced, `directly-answer`).
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let mut actions = action_objects(tools, false)?;
+        if !forced {
+            actions.push(Expr::Json(json!({
+                "type": "object",
+                "properties": {
+                    "tool_name": {"const": DIRECTLY_ANSWER},
+                    "parameters": {"type": "object", "properties": {}, "additionalProperties": false},
+                },
+                "required": ["tool_name", "parameters"],
+                "additionalProperties": false,
+            })));
+        }
+        let list = action_list(Expr::group(Expr::Alt(actions)), parallel);
+        Ok(grammar_of(Expr::Seq(vec![
+            Expr::literal(ACTION),
+            ws(),
+            Expr::literal("```json"),
+            ws(),
+            list,
+            ws(),
+            Expr::literal("```"),
+        ])))
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        words(&[ACTION])
+    }
+
+    /// Command-R's template prints each parameter's `description` and fails on one
+    /// without: a missing description is given as empty.
+    fn shown_tools(&self, tools: &[Tool]) -> Vec<Tool> {
+        tools.iter().map(with_parameter_descriptions).collect()
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        let body = Pat::Seq(vec![
+            Pat::Ws,
+            Pat::opt("```json"),
+            Pat::opt("```"),
+            Pat::Json,
+            Pat::Ws,
+            Pat::opt("```"),
+        ]);
+        vec![(ACTION.into(), Action::Call(action_region(body)))]
+    }
+}
+
+/// The Command R7B dialect; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CommandR7b;
+
+impl Native for CommandR7b {
+    fn name(&self) -> &'static str {
+        "command_r7b"
+    }
+
+    /// `<|START_ACTION|>` `[` action (`,` action)* `]` `<|END_ACTION|>`; forced, the
+    /// thinking may come first.
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let actions = Expr::group(Expr::Alt(action_objects(tools, true)?));
+        let action = Expr::Seq(vec![
+            Expr::literal(START_ACTION),
+            ws(),
+            action_list(actions, parallel),
+            ws(),
+            Expr::literal(END_ACTION),
+        ]);
+        let root = if forced {
+            Expr::Seq(vec![
+                Expr::optional(Expr::group(Expr::Seq(vec![
+                    Expr::literal(START_THINKING),
+                    free_text(),
+                    Expr::literal(END_THINKING),
+                ]))),
+                action,
+            ])
+        } else {
+            action
+        };
+        Ok(grammar_of(root))
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        words(&[START_ACTION])
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        let body = Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(END_ACTION)]);
+        vec![
+            (START_ACTION.into(), Action::Call(action_region(body))),
+            (
+                START_THINKING.into(),
+                Action::Reasoning {
+                    close: END_THINKING.into(),
+                    at_start_only: true,
+                },
+            ),
+            ("<|START_RESPONSE|>".into(), Action::Layout),
+            ("<|END_RESPONSE|>".into(), Action::Layout),
+        ]
+    }
+}
+
+fn with_parameter_descriptions(tool: &Tool) -> Tool {
+    let mut tool = tool.clone();
+    let properties = tool
+        .function
+        .parameters
+        .as_mut()
+        .and_then(|parameters| parameters.get_mut("properties"))
+        .and_then(|properties| properties.as_object_mut());
+    for property in properties.into_iter().flat_map(|map| map.values_mut()) {
+        if let Some(property) = property.as_object_mut() {
+            property
+                .entry("description")
+                .or_insert_with(|| serde_json::Value::from(""));
+        }
+    }
+    tool
+}
+
+/// A region whose one capture is the JSON list of actions; `directly-answer` is dropped.
+fn action_region(body: Pat) -> Region {
+    Region {
+        body,
+        decode: std::sync::Arc::new(|captures| {
+            let calls = call_json::calls(captures.first()?, KEYS)?;
+            Some(
+                calls
+                    .into_iter()
+                    .filter(|call| call.name != DIRECTLY_ANSWER)
+                    .collect(),
+            )
+        }),
+    }
+}
+
+/// One `{"tool_name": …, "parameters": …}` schema per tool (R7B's with an optional
+/// `tool_call_id` first).
+fn action_objects(tools: &[&Tool], with_id: bool) -> Result<Vec<Expr>, DialectError> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut properties = serde_json::Map::new();
+            if with_id {
+                properties.insert("tool_call_id".into(), json!({"type": "string"}));
+            }
+            properties.insert("tool_name".into(), json!({"const": tool.name()}));
+            properties.insert("parameters".into(), checked_parameters(tool)?);
+            Ok(Expr::Json(json!({
+                "type": "object",
+                "properties": properties,
+                "required": ["tool_name", "parameters"],
+                "additionalProperties": false,
+            })))
+        })
+        .collect()
+}
+
+/// `[` action (`,` action)* `]`, one action unless `parallel`.
+fn action_list(action: Expr, parallel: bool) -> Expr {
+    Expr::Seq(vec![
+        Expr::literal("["),
+        ws(),
+        one_or_more(
+            action,
+            Expr::Seq(vec![ws(), Expr::literal(","), ws()]),
+            parallel,
+        ),
+        ws(),
+        Expr::literal("]"),
+    ])
+}

@@ -1,0 +1,230 @@
+//! What the native dialects built on [`crate::toolkit::framed`] share: one `prepare` that
+//! renders the model's own template with the tools, makes the family's call grammar lazy on
+//! its opening words (forced from the first byte when `tool_choice` requires a call), and
+//! wraps the family's parser with off-format calls when the request has tools.
+//!
+//! A family says only what differs ([`Native`]): its grammar over the callable tools, its
+//! triggers, its markers, how its generation prompt may leave the model inside reasoning,
+//! and, where its template reads history differently, its messages.
+//!
+//! `tool_choice: "none"` shows the template no tools and removes the constraint, as the
+//! Hermes dialect does; a named function or `allowed_tools` keep only those tools'
+//! alternatives in the grammar while the template still shows every tool, so the prompt
+//! (and the model's cache of it) does not change with the choice.
+
+use serde_json::Value;
+use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
+
+use crate::dialect::{
+    callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
+    DialectError, Prepared, RenderInput,
+};
+use crate::parser::StreamParser;
+use crate::toolkit::framed::{Action, FramedParser};
+use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
+
+/// One native family, as [`NativeDialect`] needs it.
+pub trait Native: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// The call grammar over `tools` (never empty). `forced`: the output must be calls from
+    /// its first byte (then the root may admit reasoning first); otherwise the root starts
+    /// with one of [`Native::triggers`]. `parallel`: more than one call may follow.
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError>;
+
+    /// The words that switch a lazy grammar on.
+    fn triggers(&self) -> Vec<Trigger>;
+
+    /// The markers of the parser; `tools` are the request's callable tools, for families
+    /// whose decoding reads the schemas (argument types restored in XML formats).
+    fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)>;
+
+    /// The marker that closes reasoning the generation prompt left open, if it did.
+    fn open_reasoning(&self, _prompt: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// The tools as the template is given them; some templates need fields OpenAI leaves
+    /// optional.
+    fn shown_tools(&self, tools: &[Tool]) -> Vec<Tool> {
+        tools.to_vec()
+    }
+
+    /// The messages as the template reads them.
+    fn history(&self, request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+        history_with_object_arguments(request)
+    }
+
+    /// Stop strings beyond the request's.
+    fn stops(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A [`Native`] family as a [`Dialect`].
+pub struct NativeDialect<N>(pub N);
+
+impl<N: Native> Dialect for NativeDialect<N> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn prepare(
+        &self,
+        request: &ChatRequest,
+        template: &ChatTemplate,
+    ) -> Result<Prepared, DialectError> {
+        let family = &self.0;
+        let choice = request.effective_tool_choice();
+        let tools = callable_tools(request, &choice)?;
+        if choice.requires_call() && tools.is_empty() {
+            return Err(DialectError::NoCallableTools);
+        }
+        let shown = if choice.allows_calls() {
+            family.shown_tools(request.tools())
+        } else {
+            Vec::new()
+        };
+        let prompt = template.render(&RenderInput {
+            messages: family.history(request)?,
+            tools: &shown,
+            add_generation_prompt: true,
+        })?;
+        let constraint = if tools.is_empty() {
+            None
+        } else {
+            let forced = choice.requires_call();
+            Some(Constraint {
+                grammar: family.grammar(&tools, request.allows_parallel_calls(), forced)?,
+                triggers: family.triggers(),
+                lazy: !forced,
+            })
+        };
+        let markers = family.markers(&tools);
+        let parser = match family.open_reasoning(&prompt) {
+            Some(close) => FramedParser::in_reasoning(markers, close),
+            None => FramedParser::new(markers),
+        };
+        let parser: Box<dyn StreamParser + Send> = if tools.is_empty() {
+            Box::new(parser)
+        } else {
+            Box::new(OffFormatCalls::new(parser, DeclaredTools::new(&tools)))
+        };
+        let mut stop = request.stop_sequences().to_vec();
+        stop.extend(family.stops());
+        Ok(Prepared {
+            prompt,
+            constraint,
+            stop,
+            parser,
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser + Send> {
+        Box::new(FramedParser::new(self.0.markers(&[])))
+    }
+}
+
+/// The messages as JSON, past calls' `arguments` as objects where they hold JSON objects:
+/// templates print them with `tojson` and OpenAI's string form would come out quoted twice.
+pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = messages_json(&request.messages)?;
+    for message in &mut messages {
+        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
+            continue;
+        };
+        for call in calls {
+            let Some(arguments) = call.pointer_mut("/function/arguments") else {
+                continue;
+            };
+            if let Value::String(text) = arguments {
+                if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+                    *arguments = object;
+                }
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
+pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
+    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
+        what: "a tool name",
+        source,
+    })?;
+    Ok(quoted[1..quoted.len() - 1].to_string())
+}
+
+/// One alternative per tool, each made by `call` from the tool, its JSON-escaped name and
+/// its checked parameters schema.
+pub fn per_tool(
+    tools: &[&Tool],
+    call: impl Fn(&Tool, &str, Expr) -> Expr,
+) -> Result<Expr, DialectError> {
+    let alternatives = tools
+        .iter()
+        .map(|tool| {
+            let name = json_name(tool)?;
+            Ok(call(tool, &name, Expr::Json(checked_parameters(tool)?)))
+        })
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    Ok(Expr::group(Expr::Alt(alternatives)))
+}
+
+/// `first`, then with `parallel` any number of `separator first`.
+pub fn one_or_more(first: Expr, separator: Expr, parallel: bool) -> Expr {
+    if !parallel {
+        return first;
+    }
+    Expr::Seq(vec![
+        first.clone(),
+        Expr::repeat(Expr::group(Expr::Seq(vec![separator, first])), 0, None),
+    ])
+}
+
+/// Optional layout whitespace between the parts of a call.
+pub fn ws() -> Expr {
+    Expr::repeat(
+        Expr::Class(CharClass::new(
+            false,
+            vec![
+                ClassItem::Char(' '),
+                ClassItem::Char('\t'),
+                ClassItem::Char('\n'),
+            ],
+        )),
+        0,
+        Some(24),
+    )
+}
+
+/// Free text without `<`, for the reasoning a forced grammar lets a model write first.
+pub fn free_text() -> Expr {
+    Expr::repeat(
+        Expr::Class(CharClass::new(true, vec![ClassItem::Char('<')])),
+        0,
+        None,
+    )
+}
+
+/// A grammar whose root is `root`.
+pub fn grammar_of(root: Expr) -> Grammar {
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", root);
+    grammar
+}
+
+/// Word triggers.
+pub fn words(words: &[&str]) -> Vec<Trigger> {
+    words
+        .iter()
+        .map(|word| Trigger::Word(word.to_string()))
+        .collect()
+}

@@ -1,0 +1,131 @@
+//! Calls written as JSON objects, one or a list, with the family's own key names:
+//! `{"tool_name": …, "parameters": …}` (Cohere), `{"name": …, "arguments": …}` (Granite,
+//! Phi-4-mini), read out of a region's captured text once it is whole.
+//!
+//! Arguments are read leniently, as models write them: an object is itself, a string holding
+//! a JSON object is that object, missing or `null` is `{}`; anything else makes the whole
+//! region no call (so it stays content, as written). A name must be a non-empty string.
+
+use serde_json::{Map, Value};
+
+use crate::toolkit::framed::Call;
+
+/// The key names one family writes its calls with.
+#[derive(Debug, Clone, Copy)]
+pub struct CallKeys {
+    pub name: &'static str,
+    /// Where the arguments are; the first key present is read.
+    pub arguments: &'static [&'static str],
+    /// Where the model's own id for the call is, if its syntax has one.
+    pub id: Option<&'static str>,
+}
+
+/// `{"name": …, "arguments": …}`, with `parameters` taken for `arguments`.
+pub const NAME_ARGUMENTS: CallKeys = CallKeys {
+    name: "name",
+    arguments: &["arguments", "parameters"],
+    id: None,
+};
+
+/// The calls in `text`: one call object, or a list of them (an empty list is no call).
+/// `None` when the text is not that.
+pub fn calls(text: &str, keys: CallKeys) -> Option<Vec<Call>> {
+    match serde_json::from_str::<Value>(text).ok()? {
+        Value::Array(items) if !items.is_empty() => {
+            items.iter().map(|item| call(item, keys)).collect()
+        }
+        object @ Value::Object(_) => Some(vec![call(&object, keys)?]),
+        _ => None,
+    }
+}
+
+/// One call object.
+pub fn call(value: &Value, keys: CallKeys) -> Option<Call> {
+    let Value::Object(members) = value else {
+        return None;
+    };
+    let name = members.get(keys.name)?.as_str()?;
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = keys
+        .arguments
+        .iter()
+        .find_map(|key| members.get(*key))
+        .unwrap_or(&Value::Null);
+    let id = keys
+        .id
+        .and_then(|key| members.get(key))
+        .and_then(|id| match id {
+            Value::String(text) => Some(text.clone()),
+            Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        });
+    Some(Call {
+        name: name.to_string(),
+        arguments: arguments_text(arguments)?,
+        id,
+    })
+}
+
+/// The arguments as JSON object text: an object, a string holding one, or `{}` for none.
+pub fn arguments_text(arguments: &Value) -> Option<String> {
+    match arguments {
+        Value::Null => Some(String::from("{}")),
+        Value::Object(_) => serde_json::to_string(arguments).ok(),
+        Value::String(text) => match serde_json::from_str::<Value>(text).ok()? {
+            object @ Value::Object(_) => serde_json::to_string(&object).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An arguments object's text, for decoders that build the object themselves.
+pub fn object_text(members: Map<String, Value>) -> Option<String> {
+    serde_json::to_string(&Value::Object(members)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COHERE: CallKeys = CallKeys {
+        name: "tool_name",
+        arguments: &["parameters"],
+        id: Some("tool_call_id"),
+    };
+
+    #[test]
+    fn reads_lists_and_single_objects() {
+        let text = r#"[{"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}},
+                       {"tool_name": "g"}]"#;
+        let read = calls(text, COHERE).unwrap_or_default();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[0].arguments, r#"{"a":1}"#);
+        assert_eq!(read[0].id.as_deref(), Some("0"));
+        assert_eq!(read[1].arguments, "{}");
+        let single = calls(
+            r#"{"name": "f", "arguments": "{\"a\": 2}"}"#,
+            NAME_ARGUMENTS,
+        );
+        assert_eq!(
+            single.map(|c| c[0].arguments.clone()),
+            Some(r#"{"a":2}"#.into())
+        );
+    }
+
+    #[test]
+    fn anything_else_is_no_call() {
+        for text in [
+            "[]",
+            "{}",
+            "[1]",
+            r#"{"name": ""}"#,
+            r#"{"name": "f", "arguments": 3}"#,
+            "x",
+        ] {
+            assert_eq!(calls(text, NAME_ARGUMENTS), None, "{text}");
+        }
+    }
+}

@@ -1,0 +1,662 @@
+//! Output framed by markers: a marker in content switches to reasoning, is layout, or opens
+//! a call region whose text follows a small pattern ([`Pat`]), read whole and then decoded.
+//!
+//! Most native tool-call families differ only in their markers and in the few shapes a call
+//! takes after its opening marker: Command R7B's `<|START_ACTION|>[…]<|END_ACTION|>`,
+//! DeepSeek's `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json …```…`, Qwen3-Coder's
+//! `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`, harmony's
+//! `<|channel|>commentary to=functions.name …<|message|>{…}<|call|>`. So a dialect's parser
+//! here is a list of markers, each with an [`Action`], and for each call region a pattern and
+//! a decoder; [`FramedParser`] does the streaming once for all of them.
+//!
+//! How it decides, always from the text alone (so the answer is the same however the output
+//! is cut, and the same streamed or not):
+//! - In content, the longest marker at the leftmost position wins (as [`super::tag_scan`]
+//!   does); text that may still become a marker is held back until the next piece decides it.
+//!   A reasoning marker marked `at_start_only` counts only before any non-whitespace content.
+//! - A call region is held until its pattern has matched whole ([`Pat`] says as early as the
+//!   text allows whether it still can). A match whose decoder gives calls emits them whole,
+//!   in order; anything else gives the opening marker back as content and reads the text
+//!   after it again, as content (a call may start inside it). So a call is never emitted
+//!   garbled, and text that is no call comes out as written.
+//! - Reasoning runs to its closing marker (a call written inside reasoning is reasoning);
+//!   whitespace right after it is dropped.
+//! - Whitespace before a call's marker and after a call is layout, unless text follows it
+//!   after the call (as in the Hermes parser): a reply that only calls has no content.
+//!
+//! A region is bounded ([`MAX_REGION`]): past that it is not a call, so garbage after a
+//! marker cannot hold the output back for long.
+
+use std::sync::Arc;
+
+use crate::events::Event;
+use crate::parser::StreamParser;
+use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
+
+/// The longest call region held back, in bytes; a longer one is content.
+pub const MAX_REGION: usize = 64 * 1024;
+
+/// A call read out of a region: the tool's name and its arguments as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub name: String,
+    pub arguments: String,
+    /// The model's own id for the call, where its syntax carries one.
+    pub id: Option<String>,
+}
+
+impl Call {
+    /// A call without an id.
+    pub fn new(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Call {
+            name: name.into(),
+            arguments: arguments.into(),
+            id: None,
+        }
+    }
+}
+
+/// Turns a region's captures (in pattern order) into its calls; `None` when the region is
+/// not a call after all. `Some(vec![])` is a region that calls nothing (Cohere's
+/// `directly-answer`): it is layout.
+pub type Decode = Arc<dyn Fn(&[String]) -> Option<Vec<Call>> + Send + Sync>;
+
+/// A call region: the pattern of its text after the opening marker, and its decoder.
+#[derive(Clone)]
+pub struct Region {
+    pub body: Pat,
+    pub decode: Decode,
+}
+
+/// What a marker does when it appears in content.
+#[derive(Clone)]
+pub enum Action {
+    /// Dropped: it frames the answer (`<|START_RESPONSE|>`, `<|end|>`).
+    Layout,
+    /// Opens reasoning, which runs to `close`.
+    Reasoning {
+        close: String,
+        /// Only before any non-whitespace content (`<think>`), not anywhere.
+        at_start_only: bool,
+    },
+    /// Opens a call region.
+    Call(Region),
+}
+
+/// The shape of a call region's text, matched as far as the text allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pat {
+    /// This text.
+    Lit(String),
+    /// This text, or nothing.
+    Opt(String),
+    /// Any whitespace, maybe none.
+    Ws,
+    /// One JSON value (leading whitespace skipped); captured.
+    Json,
+    /// Text up to `delim`, at most `max` bytes; captured, and `delim` consumed.
+    Until {
+        delim: String,
+        max: usize,
+    },
+    /// Everything to the end of the output; captured.
+    Rest,
+    Seq(Vec<Pat>),
+    /// The first alternative that matches or still may (in order).
+    Alt(Vec<Pat>),
+    /// Zero or more of this, as many as match.
+    Repeat(Box<Pat>),
+}
+
+impl Pat {
+    pub fn lit(text: impl Into<String>) -> Pat {
+        Pat::Lit(text.into())
+    }
+
+    pub fn opt(text: impl Into<String>) -> Pat {
+        Pat::Opt(text.into())
+    }
+
+    pub fn until(delim: impl Into<String>, max: usize) -> Pat {
+        Pat::Until {
+            delim: delim.into(),
+            max,
+        }
+    }
+
+    pub fn repeat(item: Pat) -> Pat {
+        Pat::Repeat(Box::new(item))
+    }
+
+    /// Matches `text` from byte `at`: where the match ends, whether it still may, or not.
+    /// `ended` says no more text will come.
+    pub fn matches(&self, text: &str, at: usize, ended: bool, captures: &mut Vec<String>) -> Match {
+        let Some(rest) = text.get(at..) else {
+            return Match::No;
+        };
+        match self {
+            Pat::Lit(literal) => {
+                if rest.starts_with(literal.as_str()) {
+                    Match::Full(at + literal.len())
+                } else if !ended && literal.starts_with(rest) {
+                    Match::Partial
+                } else {
+                    Match::No
+                }
+            }
+            Pat::Opt(literal) => {
+                if rest.starts_with(literal.as_str()) {
+                    Match::Full(at + literal.len())
+                } else if !ended && literal.starts_with(rest) {
+                    Match::Partial
+                } else {
+                    Match::Full(at)
+                }
+            }
+            Pat::Ws => {
+                let body = rest.trim_start();
+                if body.is_empty() && !ended {
+                    Match::Partial
+                } else {
+                    Match::Full(text.len() - body.len())
+                }
+            }
+            Pat::Json => json_value(text, at, ended, captures),
+            Pat::Until { delim, max } => match rest.find(delim.as_str()) {
+                Some(found) if found <= *max => {
+                    captures.push(rest[..found].to_string());
+                    Match::Full(at + found + delim.len())
+                }
+                Some(_) => Match::No,
+                None if ended || rest.len() >= max + delim.len() => Match::No,
+                None => Match::Partial,
+            },
+            Pat::Rest => {
+                if ended {
+                    captures.push(rest.to_string());
+                    Match::Full(text.len())
+                } else {
+                    Match::Partial
+                }
+            }
+            Pat::Seq(items) => {
+                let mut position = at;
+                for item in items {
+                    match item.matches(text, position, ended, captures) {
+                        Match::Full(next) => position = next,
+                        other => return other,
+                    }
+                }
+                Match::Full(position)
+            }
+            Pat::Alt(items) => {
+                for item in items {
+                    let kept = captures.len();
+                    match item.matches(text, at, ended, captures) {
+                        Match::No => captures.truncate(kept),
+                        decided => return decided,
+                    }
+                }
+                Match::No
+            }
+            Pat::Repeat(item) => {
+                let mut position = at;
+                loop {
+                    let kept = captures.len();
+                    match item.matches(text, position, ended, captures) {
+                        Match::Full(next) if next > position => position = next,
+                        Match::Full(_) => break,
+                        Match::Partial => return Match::Partial,
+                        Match::No => {
+                            captures.truncate(kept);
+                            break;
+                        }
+                    }
+                }
+                Match::Full(position)
+            }
+        }
+    }
+}
+
+/// How far a text matches a [`Pat`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// It matches, up to this byte.
+    Full(usize),
+    /// It may still match; more text decides.
+    Partial,
+    /// It cannot match.
+    No,
+}
+
+fn json_value(text: &str, at: usize, ended: bool, captures: &mut Vec<String>) -> Match {
+    let rest = &text[at..];
+    let start = rest.len() - rest.trim_start().len();
+    let mut scanner = JsonScanner::new();
+    let end = match scanner.push(rest.as_bytes()) {
+        Scan::Complete { rest_at } => rest_at,
+        Scan::Invalid { .. } => return Match::No,
+        Scan::NeedMore if !ended => return Match::Partial,
+        Scan::NeedMore => match scanner.finish() {
+            Ending::Complete => rest.len(),
+            Ending::Truncated | Ending::Invalid => return Match::No,
+        },
+    };
+    match rest.get(start..end) {
+        Some(value) => {
+            captures.push(value.to_string());
+            Match::Full(at + end)
+        }
+        None => Match::No,
+    }
+}
+
+/// The stream parser built from markers; see the module docs.
+pub struct FramedParser {
+    markers: Vec<(String, Action)>,
+    /// Text read but not yet decided (in a region: its text after the opening marker).
+    pending: String,
+    mode: Mode,
+    writer: ContentWriter,
+    /// Whether anything but whitespace has been read (then `at_start_only` markers are text).
+    seen_output: bool,
+    events: Vec<Event>,
+    next_index: u32,
+}
+
+#[derive(Debug, Clone)]
+enum Mode {
+    Content,
+    Reasoning {
+        close: String,
+    },
+    /// In the region opened by this marker.
+    Region(usize),
+}
+
+impl FramedParser {
+    /// A parser at the start of the output, in content.
+    pub fn new(markers: Vec<(String, Action)>) -> Self {
+        let markers = markers
+            .into_iter()
+            .filter(|(text, _)| !text.is_empty())
+            .collect();
+        FramedParser {
+            markers,
+            pending: String::new(),
+            mode: Mode::Content,
+            writer: ContentWriter::default(),
+            seen_output: false,
+            events: Vec::new(),
+            next_index: 0,
+        }
+    }
+
+    /// A parser for output that begins inside reasoning closed by `close`, because the
+    /// prompt opened it (`<think>\n` at the end of a generation prompt).
+    pub fn in_reasoning(markers: Vec<(String, Action)>, close: impl Into<String>) -> Self {
+        FramedParser {
+            mode: Mode::Reasoning {
+                close: close.into(),
+            },
+            seen_output: true,
+            ..FramedParser::new(markers)
+        }
+    }
+
+    fn run(&mut self, ended: bool) {
+        loop {
+            let switched = match self.mode.clone() {
+                Mode::Content => self.scan_content(ended),
+                Mode::Reasoning { close } => self.scan_reasoning(&close, ended),
+                Mode::Region(marker) => self.scan_region(marker, ended),
+            };
+            if !switched {
+                break;
+            }
+        }
+    }
+
+    /// Content up to the next marker; true when a marker switched the mode.
+    fn scan_content(&mut self, ended: bool) -> bool {
+        let mut position = 0;
+        while position < self.pending.len() {
+            let rest = &self.pending[position..];
+            let mut best: Option<usize> = None;
+            let mut undecided = false;
+            for (index, (marker, action)) in self.markers.iter().enumerate() {
+                if self.seen_output && at_start_only(action) {
+                    continue;
+                }
+                if rest.starts_with(marker.as_str()) {
+                    if best.is_none_or(|best| self.markers[best].0.len() < marker.len()) {
+                        best = Some(index);
+                    }
+                } else if !ended && marker.starts_with(rest) {
+                    undecided = true;
+                }
+            }
+            if undecided {
+                self.commit_content(position);
+                return false;
+            }
+            if let Some(index) = best {
+                self.commit_content(position);
+                let marker_len = self.markers[index].0.len();
+                self.pending.drain(..marker_len);
+                self.on_marker(index);
+                return true;
+            }
+            let c = rest.chars().next().unwrap_or(' ');
+            if !c.is_whitespace() {
+                self.seen_output = true;
+            }
+            position += c.len_utf8();
+        }
+        self.commit_content(self.pending.len());
+        false
+    }
+
+    fn commit_content(&mut self, up_to: usize) {
+        let text: String = self.pending.drain(..up_to).collect();
+        self.writer.write(&text, &mut self.events);
+    }
+
+    fn on_marker(&mut self, index: usize) {
+        self.seen_output = true;
+        match &self.markers[index].1 {
+            Action::Layout => {}
+            Action::Reasoning { close, .. } => {
+                self.mode = Mode::Reasoning {
+                    close: close.clone(),
+                }
+            }
+            Action::Call(_) => self.mode = Mode::Region(index),
+        }
+    }
+
+    fn scan_reasoning(&mut self, close: &str, ended: bool) -> bool {
+        if let Some(found) = self.pending.find(close) {
+            let reasoning: String = self.pending.drain(..found).collect();
+            self.pending.drain(..close.len());
+            if !reasoning.is_empty() {
+                self.events.push(Event::Reasoning(reasoning));
+            }
+            self.writer.skip_leading_whitespace = true;
+            self.mode = Mode::Content;
+            return true;
+        }
+        let keep = if ended {
+            0
+        } else {
+            held_prefix(&self.pending, close)
+        };
+        let decided = self.pending.len() - keep;
+        if decided > 0 {
+            let reasoning: String = self.pending.drain(..decided).collect();
+            self.events.push(Event::Reasoning(reasoning));
+        }
+        false
+    }
+
+    fn scan_region(&mut self, marker: usize, ended: bool) -> bool {
+        let (marker_text, Action::Call(region)) = &self.markers[marker] else {
+            self.mode = Mode::Content;
+            return true;
+        };
+        let mut captures = Vec::new();
+        let matched = region.body.matches(&self.pending, 0, ended, &mut captures);
+        let calls = match matched {
+            Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
+            Match::Full(end) => (region.decode)(&captures).map(|calls| (end, calls)),
+            Match::Partial | Match::No => None,
+        };
+        self.mode = Mode::Content;
+        match calls {
+            Some((end, calls)) => {
+                self.pending.drain(..end);
+                self.emit_calls(calls);
+            }
+            None => {
+                let text = marker_text.clone();
+                self.writer.write(&text, &mut self.events);
+            }
+        }
+        true
+    }
+
+    fn emit_calls(&mut self, calls: Vec<Call>) {
+        self.writer.end_of_call();
+        for call in calls {
+            let index = self.next_index;
+            self.next_index = self.next_index.saturating_add(1);
+            self.events.push(Event::ToolCallStart {
+                index,
+                id: call.id,
+                name: call.name,
+            });
+            self.events.push(Event::ToolCallArguments {
+                index,
+                fragment: call.arguments,
+            });
+            self.events.push(Event::ToolCallEnd { index });
+        }
+    }
+}
+
+fn at_start_only(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Reasoning {
+            at_start_only: true,
+            ..
+        }
+    )
+}
+
+/// The length of the longest end of `text` that is a proper prefix of `marker`.
+fn held_prefix(text: &str, marker: &str) -> usize {
+    (1..marker.len().min(text.len() + 1))
+        .rev()
+        .find(|&len| {
+            text.is_char_boundary(text.len() - len)
+                && marker.is_char_boundary(len)
+                && text.ends_with(&marker[..len])
+        })
+        .unwrap_or(0)
+}
+
+impl StreamParser for FramedParser {
+    fn push(&mut self, piece: &str) -> Vec<Event> {
+        self.pending.push_str(piece);
+        self.run(false);
+        std::mem::take(&mut self.events)
+    }
+
+    fn finish(&mut self) -> Vec<Event> {
+        self.run(true);
+        self.writer.finish(&mut self.events);
+        std::mem::take(&mut self.events)
+    }
+}
+
+/// Writes content, keeping the whitespace around calls out of it: trailing whitespace is
+/// held until text follows (then it is content) or a call stands (then it is layout);
+/// whitespace after a call is held the same way and dropped at the end of the output.
+#[derive(Debug, Clone, Default)]
+struct ContentWriter {
+    held_whitespace: String,
+    held_follows_call: bool,
+    skip_leading_whitespace: bool,
+}
+
+impl ContentWriter {
+    fn write(&mut self, text: &str, events: &mut Vec<Event>) {
+        let text = if self.skip_leading_whitespace {
+            text.trim_start()
+        } else {
+            text
+        };
+        if text.is_empty() {
+            return;
+        }
+        self.skip_leading_whitespace = false;
+        let body = text.trim_end();
+        if body.is_empty() {
+            self.held_whitespace.push_str(text);
+            return;
+        }
+        let mut content = std::mem::take(&mut self.held_whitespace);
+        self.held_follows_call = false;
+        content.push_str(body);
+        self.held_whitespace.push_str(&text[body.len()..]);
+        match events.last_mut() {
+            Some(Event::Content(previous)) => previous.push_str(&content),
+            _ => events.push(Event::Content(content)),
+        }
+    }
+
+    fn end_of_call(&mut self) {
+        self.held_whitespace.clear();
+        self.held_follows_call = true;
+    }
+
+    fn finish(&mut self, events: &mut Vec<Event>) {
+        let held = std::mem::take(&mut self.held_whitespace);
+        if !held.is_empty() && !self.held_follows_call {
+            events.push(Event::Content(held));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::parse_all;
+    use proptest::prelude::*;
+
+    fn json_array_region() -> Region {
+        Region {
+            body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt("</a>")]),
+            decode: Arc::new(|captures| {
+                let value: serde_json::Value = serde_json::from_str(captures.first()?).ok()?;
+                let name = value.get("name")?.as_str()?.to_string();
+                Some(vec![Call::new(name, "{}")])
+            }),
+        }
+    }
+
+    fn parser() -> FramedParser {
+        FramedParser::new(vec![
+            ("<a>".into(), Action::Call(json_array_region())),
+            (
+                "<think>".into(),
+                Action::Reasoning {
+                    close: "</think>".into(),
+                    at_start_only: true,
+                },
+            ),
+            ("<end>".into(), Action::Layout),
+        ])
+    }
+
+    fn joined(events: Vec<Event>) -> Vec<Event> {
+        let mut out: Vec<Event> = Vec::new();
+        for event in events {
+            match (out.last_mut(), event) {
+                (Some(Event::Content(a)), Event::Content(b)) => a.push_str(&b),
+                (Some(Event::Reasoning(a)), Event::Reasoning(b)) => a.push_str(&b),
+                (_, event) => out.push(event),
+            }
+        }
+        out
+    }
+
+    fn parse_cut(text: &str, cuts: &[usize]) -> Vec<Event> {
+        let mut parser = parser();
+        let mut events = Vec::new();
+        let mut last = 0;
+        for &cut in cuts {
+            if cut > last && cut < text.len() && text.is_char_boundary(cut) {
+                events.extend(parser.push(&text[last..cut]));
+                last = cut;
+            }
+        }
+        events.extend(parser.push(&text[last..]));
+        events.extend(parser.finish());
+        joined(events)
+    }
+
+    #[test]
+    fn reads_reasoning_a_call_and_layout() {
+        let events = joined(parse_all(
+            &mut parser(),
+            "<think>hm <a>{}</think>\nHi <a>{\"name\": \"f\"}</a> <end>",
+        ));
+        assert_eq!(
+            events,
+            [
+                Event::Reasoning("hm <a>{}".into()),
+                Event::Content("Hi".into()),
+                Event::ToolCallStart {
+                    index: 0,
+                    id: None,
+                    name: "f".into()
+                },
+                Event::ToolCallArguments {
+                    index: 0,
+                    fragment: "{}".into()
+                },
+                Event::ToolCallEnd { index: 0 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_region_that_is_no_call_is_content_as_written() {
+        let text = "x <a>{\"nam\": 1} <a>nope <think>";
+        assert_eq!(
+            joined(parse_all(&mut parser(), text)),
+            [Event::Content(text.into())]
+        );
+    }
+
+    #[test]
+    fn patterns_decide_as_early_as_the_text_allows() {
+        let pat = Pat::Seq(vec![
+            Pat::lit("ab"),
+            Pat::until(">", 3),
+            Pat::Ws,
+            Pat::opt("!"),
+        ]);
+        let run = |text: &str, ended: bool| pat.matches(text, 0, ended, &mut Vec::new());
+        assert_eq!(run("a", false), Match::Partial);
+        assert_eq!(run("x", false), Match::No);
+        assert_eq!(run("abxyz", false), Match::Partial);
+        assert_eq!(run("abxyzw", false), Match::No);
+        assert_eq!(run("abx> ", false), Match::Partial);
+        assert_eq!(run("abx> ", true), Match::Full(5));
+        assert_eq!(run("abx> !", false), Match::Full(6));
+        assert_eq!(run("abx> ?", false), Match::Full(5));
+    }
+
+    proptest! {
+        #[test]
+        fn cutting_changes_nothing(
+            parts in proptest::collection::vec(prop_oneof![
+                Just("<a>".to_string()), Just("</a>".to_string()), Just("<think>".to_string()),
+                Just("</think>".to_string()), Just("<end>".to_string()),
+                Just("{\"name\": \"f\"}".to_string()), "[a-z {}\"<>/é]{0,5}",
+            ], 0..8),
+            cuts in proptest::collection::vec(0..80usize, 0..6),
+        ) {
+            let text = parts.concat();
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            prop_assert_eq!(parse_cut(&text, &cuts), parse_cut(&text, &[]));
+            let every: Vec<usize> = (0..text.len()).collect();
+            prop_assert_eq!(parse_cut(&text, &every), parse_cut(&text, &[]));
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! Checks every native dialect built on `toolkit::framed` gets: its corpus template renders a
+//! conversation with calls and results, outputs in its syntax parse to the right calls however
+//! cut, its grammar honours each `tool_choice`, random calls written in its syntax come back
+//! whole, and random bytes never panic.
+#![allow(dead_code)] // each test crate uses part of it
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{
+    AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
+    Tool, ToolCall, ToolChoice, ToolChoiceMode,
+};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
+use toolbridge_dialect::events::{Event, EventOrder};
+use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::lark;
+
+/// A call as the tests write and read them: a name and its arguments object.
+pub type Call = (String, Value);
+
+/// Writes calls in a dialect's syntax, after `text` (content or reasoning, as the syntax has
+/// it), as its grammar has the model write them.
+pub type Writer = fn(text: &str, calls: &[Call]) -> String;
+
+/// The registry every test reads its dialect from.
+pub fn registry() -> Registry {
+    Registry::default()
+}
+
+pub fn corpus_text(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus/jinja")
+        .join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|error| {
+        panic!(
+            "corpus template not found: looked at {} ({error})",
+            path.display()
+        )
+    })
+}
+
+pub fn template(relative: &str, bos: &str, eos: &str) -> ChatTemplate {
+    ChatTemplate::new(&corpus_text(relative), bos, eos).unwrap_or_else(|error| panic!("{error}"))
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::function(FunctionDefinition::new(
+            "get_weather",
+            "The weather in a city.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city."},
+                    "days": {"type": "integer", "description": "How many days."}
+                },
+                "required": ["city"]
+            }),
+        )),
+        Tool::function(FunctionDefinition::new(
+            "add",
+            "Adds two numbers.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "number", "description": "One."},
+                    "b": {"type": "number", "description": "Two."}
+                },
+                "required": ["a", "b"]
+            }),
+        )),
+    ]
+}
+
+pub fn request(choice: Option<ToolChoice>) -> ChatRequest {
+    ChatRequest {
+        tools: Some(tools()),
+        tool_choice: choice,
+        ..ChatRequest::new(
+            "m",
+            vec![
+                Message::system("You are terse."),
+                Message::user("Weather in Paris?"),
+            ],
+        )
+    }
+}
+
+/// A conversation whose assistant called `get_weather` and got a result, then a user turn.
+pub fn conversation() -> ChatRequest {
+    let mut request = request(None);
+    request
+        .messages
+        .push(Message::assistant_calls(vec![ToolCall::new(
+            "call_1",
+            "get_weather",
+            Arguments::Text(r#"{"city": "Paris"}"#.into()),
+        )]));
+    request.messages.push(Message::tool("call_1", "sunny, 21C"));
+    request.messages.push(Message::assistant("It is sunny."));
+    request.messages.push(Message::user("And in Rome?"));
+    request
+}
+
+pub fn prepare(dialect: &dyn Dialect, request: &ChatRequest, template: &ChatTemplate) -> Prepared {
+    dialect
+        .prepare(request, template)
+        .unwrap_or_else(|error| panic!("{}: {error}", dialect.name()))
+}
+
+/// The prompt for [`conversation`]: it must hold each of `expected`.
+pub fn renders_history(
+    dialect: &dyn Dialect,
+    template: &ChatTemplate,
+    expected: &[&str],
+) -> String {
+    let prompt = prepare(dialect, &conversation(), template).prompt;
+    for part in expected {
+        assert!(
+            prompt.contains(part),
+            "{}: no {part:?} in\n{prompt}",
+            dialect.name()
+        );
+    }
+    prompt
+}
+
+/// The constraint compiled as an engine runs it: lazy through its triggers.
+pub fn validator(constraint: &Constraint) -> Validator {
+    let text = if constraint.lazy {
+        lark::print_lazy(&constraint.grammar, &constraint.triggers)
+    } else {
+        lark::print(&constraint.grammar)
+    };
+    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+}
+
+fn events_of(parser: &mut dyn StreamParser, pieces: &[&str]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    let mut order = EventOrder::new();
+    for event in &events {
+        if let Err(error) = order.check(event) {
+            panic!("{error}: {events:?}");
+        }
+    }
+    events
+}
+
+fn message_of(events: Vec<Event>) -> Message {
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The message `make()`'s parsers read from `text`: the same whole, cut in two at every char
+/// boundary, and one char at a time.
+pub fn parsed_however_cut(make: &dyn Fn() -> Box<dyn StreamParser + Send>, text: &str) -> Message {
+    let whole = message_of(events_of(make().as_mut(), &[text]));
+    for (at, _) in text.char_indices() {
+        let cut = message_of(events_of(make().as_mut(), &[&text[..at], &text[at..]]));
+        assert_eq!(cut, whole, "cut at {at}: {text:?}");
+    }
+    let chars: Vec<&str> = text
+        .char_indices()
+        .map(|(at, c)| &text[at..at + c.len_utf8()])
+        .collect();
+    assert_eq!(
+        message_of(events_of(make().as_mut(), &chars)),
+        whole,
+        "char by char: {text:?}"
+    );
+    whole
+}
+
+pub fn calls_of(message: &Message) -> Vec<Call> {
+    message
+        .calls()
+        .iter()
+        .map(|call| {
+            let arguments = call
+                .function
+                .arguments
+                .to_value()
+                .unwrap_or_else(|error| panic!("{error}"));
+            (call.name().to_string(), arguments)
+        })
+        .collect()
+}
+
+pub fn call(name: &str, arguments: Value) -> Call {
+    (name.to_string(), arguments)
+}
+
+/// `text` read by the dialect's own parser and by the parser `prepare` makes for a request
+/// with [`tools`]: both give `expected` calls, and the message is returned.
+pub fn reads(
+    dialect: &dyn Dialect,
+    template: &ChatTemplate,
+    text: &str,
+    expected: &[Call],
+) -> Message {
+    let plain = parsed_however_cut(&|| dialect.parser(), text);
+    assert_eq!(calls_of(&plain), expected, "{}: {text:?}", dialect.name());
+    let request = request(None);
+    let prepared = parsed_however_cut(&|| prepare(dialect, &request, template).parser, text);
+    assert_eq!(
+        calls_of(&prepared),
+        expected,
+        "{} prepared: {text:?}",
+        dialect.name()
+    );
+    plain
+}
+
+/// Every `tool_choice`, in prompt and grammar, for calls written by `write`.
+pub fn honours_tool_choice(dialect: &dyn Dialect, template: &ChatTemplate, write: Writer) {
+    let weather = vec![call("get_weather", json!({"city": "Paris"}))];
+    let add = vec![call("add", json!({"a": 1, "b": 2.5}))];
+    let both = vec![weather[0].clone(), add[0].clone()];
+    let wrong_type = vec![call("get_weather", json!({"city": "Paris", "days": "two"}))];
+    let unknown = vec![call("get_wether", json!({"city": "Paris"}))];
+    let name = dialect.name();
+
+    let auto = prepare(dialect, &request(None), template);
+    let constraint = auto.constraint.as_ref().expect("tools make a constraint");
+    assert!(constraint.lazy, "{name}: auto is lazy");
+    let grammar = validator(constraint);
+    assert!(grammar.accepts("It is sunny."), "{name}");
+    for calls in [&weather, &add, &both] {
+        let text = write("", calls);
+        assert!(grammar.accepts(&text), "{name}: auto rejects {text}");
+    }
+    for calls in [&wrong_type, &unknown] {
+        let text = write("", calls);
+        assert!(!grammar.accepts(&text), "{name}: auto accepts {text}");
+    }
+
+    let mut single = request(None);
+    single.parallel_tool_calls = Some(false);
+    let grammar = validator(
+        prepare(dialect, &single, template)
+            .constraint
+            .as_ref()
+            .expect("constraint"),
+    );
+    assert!(grammar.accepts(&write("", &weather)), "{name}");
+    assert!(!grammar.accepts(&write("", &both)), "{name}: one call only");
+
+    let required = prepare(
+        dialect,
+        &request(Some(ToolChoiceMode::Required.into())),
+        template,
+    );
+    let constraint = required.constraint.as_ref().expect("constraint");
+    assert!(!constraint.lazy, "{name}: required is forced");
+    let grammar = validator(constraint);
+    assert!(grammar.accepts(&write("", &add)), "{name}");
+    assert!(!grammar.accepts("It is sunny."), "{name}");
+
+    let named = prepare(
+        dialect,
+        &request(Some(ToolChoice::function("add"))),
+        template,
+    );
+    let grammar = validator(named.constraint.as_ref().expect("constraint"));
+    assert!(grammar.accepts(&write("", &add)), "{name}");
+    assert!(
+        !grammar.accepts(&write("", &weather)),
+        "{name}: only the named tool"
+    );
+    assert!(
+        named.prompt.contains("get_weather"),
+        "{name}: the prompt shows every tool"
+    );
+
+    let allowed = ToolChoice::AllowedTools {
+        allowed_tools: AllowedTools {
+            mode: AllowedToolsMode::Auto,
+            tools: vec![NamedTool::function("add")],
+        },
+    };
+    let allowed = prepare(dialect, &request(Some(allowed)), template);
+    let constraint = allowed.constraint.as_ref().expect("constraint");
+    assert!(constraint.lazy, "{name}");
+    let grammar = validator(constraint);
+    assert!(grammar.accepts(&write("", &add)), "{name}");
+    assert!(
+        !grammar.accepts(&write("", &weather)),
+        "{name}: only allowed tools"
+    );
+
+    let none = prepare(
+        dialect,
+        &request(Some(ToolChoiceMode::None.into())),
+        template,
+    );
+    assert!(none.constraint.is_none(), "{name}: none has no constraint");
+    assert!(
+        !none.prompt.contains("get_weather"),
+        "{name}: none shows no tools"
+    );
+
+    let mut no_tools = request(Some(ToolChoiceMode::Required.into()));
+    no_tools.tools = None;
+    assert!(matches!(
+        dialect.prepare(&no_tools, template),
+        Err(DialectError::NoCallableTools)
+    ));
+}
+
+/// A random tool: its name and parameters (each a JSON type, all required).
+fn arb_tool() -> impl Strategy<Value = (String, Vec<(String, &'static str)>)> {
+    let kind = prop::sample::select(vec!["string", "integer", "number", "boolean", "array"]);
+    (
+        "[a-z][a-zA-Z0-9_]{0,11}",
+        prop::collection::btree_map("[a-z][a-z0-9_]{0,7}", kind, 0..4)
+            .prop_map(|map| map.into_iter().collect()),
+    )
+}
+
+fn arb_value(kind: &str) -> BoxedStrategy<Value> {
+    let text = "[ -~é€\"\\\\\n\t<>|{}\\[\\]]{0,12}";
+    match kind {
+        "string" => text.prop_map(Value::from).boxed(),
+        "integer" => any::<i32>().prop_map(Value::from).boxed(),
+        "number" => (-4_000_000i32..4_000_000)
+            .prop_map(|n| Value::from(f64::from(n) / 4.0))
+            .boxed(),
+        "boolean" => any::<bool>().prop_map(Value::from).boxed(),
+        _ => prop::collection::vec(text, 0..3)
+            .prop_map(|items| json!(items))
+            .boxed(),
+    }
+}
+
+fn schema_of(kind: &str) -> Value {
+    match kind {
+        "array" => json!({"type": "array", "items": {"type": "string"}}),
+        kind => json!({ "type": kind }),
+    }
+}
+
+/// Random tools with distinct names, and one to three calls of them.
+pub fn arb_tools_and_calls() -> impl Strategy<Value = (Vec<Tool>, Vec<Call>)> {
+    prop::collection::vec(arb_tool(), 1..4).prop_flat_map(|mut specs| {
+        specs.sort_by(|a, b| a.0.cmp(&b.0));
+        specs.dedup_by(|a, b| a.0 == b.0);
+        let tools: Vec<Tool> = specs
+            .iter()
+            .map(|(name, params)| {
+                let properties: Map<String, Value> = params
+                    .iter()
+                    .map(|(key, kind)| {
+                        let mut schema = schema_of(kind);
+                        schema["description"] = Value::from("A parameter.");
+                        (key.clone(), schema)
+                    })
+                    .collect();
+                let required: Vec<&String> = params.iter().map(|(key, _)| key).collect();
+                Tool::function(FunctionDefinition::new(
+                    name,
+                    "A tool.",
+                    json!({"type": "object", "properties": properties, "required": required}),
+                ))
+            })
+            .collect();
+        let calls: Vec<BoxedStrategy<Call>> = specs
+            .iter()
+            .map(|(name, params)| {
+                let name = name.clone();
+                let keys: Vec<String> = params.iter().map(|(key, _)| key.clone()).collect();
+                let values: Vec<_> = params.iter().map(|(_, kind)| arb_value(kind)).collect();
+                values
+                    .prop_map(move |values| {
+                        let arguments: Map<String, Value> =
+                            keys.iter().cloned().zip(values).collect();
+                        (name.clone(), Value::Object(arguments))
+                    })
+                    .boxed()
+            })
+            .collect();
+        let picks = prop::collection::vec(prop::sample::select(calls), 1..4)
+            .prop_flat_map(|strategies| strategies);
+        (Just(tools), picks)
+    })
+}
+
+/// Random calls written by `write` are admitted by the grammar prepared for their tools
+/// (lazy and forced) and read back whole by the prepared parser and the plain one, however
+/// cut; the text before them comes back as `kept(text)`.
+pub fn random_calls_round_trip(
+    dialect: &dyn Dialect,
+    template: &ChatTemplate,
+    write: Writer,
+    cases: u32,
+) {
+    let mut runner = TestRunner::new(Config::with_cases(cases));
+    let strategy = (arb_tools_and_calls(), "[ -~é\n]{0,12}");
+    runner
+        .run(&strategy, |((tools, calls), text)| {
+            prop_assume!(!text.contains(['<', '>', '[', '`', '|', '{']));
+            prop_assume!(!text.contains("Action") && !text.contains("functools"));
+            let answer = write(&text, &calls);
+            for choice in [None, Some(ToolChoiceMode::Required.into())] {
+                let forced = choice.is_some();
+                let request = ChatRequest {
+                    tools: Some(tools.clone()),
+                    ..request(choice)
+                };
+                let prepared = prepare(dialect, &request, template);
+                let grammar = validator(prepared.constraint.as_ref().expect("constraint"));
+                let written = if forced {
+                    write("", &calls)
+                } else {
+                    answer.clone()
+                };
+                prop_assert!(
+                    grammar.accepts(&written),
+                    "{}: rejects {}",
+                    dialect.name(),
+                    written
+                );
+            }
+            let plain = parsed_however_cut(&|| dialect.parser(), &answer);
+            prop_assert_eq!(
+                calls_of(&plain),
+                calls.clone(),
+                "{}: {}",
+                dialect.name(),
+                answer
+            );
+            let request = ChatRequest {
+                tools: Some(tools.clone()),
+                ..request(None)
+            };
+            let prepared =
+                parsed_however_cut(&|| prepare(dialect, &request, template).parser, &answer);
+            prop_assert_eq!(
+                calls_of(&prepared),
+                calls,
+                "{} prepared: {}",
+                dialect.name(),
+                answer
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// Random bytes never panic the parser, and come back as text when they hold no call.
+pub fn random_bytes_are_safe(dialect: &dyn Dialect) {
+    let mut runner = TestRunner::new(Config::with_cases(64));
+    runner
+        .run(&prop::collection::vec(any::<u8>(), 0..96), |bytes| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let message = parsed_however_cut(&|| dialect.parser(), &text);
+            if message.calls().is_empty() {
+                let all =
+                    message.reasoning_content.clone().unwrap_or_default() + &message.content_text();
+                prop_assert_eq!(all, text);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+}
