@@ -11,9 +11,13 @@
 use toolbridge_grammar::Constraint;
 
 mod constraint;
+#[cfg(feature = "llama")]
+pub mod llama;
 pub mod scripted;
 pub mod stop;
 
+#[cfg(feature = "llama")]
+pub use llama::{LlamaEngine, LlamaOptions};
 pub use scripted::ScriptedEngine;
 
 /// How the next token is chosen. `None` leaves a setting at the engine's default.

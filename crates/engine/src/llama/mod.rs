@@ -1,0 +1,280 @@
+//! The embedded engine: llama.cpp (through `llama-cpp-2`) with llguidance constraints
+//! in-process.
+//!
+//! llama.cpp's model and context are not thread-safe, and batching several sequences into
+//! one decode is what makes concurrent requests cheap, so one worker thread owns both
+//! ([`worker`]). [`LlamaEngine::generate`] runs on the caller's thread: it queues a job,
+//! then hands the pieces the worker sends back to the caller's callback. Cancelling sets a
+//! flag the worker reads before every decode step, so a cancelled sequence leaves the
+//! batch at once and its slot is free for the next job.
+//!
+//! Each slot remembers the tokens in its part of the KV cache; a new prompt goes to the
+//! free slot sharing the longest prefix with it and only the rest is evaluated, which is
+//! what makes the second turn of a conversation start fast.
+
+mod constrain;
+mod sampler;
+mod slot;
+mod worker;
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+
+use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo};
+
+/// How to load a model. [`LlamaOptions::new`] gives the defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlamaOptions {
+    /// The GGUF file.
+    pub model: PathBuf,
+    /// CPU threads for decoding; `None` is the number of physical cores.
+    pub threads: Option<usize>,
+    /// The context of each sequence, in tokens; `None` is the model's training context,
+    /// at most [`DEFAULT_CONTEXT_LENGTH`].
+    pub context_length: Option<u32>,
+    /// Layers offloaded to the GPU (0 on a CPU-only build).
+    pub gpu_layers: u32,
+    /// How many generations decode together (each one sequence in the shared batch).
+    pub parallel: usize,
+    /// Show a loading progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The context per sequence when none is asked for, unless the model was trained on less:
+/// enough for a tool-calling conversation, small enough to fit beside the model.
+pub const DEFAULT_CONTEXT_LENGTH: u32 = 8192;
+
+/// Tokens evaluated in one decode step, across all sequences.
+const BATCH_TOKENS: u32 = 512;
+
+impl LlamaOptions {
+    /// Defaults for `model`: physical cores, the default context, CPU only, one sequence,
+    /// no progress bar.
+    pub fn new(model: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            threads: None,
+            context_length: None,
+            gpu_layers: 0,
+            parallel: 1,
+            progress: false,
+        }
+    }
+}
+
+/// A GGUF model served by llama.cpp on a worker thread. See the module docs.
+pub struct LlamaEngine {
+    info: ModelInfo,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for LlamaEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaEngine")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One generation on its way through the worker.
+struct Job {
+    generation: Generation,
+    events: mpsc::Sender<Event>,
+    cancelled: Arc<AtomicBool>,
+}
+
+/// What the worker sends back for a job.
+enum Event {
+    Piece(String),
+    Done(Result<Completion, EngineError>),
+}
+
+impl LlamaEngine {
+    /// Loads the model and starts the worker. Fails if the file cannot be loaded or the
+    /// context cannot be allocated.
+    pub fn load(options: LlamaOptions) -> Result<Self, EngineError> {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (jobs_tx, jobs_rx) = mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("llama-worker".into())
+            .spawn(move || worker::run(&options, &ready_tx, jobs_rx))
+            .map_err(|error| backend(format!("cannot start the worker thread: {error}")))?;
+        let info = ready_rx
+            .recv()
+            .map_err(|_| backend("the worker stopped while loading the model"))??;
+        Ok(Self {
+            info,
+            jobs: Mutex::new(Some(jobs_tx)),
+            worker: Some(worker),
+        })
+    }
+
+    fn submit(&self, job: Job) -> Result<(), EngineError> {
+        let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        jobs.as_ref()
+            .and_then(|jobs| jobs.send(job).ok())
+            .ok_or_else(|| backend("the engine's worker has stopped"))
+    }
+}
+
+impl Drop for LlamaEngine {
+    fn drop(&mut self) {
+        // Closing the queue ends the worker once its sequences are done.
+        self.jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Engine for LlamaEngine {
+    fn model(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn generate(
+        &self,
+        generation: &Generation,
+        on_piece: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Completion, EngineError> {
+        let started = Instant::now();
+        let (events, received) = mpsc::channel();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        self.submit(Job {
+            generation: generation.clone(),
+            events,
+            cancelled: Arc::clone(&cancelled),
+        })?;
+        let mut first_piece_ms = None;
+        for event in received {
+            match event {
+                Event::Piece(text) => {
+                    if cancelled.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    first_piece_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1e3);
+                    if on_piece(&text) == Flow::Stop {
+                        cancelled.store(true, Ordering::Relaxed);
+                    }
+                }
+                Event::Done(result) => {
+                    let mut completion = result?;
+                    completion.timings.first_piece_ms = first_piece_ms.unwrap_or_default();
+                    if cancelled.load(Ordering::Relaxed) {
+                        completion.finish_reason = FinishReason::Cancelled;
+                    }
+                    return Ok(completion);
+                }
+            }
+        }
+        Err(backend("the engine's worker stopped during the generation"))
+    }
+}
+
+/// llama.cpp's backend may be initialised once per process; every engine shares it.
+fn shared_backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            // Route llama.cpp's own logging through `tracing` rather than raw stderr.
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(|error| backend(format!("cannot start llama.cpp: {error}")))
+}
+
+fn model_params(options: &LlamaOptions) -> LlamaModelParams {
+    let params = LlamaModelParams::default().with_n_gpu_layers(options.gpu_layers);
+    if !options.progress {
+        return params;
+    }
+    let bar = indicatif::ProgressBar::new(100).with_style(
+        indicatif::ProgressStyle::with_template("loading {msg} {wide_bar} {percent}%")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(model_id(options));
+    params.with_progress_callback(move |fraction| {
+        bar.set_position((fraction * 100.0) as u64);
+        if fraction >= 1.0 {
+            bar.finish();
+        }
+        true
+    })
+}
+
+fn context_params(options: &LlamaOptions, model: &LlamaModel) -> LlamaContextParams {
+    let parallel = sequences(options);
+    let threads = options
+        .threads
+        .unwrap_or_else(num_cpus::get_physical)
+        .max(1);
+    let threads = i32::try_from(threads).unwrap_or(i32::MAX);
+    let total = context_per_sequence(options, model).saturating_mul(parallel);
+    LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(total))
+        .with_n_batch(BATCH_TOKENS)
+        .with_n_ubatch(BATCH_TOKENS)
+        .with_n_seq_max(parallel)
+        .with_kv_unified(false)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+}
+
+fn sequences(options: &LlamaOptions) -> u32 {
+    u32::try_from(options.parallel.max(1)).unwrap_or(u32::MAX)
+}
+
+fn context_per_sequence(options: &LlamaOptions, model: &LlamaModel) -> u32 {
+    let trained = model.n_ctx_train().max(1);
+    options
+        .context_length
+        .unwrap_or(DEFAULT_CONTEXT_LENGTH.min(trained))
+        .max(1)
+}
+
+/// What the engine serves, read from the loaded model.
+fn model_info(options: &LlamaOptions, model: &LlamaModel, context_length: u32) -> ModelInfo {
+    let vocab = model.vocab();
+    let token_text = |token: LlamaToken| {
+        (token.0 >= 0)
+            .then(|| String::from_utf8_lossy(&vocab.token_to_piece(token, true, None)).into_owned())
+    };
+    ModelInfo {
+        id: model_id(options),
+        chat_template: model
+            .chat_template(None)
+            .ok()
+            .and_then(|template| template.to_string().ok()),
+        bos_token: token_text(vocab.bos()),
+        eos_token: token_text(vocab.eos()),
+        context_length,
+    }
+}
+
+fn model_id(options: &LlamaOptions) -> String {
+    options
+        .model
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_else(|| options.model.display().to_string())
+}
+
+fn backend(message: impl Into<String>) -> EngineError {
+    EngineError::Backend(message.into())
+}

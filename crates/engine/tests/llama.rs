@@ -1,0 +1,385 @@
+//! The embedded engine against the real default model (Qwen2.5-Coder-0.5B-Instruct,
+//! fetched by `scripts/fetch-model.sh`, or the GGUF named by `TOOLBRIDGE_MODEL`).
+//! Run with `cargo test -p toolbridge-engine --features llama`.
+#![cfg(feature = "llama")]
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use toolbridge_engine::{
+    Completion, Engine, EngineError, FinishReason, Flow, Generation, LlamaEngine, LlamaOptions,
+    Sampling,
+};
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::{lark, Constraint, Expr, Grammar, Trigger};
+
+const DEFAULT_MODEL: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("TOOLBRIDGE_MODEL").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(DEFAULT_MODEL)
+        },
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "the model is missing: looked for {} (run scripts/fetch-model.sh or set TOOLBRIDGE_MODEL)",
+        path.display()
+    );
+    path
+}
+
+/// A small context keeps the tests' memory low; tests run in parallel.
+fn engine(parallel: usize) -> LlamaEngine {
+    let options = LlamaOptions {
+        context_length: Some(2048),
+        parallel,
+        ..LlamaOptions::new(model_path())
+    };
+    LlamaEngine::load(options).expect("the model loads")
+}
+
+/// A prompt in Qwen's chat format.
+fn chat(system: &str, user: &str) -> String {
+    format!(
+        "<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+    )
+}
+
+fn greedy(prompt: String, max_tokens: u32) -> Generation {
+    Generation {
+        prompt,
+        sampling: Sampling {
+            temperature: Some(0.0),
+            max_tokens: Some(max_tokens),
+            ..Sampling::default()
+        },
+        ..Generation::default()
+    }
+}
+
+fn run(engine: &LlamaEngine, generation: &Generation) -> (String, Completion) {
+    try_run(engine, generation).expect("the generation succeeds")
+}
+
+fn try_run(
+    engine: &LlamaEngine,
+    generation: &Generation,
+) -> Result<(String, Completion), EngineError> {
+    let mut text = String::new();
+    let completion = engine.generate(generation, &mut |piece| {
+        text.push_str(piece);
+        Flow::Continue
+    })?;
+    Ok((text, completion))
+}
+
+const ASSISTANT: &str = "You are a helpful assistant.";
+
+#[test]
+fn loads_the_model_info_from_the_gguf() {
+    let engine = engine(1);
+    let info = engine.model();
+    assert_eq!(info.id, "qwen2.5-coder-0.5b-instruct-q4_k_m");
+    assert!(info
+        .chat_template
+        .as_deref()
+        .is_some_and(|t| t.contains("<|im_start|>")));
+    assert_eq!(info.eos_token.as_deref(), Some("<|im_end|>"));
+    assert_eq!(info.context_length, 2048);
+}
+
+#[test]
+fn generates_text_and_reports_usage() {
+    let engine = engine(1);
+    let generation = greedy(chat(ASSISTANT, "Say hello in one short sentence."), 40);
+    let (text, completion) = run(&engine, &generation);
+    assert!(!text.trim().is_empty());
+    assert!(!text.contains("<|im_end|>"), "{text:?}");
+    assert_eq!(completion.finish_reason, FinishReason::Stop, "{text:?}");
+    assert!(completion.usage.prompt_tokens > 10);
+    assert!(completion.usage.completion_tokens > 0);
+    assert!(completion.timings.first_piece_ms > 0.0);
+}
+
+#[test]
+fn greedy_decoding_is_repeatable() {
+    let engine = engine(1);
+    let generation = greedy(chat(ASSISTANT, "Name three colours."), 24);
+    let (first, _) = run(&engine, &generation);
+    let (second, _) = run(&engine, &generation);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn a_stop_string_cuts_the_output_before_it() {
+    let engine = engine(1);
+    let generation = greedy(
+        chat(ASSISTANT, "Count from 1 to 10, one number per line."),
+        40,
+    );
+    let (free, _) = run(&engine, &generation);
+    assert!(free.contains('5'), "{free:?}");
+    let stopped = Generation {
+        stop: vec!["5".into()],
+        ..generation
+    };
+    let (text, completion) = run(&engine, &stopped);
+    assert_eq!(completion.finish_reason, FinishReason::Stop);
+    assert_eq!(text, free[..free.find('5').unwrap()]);
+}
+
+#[test]
+fn max_tokens_ends_with_length() {
+    let engine = engine(1);
+    let generation = greedy(chat(ASSISTANT, "Write a long story about a dragon."), 5);
+    let (_, completion) = run(&engine, &generation);
+    assert_eq!(completion.finish_reason, FinishReason::Length);
+    assert_eq!(completion.usage.completion_tokens, 5);
+}
+
+#[test]
+fn a_prompt_longer_than_the_context_is_refused() {
+    let engine = engine(1);
+    let generation = greedy("word ".repeat(3000), 5);
+    let error = try_run(&engine, &generation).unwrap_err();
+    assert!(
+        matches!(error, EngineError::PromptTooLong { .. }),
+        "{error}"
+    );
+}
+
+fn person_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"}
+        },
+        "required": ["name", "age"],
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn a_forced_json_schema_constraint_yields_valid_json() {
+    let engine = engine(1);
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::Json(person_schema()));
+    let generation = Generation {
+        constraint: Some(Constraint {
+            grammar: grammar.clone(),
+            triggers: Vec::new(),
+            lazy: false,
+        }),
+        ..greedy(chat(ASSISTANT, "Tell me about a famous scientist."), 100)
+    };
+    let (text, completion) = run(&engine, &generation);
+    assert_eq!(completion.finish_reason, FinishReason::Stop, "{text:?}");
+    let value: Value = serde_json::from_str(&text).expect("the output is JSON");
+    assert!(value["name"].is_string(), "{value}");
+    assert!(value["age"].is_i64(), "{value}");
+    assert!(Validator::from_grammar(&grammar).unwrap().accepts(&text));
+}
+
+/// A `get_weather` call in Qwen's `<tool_call>` wrapper, or in the fenced JSON small
+/// models often write instead; lazy on either opening.
+fn weather_call_constraint(lazy: bool) -> Constraint {
+    let call = json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": "get_weather"},
+            "arguments": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": false
+    });
+    let wrapped = |open: &str, close: &str| {
+        Expr::Seq(vec![
+            Expr::literal(open),
+            Expr::reference("call"),
+            Expr::literal(close),
+        ])
+    };
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule(
+        "root",
+        Expr::Alt(vec![
+            wrapped("<tool_call>\n", "\n</tool_call>"),
+            wrapped("```json\n", "\n```"),
+        ]),
+    );
+    grammar.set_rule("call", Expr::Json(call));
+    Constraint {
+        grammar,
+        triggers: vec![
+            Trigger::Word("<tool_call>".into()),
+            Trigger::Word("```json".into()),
+        ],
+        lazy,
+    }
+}
+
+/// The system prompt Qwen 2.5's template writes for one tool.
+fn weather_tool_system() -> String {
+    let tool = json!({"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    }});
+    format!(
+        "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n\n# Tools\n\n\
+         You may call one or more functions to assist with the user query.\n\n\
+         You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{tool}\n</tools>\n\n\
+         For each function call, return a json object with function name and arguments within \
+         <tool_call></tool_call> XML tags:\n<tool_call>\n{{\"name\": <function-name>, \"arguments\": <args-json-object>}}\n</tool_call>"
+    )
+}
+
+#[test]
+fn a_lazy_constraint_shapes_the_call_after_its_trigger() {
+    let engine = engine(1);
+    let constraint = weather_call_constraint(true);
+    let generation = Generation {
+        constraint: Some(constraint.clone()),
+        ..greedy(
+            chat(&weather_tool_system(), "What is the weather in Paris?"),
+            100,
+        )
+    };
+    let (text, completion) = run(&engine, &generation);
+    assert_eq!(completion.finish_reason, FinishReason::Stop, "{text:?}");
+    let call = ["<tool_call>\n", "```json\n"]
+        .iter()
+        .find_map(|open| text.split_once(open))
+        .map(|(_, rest)| {
+            rest.trim_end_matches("\n</tool_call>")
+                .trim_end_matches("\n```")
+        })
+        .unwrap_or_else(|| panic!("no call in {text:?}"));
+    let call: Value = serde_json::from_str(call).expect("the call is JSON");
+    assert_eq!(call["name"], "get_weather");
+    assert!(call["arguments"]["city"].is_string(), "{call}");
+    let lazy = lark::print_lazy(&constraint.grammar, &constraint.triggers);
+    assert!(
+        Validator::from_lark(&lazy).unwrap().accepts(&text),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_forced_call_constraint_starts_the_call_at_once() {
+    let engine = engine(1);
+    let generation = Generation {
+        constraint: Some(weather_call_constraint(false)),
+        ..greedy(chat(&weather_tool_system(), "Hello there!"), 100)
+    };
+    let (text, completion) = run(&engine, &generation);
+    assert_eq!(completion.finish_reason, FinishReason::Stop, "{text:?}");
+    assert!(
+        text.starts_with("<tool_call>\n") || text.starts_with("```json\n"),
+        "{text:?}"
+    );
+    assert!(text.contains("\"get_weather\""), "{text:?}");
+}
+
+#[test]
+fn a_lazy_constraint_leaves_text_before_its_trigger_alone() {
+    let engine = engine(1);
+    let free = greedy(chat(ASSISTANT, "Name three colours."), 24);
+    let lazy = Generation {
+        constraint: Some(weather_call_constraint(true)),
+        ..free.clone()
+    };
+    assert_eq!(run(&engine, &lazy).0, run(&engine, &free).0);
+}
+
+#[test]
+fn an_uncompilable_constraint_is_a_constraint_error() {
+    let engine = engine(1);
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::reference("missing"));
+    let generation = Generation {
+        constraint: Some(Constraint {
+            grammar,
+            triggers: Vec::new(),
+            lazy: false,
+        }),
+        ..greedy(chat(ASSISTANT, "Hi"), 5)
+    };
+    let error = try_run(&engine, &generation).unwrap_err();
+    assert!(matches!(error, EngineError::Constraint(_)), "{error}");
+}
+
+#[test]
+fn flow_stop_cancels_and_frees_the_slot() {
+    let engine = engine(1);
+    let generation = greedy(chat(ASSISTANT, "Write a long story about a dragon."), 200);
+    let mut pieces = 0;
+    let completion = engine
+        .generate(&generation, &mut |_| {
+            pieces += 1;
+            Flow::Stop
+        })
+        .unwrap();
+    assert_eq!(pieces, 1);
+    assert_eq!(completion.finish_reason, FinishReason::Cancelled);
+    assert!(completion.usage.completion_tokens < 10);
+    // The only slot is free again.
+    let (_, after) = run(&engine, &greedy(chat(ASSISTANT, "Hi"), 4));
+    assert!(after.usage.completion_tokens > 0);
+}
+
+#[test]
+fn concurrent_generations_share_the_batch_and_both_complete() {
+    let engine = engine(2);
+    let prompts = [
+        chat(ASSISTANT, "Write a poem about the sea."),
+        chat(ASSISTANT, "Explain recursion to a child."),
+    ];
+    let results: Vec<(String, Completion)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = prompts
+            .iter()
+            .map(|prompt| {
+                let engine = &engine;
+                scope.spawn(move || run(engine, &greedy(prompt.clone(), 24)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (text, completion) in &results {
+        assert!(!text.is_empty());
+        assert_eq!(completion.finish_reason, FinishReason::Length, "{text:?}");
+        assert_eq!(completion.usage.completion_tokens, 24);
+    }
+    // Each matches what it generates alone (greedy, same model).
+    let (alone, _) = run(&engine, &greedy(prompts[0].clone(), 24));
+    assert_eq!(alone, results[0].0);
+}
+
+#[test]
+fn a_prompt_extending_the_last_one_reuses_its_cache() {
+    let engine = engine(1);
+    let first = chat(ASSISTANT, "What is the capital of France?");
+    let (answer, first_completion) = run(&engine, &greedy(first.clone(), 16));
+    assert_eq!(first_completion.usage.cached_tokens, 0);
+    let second = format!(
+        "{first}{answer}<|im_end|>\n<|im_start|>user\nAnd of Italy?<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let (_, completion) = run(&engine, &greedy(second, 16));
+    // At least the whole first prompt is reused, usually the answer too.
+    assert!(
+        completion.usage.cached_tokens >= first_completion.usage.prompt_tokens,
+        "{:?} after {:?}",
+        completion.usage,
+        first_completion.usage
+    );
+}
