@@ -190,12 +190,15 @@ pub struct Detection {
     pub family: Option<&'static str>,
     /// The registry's dialect used for it.
     pub dialect: &'static str,
+    /// Whether the registry has a dialect for the family itself (under its name or as an
+    /// alias), rather than a prompt style standing in.
+    pub native: bool,
 }
 
 impl Detection {
     /// Whether the family has no dialect of its own (yet), so a prompt style stands in.
     pub fn fallback(&self) -> bool {
-        self.family != Some(self.dialect)
+        !self.native
     }
 }
 
@@ -211,10 +214,12 @@ pub fn family(source: &str) -> Option<&'static str> {
 /// when registered, else [`FALLBACK`].
 pub fn resolve(source: &str, registry: &Registry) -> Detection {
     let family = family(source);
-    let dialect = family
-        .and_then(|name| registry.get(name).map(|dialect| dialect.name()))
-        .unwrap_or(FALLBACK);
-    Detection { family, dialect }
+    let own = family.and_then(|name| registry.get(name).map(|dialect| dialect.name()));
+    Detection {
+        family,
+        dialect: own.unwrap_or(FALLBACK),
+        native: own.is_some(),
+    }
 }
 
 /// The registry name of the dialect for the template `source`, in the default registry.

@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
+use crate::dialects::firefunction::FireFunctionDialect;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use crate::dialects::mistral::MistralDialect;
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
@@ -33,6 +35,8 @@ impl Default for Registry {
             &["llama3.1", "llama3.2", "llama3.3"],
         );
         registry.register(Arc::new(Llama3PythonicDialect), &["llama4_pythonic"]);
+        registry.register(Arc::new(MistralDialect), &["mistral_nemo"]);
+        registry.register(Arc::new(FireFunctionDialect::default()), &["firefunction"]);
         registry.register(Arc::new(short::dialect()), &[]);
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);

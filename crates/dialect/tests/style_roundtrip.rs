@@ -30,6 +30,10 @@ enum Syntax {
     LlamaJson,
     /// Llama 3.x zero-shot: text, then a pythonic list `[f(a=1), g(b="x")]`.
     Pythonic,
+    /// Mistral v3: text, then `[TOOL_CALLS][{"name", "arguments"}, …]`.
+    MistralList,
+    /// FireFunction v2: text, then `functools[{"name", "arguments"}, …]`.
+    Functools,
     /// Command-R: text, then ``Action: ```json [{"tool_name", "parameters"}, …]``` ``.
     CohereAction,
     /// Command R7B: thinking, then `<|START_ACTION|>[…]<|END_ACTION|>`.
@@ -45,6 +49,8 @@ impl Syntax {
             "functionary_v2" => Syntax::Routed,
             "llama3" => Syntax::LlamaJson,
             "llama3_pythonic" => Syntax::Pythonic,
+            "mistral" => Syntax::MistralList,
+            "firefunction_v2" => Syntax::Functools,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             other => panic!("no syntax known for dialect {other}: add it here"),
@@ -58,6 +64,8 @@ impl Syntax {
             Syntax::Routed
             | Syntax::LlamaJson
             | Syntax::Pythonic
+            | Syntax::MistralList
+            | Syntax::Functools
             | Syntax::CohereAction
             | Syntax::R7bAction => 3,
         }
@@ -71,6 +79,8 @@ impl Syntax {
             Syntax::Routed => routed(text, calls),
             Syntax::LlamaJson => llama_json(text, calls),
             Syntax::Pythonic => pythonic(text, calls),
+            Syntax::MistralList => json_list(text, "[TOOL_CALLS][", calls),
+            Syntax::Functools => json_list(text, "functools[", calls),
             Syntax::CohereAction => cohere_action(text, calls),
             Syntax::R7bAction => r7b_action(text, calls),
         }
@@ -118,6 +128,19 @@ fn llama_json(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{}", calls.join("; "))
+}
+
+/// `{"name", "arguments"}` calls as a JSON list after `open`.
+fn json_list(text: &str, open: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let name = Value::from(name);
+            format!("{{\"name\": {name}, \"arguments\": {arguments}}}")
+        })
+        .collect();
+    format!("{text}{open}{}]", calls.join(", "))
 }
 
 /// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
@@ -486,7 +509,12 @@ impl Syntax {
     fn carries_text_verbatim(self) -> bool {
         matches!(
             self,
-            Syntax::Tagged | Syntax::CohereAction | Syntax::LlamaJson | Syntax::Pythonic
+            Syntax::Tagged
+                | Syntax::CohereAction
+                | Syntax::LlamaJson
+                | Syntax::Pythonic
+                | Syntax::MistralList
+                | Syntax::Functools
         )
     }
 
@@ -495,10 +523,12 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
-            | Syntax::CohereAction
             | Syntax::Escaped
+            | Syntax::CohereAction
             | Syntax::LlamaJson
-            | Syntax::Pythonic => text.trim_end().to_string(),
+            | Syntax::Pythonic
+            | Syntax::MistralList
+            | Syntax::Functools => text.trim_end().to_string(),
             Syntax::Steps | Syntax::Routed | Syntax::R7bAction => text.to_string(),
         }
     }

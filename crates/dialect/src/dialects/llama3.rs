@@ -41,6 +41,7 @@ use crate::dialects::prep::{
 };
 use crate::parser::StreamParser;
 use crate::toolkit::pycall::write_list;
+use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
 pub const BUILTIN_TOOLS: [&str; 3] = ["brave_search", "wolfram_alpha", "code_interpreter"];
@@ -144,8 +145,11 @@ impl Dialect for Llama3PythonicDialect {
                 choice.parallel,
             )?)
         };
+        // Pythonic templates may write every value as text (vLLM's Llama 4 template
+        // writes `count="5"`): the schema says what it was.
+        let typed = TypedArguments::new(Llama3Parser::new(), Schemas::new(&choice.callable));
         Ok(Prepared {
-            parser: choice.wrap(Box::new(Llama3Parser::new())),
+            parser: choice.wrap(Box::new(typed)),
             prompt,
             constraint,
             stop: request.stop_sequences().to_vec(),

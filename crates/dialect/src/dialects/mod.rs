@@ -1,10 +1,12 @@
 //! One file per family of models: its call syntax and the stream parser that reads it.
 
 pub mod cohere;
+pub mod firefunction;
 pub mod framed_native;
 pub mod hermes;
 pub mod hermes_dialect;
 pub mod llama3;
 pub mod llama3_parser;
+pub mod mistral;
 pub mod prep;
 pub mod styles;

@@ -124,8 +124,11 @@ enum Candidate {
     List(BracketScanner),
 }
 
+/// Content with the layout around calls kept out of it: trailing whitespace is held until
+/// text follows it (then it is content) or a call comes (then it is dropped); after a call,
+/// whitespace, `;` and `,` are held the same way, and dropped if the output ends there.
 #[derive(Debug, Clone, Default)]
-struct Layout {
+pub struct Layout {
     /// Whitespace (and, after a call, separators) not yet decided.
     held: String,
     after_call: bool,
@@ -165,15 +168,12 @@ impl<J: Judge> InlineCalls<J> {
     /// The content ended.
     pub fn finish(&mut self, events: &mut Vec<Event>) {
         self.drain(events);
-        let held = std::mem::take(&mut self.layout.held);
-        if !self.layout.after_call && !held.is_empty() {
-            events.push(Event::Content(held));
-        }
+        self.layout.finish(events);
     }
 
     /// Calls found outside this scanner's text (after a marker) take the next indexes.
     pub fn emit_calls(&mut self, calls: Vec<FoundCall>, events: &mut Vec<Event>) {
-        self.layout.held.clear();
+        self.layout.before_call();
         for (name, arguments) in calls {
             let index = self.next_index;
             self.next_index = self.next_index.saturating_add(1);
@@ -188,7 +188,7 @@ impl<J: Judge> InlineCalls<J> {
             });
             events.push(Event::ToolCallEnd { index });
         }
-        self.layout.after_call = true;
+        self.layout.after_call();
     }
 
     fn drain(&mut self, events: &mut Vec<Event>) {
@@ -269,7 +269,27 @@ impl<J: Judge> InlineCalls<J> {
 }
 
 impl Layout {
-    fn write(&mut self, text: &str, events: &mut Vec<Event>) {
+    /// A call comes: the held layout before it is dropped.
+    pub fn before_call(&mut self) {
+        self.held.clear();
+    }
+
+    /// A call has ended: what follows is layout until text comes.
+    pub fn after_call(&mut self) {
+        self.held.clear();
+        self.after_call = true;
+    }
+
+    /// The output ended: held whitespace is content unless a call came last.
+    pub fn finish(&mut self, events: &mut Vec<Event>) {
+        let held = std::mem::take(&mut self.held);
+        if !self.after_call && !held.is_empty() {
+            events.push(Event::Content(held));
+        }
+    }
+
+    /// Writes content.
+    pub fn write(&mut self, text: &str, events: &mut Vec<Event>) {
         let mut text = text;
         if self.after_call {
             let end = text

@@ -12,13 +12,15 @@
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
 //! - [`off_format`]: calls a model wrote as fenced or bare JSON, read out of content.
+//! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
+//! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
+//!   whole by a small pattern, the parser most native families are made of.
 //! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
 //!   `[f(a=1)]`), held until their text is whole, then judged.
-//! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
-//! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
-//!   whole by a small pattern, the parser most native families are made of.
+//! - [`typed_arguments`]: argument types restored from the tool's schema for formats that
+//!   write every value as text.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod call_json;
@@ -29,4 +31,5 @@ pub mod json_scan;
 pub mod off_format;
 pub mod pycall;
 pub mod tag_scan;
+pub mod typed_arguments;
 pub mod unescape;

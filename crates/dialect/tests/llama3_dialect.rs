@@ -1,0 +1,330 @@
+//! The Llama 3.x dialects: seed 002's zero-shot prompts come out byte for byte and its
+//! model outputs parse into the right calls; Llama 3.1's own template gets the tools, the
+//! built-in tools and one call per past turn; `tool_choice` shapes the grammar; the parser
+//! reads every call form and never panics.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use toolbridge_chat::{
+    Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
+};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::detect::resolve;
+use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
+use toolbridge_dialect::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use toolbridge_dialect::parser::parse_all;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_grammar::check::Validator;
+use toolbridge_grammar::lark;
+
+fn shared(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(relative);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
+}
+
+fn template(relative: &str) -> ChatTemplate {
+    let source = shared(&format!("corpus/jinja/{relative}"));
+    ChatTemplate::new(&source, "<|begin_of_text|>", "<|eot_id|>")
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The code blocks of seed 002, in order, without the line breaks after the opening fence
+/// and before the closing one.
+fn seed_blocks() -> Vec<String> {
+    let seed = shared("seeds/002_08e7d4b79899ee3a.txt");
+    seed.split("```")
+        .skip(1)
+        .step_by(2)
+        .map(|block| {
+            let block = block.strip_prefix('\n').unwrap_or(block);
+            block.strip_suffix('\n').unwrap_or(block).to_string()
+        })
+        .collect()
+}
+
+/// Seed 002's tool, its keys in the seed's order.
+fn get_weather() -> Tool {
+    Tool::function(FunctionDefinition::new(
+        "get_weather",
+        "Get the current_weather",
+        json!({"type": "object", "properties": {
+            "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}
+        }, "required": ["location"]}),
+    ))
+}
+
+fn seed_request(messages: Vec<Message>) -> ChatRequest {
+    let mut request = ChatRequest::new("m", messages);
+    request.tools = Some(vec![get_weather()]);
+    request
+}
+
+fn call(id: &str, city: &str) -> ToolCall {
+    let Value::Object(arguments) = json!({"city": city, "metric": "celsius"}) else {
+        unreachable!()
+    };
+    ToolCall::new(id, "get_weather", Arguments::Object(arguments))
+}
+
+fn calls_of(dialect: &dyn Dialect, text: &str) -> Vec<(String, Value)> {
+    let mut parser = dialect.parser();
+    let message = assemble(parse_all(&mut parser, text), SequentialIds::default())
+        .unwrap_or_else(|error| panic!("{error}"));
+    message
+        .calls()
+        .iter()
+        .map(|call| {
+            let arguments = call.function.arguments.to_value().unwrap_or(Value::Null);
+            (call.name().to_string(), arguments)
+        })
+        .collect()
+}
+
+#[test]
+fn seed_002_zero_shot_prompt_byte_for_byte() {
+    let blocks = seed_blocks();
+    let expected = blocks
+        .iter()
+        .find(|block| block.contains("Customized Functions") && !block.contains("ipython"))
+        .expect("the zero-shot prompt");
+    let request = seed_request(vec![
+        Message::system("You are a helpful assistant."),
+        Message::user("What is the weather in SF and Seattle?"),
+    ]);
+    let prepared = Llama3PythonicDialect
+        .prepare(&request, &template("mistral.rs/llama3.jinja"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(&prepared.prompt, expected);
+    println!("seed 002: zero-shot prompt identical");
+}
+
+#[test]
+fn seed_002_e2e_prompt_byte_for_byte() {
+    let blocks = seed_blocks();
+    let expected = blocks
+        .iter()
+        .find(|block| block.contains("Customized Functions") && block.contains("ipython"))
+        .expect("the e2e prompt");
+    let mut result_1 = Message::tool("call_1", r#"{"temperature": "25 celsius"}"#);
+    result_1.name = Some("get_weather".into());
+    let result_2 = Message::tool("call_2", r#"{"temperature": "21 celsius"}"#);
+    let request = seed_request(vec![
+        Message::system("You are a helpful assistant."),
+        Message::user("What is the weather in SF and Seattle?"),
+        Message::assistant_calls(vec![
+            call("call_1", "San Francisco"),
+            call("call_2", "Seattle"),
+        ]),
+        result_1,
+        result_2,
+    ]);
+    let prepared = Llama3PythonicDialect
+        .prepare(&request, &template("mistral.rs/llama3.jinja"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(&prepared.prompt, expected);
+}
+
+#[test]
+fn seed_002_outputs_parse_into_the_right_calls() {
+    let blocks = seed_blocks();
+    let output = blocks
+        .iter()
+        .find(|block| block.starts_with("[get_weather("))
+        .expect("the zero-shot output");
+    let output = output.trim_end().trim_end_matches("<|eot_id|>");
+    let expected = vec![
+        (
+            "get_weather".to_string(),
+            json!({"city": "San Francisco", "metric": "celsius"}),
+        ),
+        (
+            "get_weather".to_string(),
+            json!({"city": "Seattle", "metric": "celsius"}),
+        ),
+    ];
+    for dialect in [&Llama3PythonicDialect as &dyn Dialect, &Llama3Dialect] {
+        assert_eq!(calls_of(dialect, output), expected);
+        let tagged = format!("<|python_tag|>{output}");
+        assert_eq!(calls_of(dialect, &tagged), expected);
+    }
+    let answer = "The weather is 25 C in San Francisco and 21 C in Seattle.";
+    assert!(calls_of(&Llama3PythonicDialect, answer).is_empty());
+    println!("seed 002: outputs parse into 2 calls and 1 answer");
+}
+
+#[test]
+fn llama_3_1s_template_is_detected_and_shows_the_tools() {
+    let source = shared("corpus/jinja/llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    assert_eq!(resolve(&source, &Registry::default()).dialect, "llama3");
+    let template = template("llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    let request = seed_request(vec![Message::user("Weather in Paris?")]);
+    let prepared = Llama3Dialect
+        .prepare(&request, &template)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(prepared.prompt.contains("\"name\": \"get_weather\""));
+    assert!(prepared.prompt.contains("Environment: ipython"));
+    assert!(!prepared.prompt.contains("Tools: "));
+    let constraint = prepared.constraint.expect("a constraint");
+    assert!(constraint.lazy);
+    let call = r#"{"name": "get_weather", "parameters": {"location": "Paris"}}"#;
+    assert!(validator(&constraint).accepts(call));
+    assert!(validator(&constraint).accepts(&format!("Let me look. {call}")));
+    assert!(!validator(&constraint).accepts(r#"{"name": "other", "parameters": {}}"#));
+}
+
+#[test]
+fn built_in_tools_go_to_the_template_and_come_back_after_the_python_tag() {
+    let template = template("llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    let brave = Tool::function(FunctionDefinition::new(
+        "brave_search",
+        "Search the web.",
+        json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+    ));
+    let mut request = ChatRequest::new("m", vec![Message::user("News?")]);
+    request.tools = Some(vec![brave, get_weather()]);
+    let prepared = Llama3Dialect
+        .prepare(&request, &template)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(prepared.prompt.contains("Tools: brave_search\n"));
+    let calls = calls_of(
+        &Llama3Dialect,
+        "<|python_tag|>brave_search.call(query=\"latest news\")",
+    );
+    assert_eq!(
+        calls,
+        vec![("brave_search".to_string(), json!({"query": "latest news"}))]
+    );
+    let code = calls_of(&Llama3Dialect, "<|python_tag|>print(1 + 1)");
+    assert_eq!(
+        code,
+        vec![(
+            "code_interpreter".to_string(),
+            json!({"code": "print(1 + 1)"})
+        )]
+    );
+}
+
+#[test]
+fn a_past_turn_with_two_calls_becomes_two_turns_for_llama_3_1() {
+    let template = template("llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    let request = seed_request(vec![
+        Message::user("Weather in SF and Seattle?"),
+        Message::assistant_calls(vec![call("a", "San Francisco"), call("b", "Seattle")]),
+        Message::tool("a", "25"),
+        Message::tool("b", "21"),
+    ]);
+    let prepared = Llama3Dialect
+        .prepare(&request, &template)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(
+        prepared
+            .prompt
+            .matches(r#"{"name": "get_weather", "parameters": "#)
+            .count(),
+        2
+    );
+    assert_eq!(
+        prepared.prompt.matches("ipython<|end_header_id|>").count(),
+        2
+    );
+}
+
+fn validator(constraint: &Constraint) -> Validator {
+    let text = if constraint.lazy {
+        lark::print_lazy(&constraint.grammar, &constraint.triggers)
+    } else {
+        lark::print(&constraint.grammar)
+    };
+    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+}
+
+fn add() -> Tool {
+    Tool::function(FunctionDefinition::new(
+        "add",
+        "Adds.",
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "boolean"}}, "required": ["a"]}),
+    ))
+}
+
+fn choice_request(choice: ToolChoice, parallel: Option<bool>) -> ChatRequest {
+    let mut request = ChatRequest::new("m", vec![Message::user("Go.")]);
+    request.tools = Some(vec![get_weather(), add()]);
+    request.tool_choice = Some(choice);
+    request.parallel_tool_calls = parallel;
+    request
+}
+
+#[test]
+fn tool_choice_shapes_the_json_grammar() {
+    let template = template("llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    let weather = r#"{"name": "get_weather", "parameters": {"location": "Paris"}}"#;
+    let add = r#"{"name": "add", "parameters": {"a": 1}}"#;
+    let prepare = |choice, parallel| {
+        Llama3Dialect
+            .prepare(&choice_request(choice, parallel), &template)
+            .unwrap_or_else(|error| panic!("{error}"))
+    };
+    let none = prepare(ToolChoice::Mode(ToolChoiceMode::None), None);
+    assert!(none.constraint.is_none());
+    assert!(!none.prompt.contains("get_weather"));
+    let required = prepare(ToolChoice::Mode(ToolChoiceMode::Required), None);
+    let required = validator(&required.constraint.expect("constraint"));
+    assert!(required.accepts(weather) && required.accepts(add));
+    assert!(!required.accepts(&format!("Sure. {add}")));
+    assert!(required.accepts(&format!("{weather}; {add}")));
+    let named = prepare(ToolChoice::function("add"), Some(false));
+    let named = validator(&named.constraint.expect("constraint"));
+    assert!(named.accepts(add) && !named.accepts(weather));
+    assert!(!named.accepts(&format!("{add}; {add}")));
+}
+
+#[test]
+fn tool_choice_shapes_the_pythonic_grammar() {
+    let template = template("mistral.rs/llama3.jinja");
+    let prepare = |choice, parallel| {
+        Llama3PythonicDialect
+            .prepare(&choice_request(choice, parallel), &template)
+            .unwrap_or_else(|error| panic!("{error}"))
+    };
+    let auto = prepare(ToolChoice::Mode(ToolChoiceMode::Auto), None);
+    assert!(auto
+        .prompt
+        .contains("Customized Functions: [{'name': 'get_weather'"));
+    let auto = validator(&auto.constraint.expect("constraint"));
+    assert!(auto.accepts("Let me see [a] link. [add(a=1, b=True)]"));
+    assert!(!auto.accepts("[add(b=False, a=2.5), get_weather(location=\"Paris\")]"));
+    assert!(auto.accepts("[add(a=2.5, b=False), get_weather(location=\"Paris\")]"));
+    assert!(!auto.accepts("[add(b=True)]"));
+    let named = prepare(ToolChoice::function("get_weather"), Some(false));
+    let named = validator(&named.constraint.expect("constraint"));
+    assert!(named.accepts("[get_weather(location=\"Paris\", unit=\"celsius\")]"));
+    assert!(!named.accepts("[add(a=1)]"));
+    assert!(!named.accepts("[get_weather(location=\"a\"), get_weather(location=\"b\")]"));
+}
+
+proptest! {
+    #[test]
+    fn the_parser_never_panics_and_keeps_every_split_alike(text in "[\\[\\]{}()\"':=,;. a-z0-9<|>_\n]{0,60}") {
+        let whole = calls_and_text(&text, &[&text]);
+        for (at, _) in text.char_indices() {
+            prop_assert_eq!(&calls_and_text(&text, &[&text[..at], &text[at..]]), &whole);
+        }
+    }
+}
+
+fn calls_and_text(_text: &str, pieces: &[&str]) -> Message {
+    let mut parser = Llama3Dialect.parser();
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}

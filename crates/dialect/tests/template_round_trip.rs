@@ -1,0 +1,341 @@
+//! Every corpus template that renders tool calls, round trip: a conversation whose last
+//! assistant turn carries BFCL ground-truth calls is rendered by the template, the
+//! assistant's text is cut out of it (the render without that turn, with the generation
+//! prompt, is its prefix; the turn's closing tokens are its end), and the dialect detected
+//! from the template reads the calls back, whole and cut in two at every char. Prints
+//! `round trip: N/M templates` and each template that fails with its reason; the families
+//! this crate has a dialect for (those that do not fall back to a prompt style) must all
+//! pass.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use toolbridge_chat::bfcl::{self, Answer, Question};
+use toolbridge_chat::{ChatRequest, Message, ToolCall};
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::detect::resolve;
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
+use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_template::JinjaTemplate;
+
+fn corpus() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    assert!(
+        path.join("jinja/MANIFEST.jsonl").is_file(),
+        "corpus not found: looked at {}",
+        path.display()
+    );
+    path
+}
+
+fn templates(corpus: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
+        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
+    let mut files: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|entry| entry.get("file")?.as_str().map(str::to_string))
+        .filter(|file| file.ends_with(".jinja"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Questions to try, most calls first: a template that takes one call per turn gets the
+/// next.
+fn questions(corpus: &Path) -> Vec<(Question, Answer)> {
+    let dir = corpus.join("bfcl");
+    let mut picked = Vec::new();
+    for (category, index) in [("parallel_multiple", 0), ("simple_python", 0)] {
+        let all = bfcl::load(&dir, category).unwrap_or_else(|error| panic!("{error}"));
+        picked.push(all[index].clone());
+    }
+    picked
+}
+
+/// Ids the strictest templates take: 9 alphanumerics.
+fn with_ids(calls: Vec<ToolCall>) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(at, mut call)| {
+            call.id = Some(format!("call{at:05}"));
+            call
+        })
+        .collect()
+}
+
+fn call_json(call: &ToolCall, form: ArgumentsForm) -> Value {
+    let object = call.function.arguments.to_value().unwrap_or(Value::Null);
+    let arguments = match form {
+        ArgumentsForm::String => Value::String(object.to_string()),
+        ArgumentsForm::Object | ArgumentsForm::Either => object,
+    };
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name(), "arguments": arguments},
+    })
+}
+
+/// The two renders: the conversation up to the assistant turn with the generation prompt,
+/// and with the turn.
+fn renders(
+    template: &JinjaTemplate,
+    question: &Question,
+    calls: &[ToolCall],
+    form: ArgumentsForm,
+) -> Result<(String, String), String> {
+    let tools = question.tools().map_err(|error| error.to_string())?;
+    let tools = serde_json::to_value(&tools).map_err(|error| error.to_string())?;
+    let messages = serde_json::to_value(&question.messages).map_err(|error| error.to_string())?;
+    let context = |messages: &Value, generation: bool| {
+        json!({
+            "messages": messages,
+            "tools": tools,
+            "add_generation_prompt": generation,
+            "bos_token": "<s>",
+            "eos_token": "</s>",
+        })
+    };
+    let before = template
+        .render(&context(&messages, true))
+        .map_err(|error| format!("render without the turn: {error}"))?;
+    let calls: Vec<Value> = calls.iter().map(|call| call_json(call, form)).collect();
+    let mut last_error = String::new();
+    // Content `""` first (many templates test or iterate it), then `null` as OpenAI sends.
+    for content in [json!(""), Value::Null] {
+        let mut with_turn = messages.clone();
+        if let Value::Array(list) = &mut with_turn {
+            list.push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
+        }
+        match template.render(&context(&with_turn, false)) {
+            Ok(after) => return Ok((before, after)),
+            Err(error) => last_error = format!("render with the turn: {error}"),
+        }
+    }
+    Err(last_error)
+}
+
+/// The assistant's text: `after` past what it shares with `before`, without the turn's
+/// closing tokens.
+fn assistant_text(before: &str, after: &str, caps: &TemplateCaps) -> String {
+    let shared = before
+        .char_indices()
+        .zip(after.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(before.len().min(after.len()), |((at, _), _)| at);
+    // A generation prompt that opens more than the finished turn has (`<think>`) shares a
+    // few bytes with the turn's first marker (`<t` of `<tool_call>`): back off to the end
+    // of the last marker or line they share.
+    let shared = if shared < before.len() {
+        after[..shared].rfind(['\n', '>']).map_or(0, |at| at + 1)
+    } else {
+        shared
+    };
+    let mut text = after.get(shared..).unwrap_or("").to_string();
+    let closers = [
+        "</s>",
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|im_end|>",
+        "<|end|>",
+        "<|END_OF_TURN_TOKEN|>",
+        "<|endoftext|>",
+        "<end_of_turn>",
+        "<|end_of_text|>",
+    ];
+    loop {
+        let trimmed = text.trim_end().to_string();
+        let suffix = caps
+            .assistant_suffix
+            .as_deref()
+            .map(str::trim)
+            .filter(|suffix| !suffix.is_empty() && trimmed.ends_with(suffix));
+        let closer = suffix.or_else(|| closers.iter().copied().find(|c| trimmed.ends_with(c)));
+        match closer {
+            Some(closer) => text = trimmed[..trimmed.len() - closer.len()].to_string(),
+            None => return trimmed,
+        }
+    }
+}
+
+/// The dialect's plain parser, or with `prepared` the one it prepares for `question` on
+/// this template (which knows the request's tools: a template that writes every value as
+/// text needs them), or the plain one where it cannot prepare one.
+fn parser(
+    dialect: &dyn Dialect,
+    source: &str,
+    question: &Question,
+    prepared: bool,
+) -> Box<dyn StreamParser + Send> {
+    if !prepared {
+        return dialect.parser();
+    }
+    let prepared = ChatTemplate::new(source, "<s>", "</s>")
+        .ok()
+        .and_then(|template| {
+            let mut request = ChatRequest::new("m", question.messages.clone());
+            request.tools = Some(question.tools().ok()?);
+            dialect.prepare(&request, &template).ok()
+        });
+    prepared.map_or_else(|| dialect.parser(), |prepared| prepared.parser)
+}
+
+fn parse(
+    dialect: &dyn Dialect,
+    (source, question, prepared): (&str, &Question, bool),
+    pieces: &[&str],
+) -> Message {
+    let mut parser = parser(dialect, source, question, prepared);
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Numbers compared as numbers (`5` and `5.0` are the same argument).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn same_calls(found: &[ToolCall], expected: &[ToolCall]) -> bool {
+    found.len() == expected.len()
+        && found.iter().zip(expected).all(|(a, b)| {
+            a.name() == b.name()
+                && same(
+                    &a.function.arguments.to_value().unwrap_or(Value::Null),
+                    &b.function.arguments.to_value().unwrap_or(Value::Null),
+                )
+        })
+}
+
+/// One template's round trip: `Ok`, with a note when only a later (one-call) question
+/// passed, or why not.
+fn round_trip(
+    source: &str,
+    dialect: &dyn Dialect,
+    questions: &[(Question, Answer)],
+) -> Result<Option<String>, String> {
+    let template = JinjaTemplate::new(source).map_err(|error| format!("compile: {error}"))?;
+    let caps = TemplateCaps::probe(&template, "<s>", "</s>");
+    let form = caps.tool_call_arguments.unwrap_or(ArgumentsForm::Object);
+    let mut last_error = String::from("no question");
+    let mut notes = Vec::new();
+    for (question, answer) in questions {
+        if !last_error.starts_with("no question") && !last_error.starts_with("render") {
+            notes.push(std::mem::take(&mut last_error));
+        }
+        let calls = with_ids(answer.expected_calls());
+        let (before, after) = match renders(&template, question, &calls, form) {
+            Ok(renders) => renders,
+            Err(error) => {
+                last_error = error;
+                continue;
+            }
+        };
+        let text = assistant_text(&before, &after, &caps);
+        let mut how = (source, question, false);
+        let mut whole = parse(dialect, how, &[&text]);
+        if !same_calls(whole.calls(), &calls) {
+            how.2 = true;
+            whole = parse(dialect, how, &[&text]);
+        }
+        if !same_calls(whole.calls(), &calls) {
+            let found: Vec<String> = whole
+                .calls()
+                .iter()
+                .map(|call| {
+                    format!(
+                        "{}{}",
+                        call.name(),
+                        call.function.arguments.as_json_string()
+                    )
+                })
+                .collect();
+            last_error = format!(
+                "{} read {} calls {found:?} from {text:?}",
+                dialect.name(),
+                found.len()
+            );
+            continue;
+        }
+        for (at, _) in text.char_indices() {
+            if parse(dialect, how, &[&text[..at], &text[at..]]) != whole {
+                return Err(format!("cut at {at} reads differently: {text:?}"));
+            }
+        }
+        return Ok(notes.pop());
+    }
+    Err(last_error)
+}
+
+#[test]
+fn every_template_that_renders_calls_gives_them_back() {
+    let corpus = corpus();
+    let registry = Registry::default();
+    let questions = questions(&corpus);
+    let mut total = 0;
+    let mut passed = 0;
+    let mut failures = Vec::new();
+    let mut must_pass = Vec::new();
+    let mut notes = Vec::new();
+    for file in templates(&corpus) {
+        let source = std::fs::read_to_string(corpus.join(&file))
+            .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+        let Ok(template) = JinjaTemplate::new(&source) else {
+            continue;
+        };
+        if !TemplateCaps::probe(&template, "<s>", "</s>").renders_tool_calls() {
+            continue;
+        }
+        total += 1;
+        let detection = resolve(&source, &registry);
+        let dialect = registry
+            .get(detection.dialect)
+            .unwrap_or_else(|| panic!("{} is not registered", detection.dialect));
+        match round_trip(&source, dialect, &questions) {
+            Ok(None) => passed += 1,
+            Ok(Some(note)) => {
+                passed += 1;
+                notes.push(format!(
+                    "  {file}: one call per turn only; with two: {note}"
+                ));
+            }
+            Err(reason) => {
+                let family = detection.family.unwrap_or("-");
+                let line = format!("  {file} ({family} → {}): {reason}", detection.dialect);
+                if !detection.fallback() {
+                    must_pass.push(line.clone());
+                }
+                failures.push(line);
+            }
+        }
+    }
+    println!("round trip: {passed}/{total} templates");
+    for failure in &failures {
+        println!("{failure}");
+    }
+    for note in &notes {
+        println!("{note}");
+    }
+    assert!(
+        must_pass.is_empty(),
+        "templates whose family has a dialect fail the round trip:\n{}",
+        must_pass.join("\n")
+    );
+}
