@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p toolbridge-engine --features llama --example throughput -- \
-//!     [MODEL.gguf] [MAX_TOKENS] [ROUNDS]
+//!     [MODEL.gguf] [MAX_TOKENS] [ROUNDS] [THREADS]
 //! ```
 //!
 //! 1. The same tool-calling prompts, greedy, each without a constraint, with the lazy
@@ -45,8 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_or_else(|| PathBuf::from(DEFAULT_MODEL), PathBuf::from);
     let max_tokens: u32 = args.next().map_or(Ok(64), |a| a.parse())?;
     let rounds: usize = args.next().map_or(Ok(2), |a| a.parse())?;
+    let threads: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
     let engine = LlamaEngine::load(LlamaOptions {
         parallel: 4,
+        threads,
         progress: true,
         ..LlamaOptions::new(&model)
     })?;
