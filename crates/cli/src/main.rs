@@ -2,6 +2,7 @@
 
 mod bench;
 mod default_model;
+mod detect;
 mod grammar;
 mod parse;
 mod prepare;
@@ -28,6 +29,9 @@ enum Command {
     /// Read model output on stdin with a dialect's parser and print the OpenAI assistant
     /// message it makes.
     Parse(parse::ParseArgs),
+    /// Print the dialect a chat template speaks, detected from its text as the server
+    /// detects it.
+    Detect(detect::DetectArgs),
     /// Convert a JSON Schema (or read a GBNF grammar) and print it as GBNF or Lark, or
     /// check a document against it (exit 0 accepted, 1 rejected, 2 no verdict).
     Grammar(grammar::GrammarArgs),
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Grammar(args) => return grammar::run(&args),
         Command::Parse(args) => parse::run(&args),
+        Command::Detect(args) => detect::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
     };

@@ -32,7 +32,8 @@ pub trait Judge {
 }
 
 /// The usual judge: a JSON call object `{"name", "parameters" | "arguments"}` (with an
-/// optional `"type": "function"`), a JSON list of them, or a pythonic call list.
+/// optional `"type": "function"`; the arguments key must be there), a JSON list of them,
+/// or a pythonic call list.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CallSyntax {
     /// Whether pythonic lists `[f(a=1)]` are calls.
@@ -45,11 +46,18 @@ impl Judge for CallSyntax {
     fn calls(&self, text: &str) -> Option<Vec<FoundCall>> {
         if self.json {
             if let Ok(value) = serde_json::from_str::<Value>(text) {
+                // Unmarked, an object is a call only when it says so with its arguments
+                // key too: `{"name": "Bob"}` is data.
+                let inline_call = |value: &Value| {
+                    let has_arguments =
+                        value.get("parameters").is_some() || value.get("arguments").is_some();
+                    has_arguments.then(|| json_call(value)).flatten()
+                };
                 let calls = match value {
                     Value::Array(items) if !items.is_empty() => {
-                        items.iter().map(json_call).collect::<Option<Vec<_>>>()
+                        items.iter().map(inline_call).collect::<Option<Vec<_>>>()
                     }
-                    object @ Value::Object(_) => json_call(&object).map(|call| vec![call]),
+                    object @ Value::Object(_) => inline_call(&object).map(|call| vec![call]),
                     _ => None,
                 };
                 if calls.is_some() {
@@ -311,5 +319,52 @@ impl Layout {
         content.push_str(body);
         self.held.push_str(&text[body.len()..]);
         events.push(Event::Content(content));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<Event> {
+        let mut inline = InlineCalls::new(CallSyntax {
+            pythonic: true,
+            json: true,
+        });
+        let mut events = Vec::new();
+        inline.push(text, &mut events);
+        inline.finish(&mut events);
+        events
+    }
+
+    #[test]
+    fn data_with_a_name_is_not_a_call() {
+        let text = r#"Here: {"name": "Bob", "age": 3} and {"name": "Ann"}"#;
+        let mut content = String::new();
+        for event in read(text) {
+            match event {
+                Event::Content(piece) => content.push_str(&piece),
+                other => panic!("{other:?} in {text}"),
+            }
+        }
+        assert_eq!(content, text);
+    }
+
+    #[test]
+    fn calls_between_text_keep_the_text_and_drop_the_layout() {
+        let events = read("Sure. {\"name\": \"f\", \"parameters\": {}}; [g(a=1)]\n");
+        assert_eq!(events.first(), Some(&Event::Content("Sure.".into())));
+        let names: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallStart { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["f", "g"]);
+        assert!(matches!(
+            events.last(),
+            Some(Event::ToolCallEnd { index: 1 })
+        ));
     }
 }

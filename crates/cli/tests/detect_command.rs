@@ -1,0 +1,92 @@
+//! `toolbridge detect --template T` end to end: the binary on corpus templates, Jinja and
+//! Ollama Go alike, prints the dialect (and with `--explain`, the family and whether a
+//! prompt style stands in); `parse --template` reads output in the same dialect.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn corpus(relative: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(relative);
+    assert!(path.is_file(), "corpus file not found: {}", path.display());
+    path.display().to_string()
+}
+
+fn toolbridge(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the toolbridge binary runs");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    child.wait_with_output().expect("the binary ends")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn detect_prints_the_dialect_of_each_family() {
+    for (template, dialect) in [
+        (
+            "jinja/llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja",
+            "llama3",
+        ),
+        (
+            "jinja/llama.cpp/mistralai-Mistral-Nemo-Instruct-2407.jinja",
+            "mistral",
+        ),
+        (
+            "jinja/llama.cpp/fireworks-ai-llama-3-firefunction-v2.jinja",
+            "firefunction_v2",
+        ),
+        ("jinja/llama.cpp/Qwen-Qwen2.5-7B-Instruct.jinja", "hermes"),
+        ("gotmpl/registry/firefunction-v2.gotmpl", "firefunction_v2"),
+        ("jinja/hfjs-e2e/llama.jinja", "hermes_2_pro"),
+    ] {
+        let output = toolbridge(&["detect", "--template", &corpus(template)], "");
+        assert_eq!(stdout(&output), format!("{dialect}\n"), "{template}");
+    }
+}
+
+#[test]
+fn explain_says_when_a_prompt_style_stands_in() {
+    let template = corpus("jinja/llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
+    let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    assert_eq!(stdout(&output), "family: llama3\ndialect: llama3\n");
+    let template = corpus("jinja/hfjs-e2e/llama.jinja");
+    let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    assert!(stdout(&output).starts_with("family: none\ndialect: hermes_2_pro (prompt style"));
+}
+
+#[test]
+fn parse_reads_output_in_the_detected_dialect() {
+    let template = corpus("jinja/llama.cpp/mistralai-Mistral-Nemo-Instruct-2407.jinja");
+    let output = toolbridge(
+        &["parse", "--template", &template],
+        r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1B2c3D4e"}]"#,
+    );
+    let message: serde_json::Value =
+        serde_json::from_str(&stdout(&output)).expect("a JSON message");
+    assert_eq!(message["tool_calls"][0]["id"], "a1B2c3D4e");
+    assert_eq!(message["tool_calls"][0]["function"]["name"], "get_weather");
+}
+
+#[test]
+fn a_missing_template_is_a_readable_error() {
+    let output = toolbridge(&["detect", "--template", "/nonexistent.jinja"], "");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("error:"));
+}
