@@ -178,6 +178,30 @@ pub const RULES: &[Rule] = &[
         &[],
     ),
     rule("jamba", &["<tool_calls>"], &[], &[]),
+    // Kimi K3: `<|open|>call tool="…" index="…"<|sep|>` regions.
+    rule("kimi_k3", &["open_tag('call'"], &[], &[]),
+    // GigaChat 3: a `function call` turn holding `{"name", "arguments"}`.
+    rule(
+        "gigachat",
+        &["<|role_sep|>"],
+        &["<|function_call|>", "function call"],
+        &[],
+    ),
+    // GLM-4 (9B, ChatGLM's format): tools under `# 可用工具`, calls as `name\n{…}`.
+    rule("glm4", &["# 可用工具"], &[], &[]),
+    // Nemotron Mini: tools in `<tool>` tags, results in `<extra_id_1>Tool` turns.
+    rule("nemotron_mini", &["<extra_id_1>"], &["<tool>"], &[]),
+    // Hammer: a JSON list of calls, `[{"name": …, "arguments": …}]`.
+    rule("hammer", &["You are a tool calling assistant"], &[], &[]),
+    // Cogito (Llama 3.2 based): tools after `Available Tools:`, calls as JSON objects.
+    rule(
+        "cogito",
+        &["Available Tools:", "ipython"],
+        &[],
+        &["<tool_call>"],
+    ),
+    // xLAM as Ollama writes it: `{"tool_calls": [{"name", "arguments"}, …]}`.
+    rule("xlam", &["{\"tool_calls\": ["], &[], &["<tool_call>"]),
     // Hermes 2 Pro, Qwen 2.5 / 3, Granite 4, SmolLM3…: `<tool_call>{"name", "arguments"}`.
     rule("hermes", &["<tool_call>"], &[], &[]),
 ];
