@@ -328,3 +328,26 @@ fn calls_and_text(_text: &str, pieces: &[&str]) -> Message {
     events.extend(parser.finish());
     assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
 }
+
+#[test]
+fn the_pythonic_dialect_keeps_pythonic_templates_and_replaces_json_ones() {
+    let request = seed_request(vec![Message::user("Weather in Paris?")]);
+    let pythonic = Llama3PythonicDialect
+        .prepare(
+            &request,
+            &template("vllm/tool_chat_template_llama3.2_pythonic.jinja"),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(pythonic.prompt.contains("python list"));
+    assert!(!pythonic.prompt.contains("Customized Functions"));
+    let official = Llama3PythonicDialect
+        .prepare(
+            &request,
+            &template("llama.cpp/meta-llama-Llama-3.2-3B-Instruct.jinja"),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(official
+        .prompt
+        .contains("Customized Functions: [{'name': 'get_weather'"));
+    assert!(!official.prompt.contains("\"parameters\": dictionary"));
+}

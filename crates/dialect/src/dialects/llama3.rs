@@ -21,8 +21,9 @@
 //! then `\n\n---\n` and the request's own system prompt, and the model answers
 //! `[f(a=1), g(b='x')]`. Past calls are written as the model writes them,
 //! `<|python_tag|>[f(a=1)]`, ending `<|eom_id|>`; their results go back in one `ipython` turn
-//! as a Python list. Templates that show tools for pythonic calls themselves (vLLM's Llama
-//! 3.2 and Llama 4 pythonic templates) are rendered as they are.
+//! as a Python list. Templates whose own tool prompt asks for pythonic calls (vLLM's Llama
+//! 3.2 and Llama 4 pythonic templates) are rendered as they are; the official Llama 3.x
+//! templates, which ask for JSON, get the zero-shot prompt instead.
 //!
 //! Both: stops none beyond the request's (`<|eot_id|>` and `<|eom_id|>` are end-of-generation
 //! tokens); off-format calls are read too ([`crate::toolkit::off_format`]).
@@ -48,6 +49,9 @@ pub const BUILTIN_TOOLS: [&str; 3] = ["brave_search", "wolfram_alpha", "code_int
 
 /// What opens a JSON call, the lazy grammar's trigger.
 const CALL_OPEN: &str = "{\"name\": \"";
+
+/// What a template's own prompt says when it asks for pythonic calls.
+const PYTHONIC_PROMPTS: [&str; 3] = ["python list", "[func_name1(", "[func_name("];
 
 /// Separates parallel calls.
 const SEPARATOR: &str = "; ";
@@ -127,8 +131,13 @@ impl Dialect for Llama3PythonicDialect {
         let messages = history(request)?;
         let own = render(template, &messages, choice.shown, Map::new());
         let bare = render(template, &messages, &[], Map::new());
+        // The template's own tool prompt is used only where it asks for pythonic calls
+        // (vLLM's Llama 3.2 and Llama 4 pythonic templates); Llama 3.x's official
+        // templates ask for JSON, so the zero-shot prompt replaces theirs.
         let shows_tools = match (&own, &bare) {
-            (Ok(own), Ok(bare)) => own != bare,
+            (Ok(own), Ok(bare)) => {
+                own != bare && PYTHONIC_PROMPTS.iter().any(|tell| own.contains(tell))
+            }
             _ => false,
         };
         let prompt = if shows_tools || choice.shown.is_empty() {

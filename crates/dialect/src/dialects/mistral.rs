@@ -19,7 +19,8 @@
 //! writes past calls with `[ARGS]` is v11. Grammar: lazy on `[TOOL_CALLS]` for `auto`,
 //! from the first byte for `required` and a named function; one call, or with
 //! `parallel_tool_calls` several (more list items, or more `[TOOL_CALLS]` markers).
-//! Generated ids for calls without one should be [`IdFormat::Mistral`].
+//! Since every id is mapped on its way back into the history, the ids a server generates
+//! for calls without one may have any shape ([`IdFormat::Mistral`] keeps them as they are).
 //!
 //! [`IdFormat::Mistral`]: crate::tool_ids::IdFormat::Mistral
 
