@@ -240,7 +240,9 @@ impl<J: Judge> InlineCalls<J> {
         match scan {
             Bracket::NeedMore => {
                 self.held.push_str(text);
-                if self.held.len() > MAX_CANDIDATE {
+                let hopeless =
+                    matches!(self.candidate, Candidate::List(_)) && !may_open_call_list(&self.held);
+                if hopeless || self.held.len() > MAX_CANDIDATE {
                     return self.give_back_first("", events);
                 }
                 String::new()
@@ -274,6 +276,23 @@ impl<J: Judge> InlineCalls<J> {
         self.layout.write(&held[..first], events);
         format!("{}{rest}", &held[first..])
     }
+}
+
+/// Whether `held`, a bracket and what followed it, can still open a call list: `[` then
+/// blanks, then a JSON object (`{`) or a dotted name and `(`. Text that cannot (a markdown
+/// link, `[1, 2]`, `array[i]`) is given back at once instead of held until its bracket
+/// closes, so content streams. Once false it stays false for any longer text.
+fn may_open_call_list(held: &str) -> bool {
+    let rest = held.strip_prefix('[').unwrap_or(held).trim_start();
+    if rest.is_empty() || rest.starts_with('{') {
+        return true;
+    }
+    if !rest.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+        return false;
+    }
+    let after_name = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+    let after_name = after_name.trim_start();
+    after_name.is_empty() || after_name.starts_with('(')
 }
 
 impl Layout {
@@ -335,6 +354,29 @@ mod tests {
         inline.push(text, &mut events);
         inline.finish(&mut events);
         events
+    }
+
+    #[test]
+    fn a_bracket_that_cannot_open_a_call_list_streams_at_once() {
+        let mut inline = InlineCalls::new(CallSyntax {
+            pythonic: true,
+            json: true,
+        });
+        let mut events = Vec::new();
+        inline.push("See [the docs", &mut events);
+        let content: String = events
+            .iter()
+            .map(|event| match event {
+                Event::Content(text) => text.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(content, "See [the docs");
+        assert!(may_open_call_list("[get_weather(city="));
+        assert!(may_open_call_list("[ math.f"));
+        assert!(may_open_call_list("[{\"name\""));
+        assert!(!may_open_call_list("[1, 2"));
+        assert!(!may_open_call_list("[a b"));
     }
 
     #[test]
