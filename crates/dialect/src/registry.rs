@@ -7,11 +7,15 @@ use std::sync::Arc;
 
 use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
+use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction::FireFunctionDialect;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::hermes_dialect::HermesDialect;
+use crate::dialects::json_list::GRANITE;
+use crate::dialects::kimi::KimiK2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::mistral::MistralDialect;
+use crate::dialects::react::React;
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
@@ -45,6 +49,12 @@ impl Default for Registry {
         registry.register(Arc::new(functionary_v2::dialect()), &[]);
         registry.register(Arc::new(NativeDialect(Cohere)), &["command_r", "aya"]);
         registry.register(Arc::new(NativeDialect(CommandR7b)), &["command_a"]);
+        registry.register(Arc::new(NativeDialect(React)), &[]);
+        registry.register(Arc::new(NativeDialect(DeepSeek::R1)), &[]);
+        registry.register(Arc::new(NativeDialect(DeepSeek::V3)), &["deepseek_v2_5"]);
+        registry.register(Arc::new(NativeDialect(DeepSeek::V3_1)), &[]);
+        registry.register(Arc::new(NativeDialect(GRANITE)), &[]);
+        registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry
     }
 }

@@ -38,6 +38,16 @@ enum Syntax {
     CohereAction,
     /// Command R7B: thinking, then `<|START_ACTION|>[…]<|END_ACTION|>`.
     R7bAction,
+    /// ReAct: text, then `Action: name` / `Action Input: {…}` per call.
+    ReAct,
+    /// DeepSeek V3 / R1: `<｜tool▁calls▁begin｜>` and per call `function<｜tool▁sep｜>name` with fenced JSON.
+    DeepSeekV3,
+    /// DeepSeek V3.1: per call `name<｜tool▁sep｜>{…}`.
+    DeepSeekV31,
+    /// Granite: text, then `<|tool_call|>[{"name", "arguments"}, …]`.
+    GraniteList,
+    /// Kimi K2: a section of `<|tool_call_begin|>functions.name:n<|tool_call_argument_begin|>{…}<|tool_call_end|>`.
+    KimiSection,
 }
 
 impl Syntax {
@@ -53,6 +63,11 @@ impl Syntax {
             "firefunction_v2" => Syntax::Functools,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
+            "react" => Syntax::ReAct,
+            "deepseek_r1" | "deepseek_v3" => Syntax::DeepSeekV3,
+            "deepseek_v3_1" => Syntax::DeepSeekV31,
+            "granite" => Syntax::GraniteList,
+            "kimi_k2" => Syntax::KimiSection,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -67,7 +82,12 @@ impl Syntax {
             | Syntax::MistralList
             | Syntax::Functools
             | Syntax::CohereAction
-            | Syntax::R7bAction => 3,
+            | Syntax::R7bAction
+            | Syntax::ReAct
+            | Syntax::DeepSeekV3
+            | Syntax::DeepSeekV31
+            | Syntax::GraniteList
+            | Syntax::KimiSection => 3,
         }
     }
 
@@ -83,6 +103,11 @@ impl Syntax {
             Syntax::Functools => json_list(text, "functools[", calls),
             Syntax::CohereAction => cohere_action(text, calls),
             Syntax::R7bAction => r7b_action(text, calls),
+            Syntax::ReAct => react(text, calls),
+            Syntax::DeepSeekV3 => deepseek_v3(text, calls),
+            Syntax::DeepSeekV31 => deepseek_v3_1(text, calls),
+            Syntax::GraniteList => granite(text, calls),
+            Syntax::KimiSection => kimi_k2(text, calls),
         }
     }
 }
@@ -115,6 +140,68 @@ fn r7b_action(text: &str, calls: &[ToolCall]) -> String {
         "<|START_THINKING|>{text}<|END_THINKING|><|START_ACTION|>[\n{}\n]<|END_ACTION|>",
         actions.join(",\n")
     )
+}
+
+fn calls_json(calls: &[ToolCall]) -> Vec<(String, Value)> {
+    calls.iter().map(name_and_arguments).collect()
+}
+
+/// ReAct: `Action:` / `Action Input:` per call.
+fn react(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| format!("Action: {name}\nAction Input: {arguments}"))
+        .collect();
+    format!("{text}\n{}", calls.join("\n"))
+}
+
+/// DeepSeek V3 / R1 calls, as their templates write past calls.
+fn deepseek_v3(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            format!("<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{arguments}\n```<｜tool▁call▁end｜>")
+        })
+        .collect();
+    format!(
+        "{text}<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+        calls.join("\n")
+    )
+}
+
+/// DeepSeek V3.1 calls.
+fn deepseek_v3_1(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            format!("<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}<｜tool▁call▁end｜>")
+        })
+        .collect();
+    format!("{text}<｜tool▁calls▁begin｜>{calls}<｜tool▁calls▁end｜>")
+}
+
+fn json_call_list(text: &str, marker: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<Value> = calls_json(calls)
+        .into_iter()
+        .map(|(name, arguments)| json!({"name": name, "arguments": arguments}))
+        .collect();
+    format!("{text}{marker}{}", Value::Array(calls))
+}
+
+fn granite(text: &str, calls: &[ToolCall]) -> String {
+    json_call_list(text, "<|tool_call|>", calls)
+}
+
+/// Kimi K2's section of calls, numbered as its template numbers them.
+fn kimi_k2(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| {
+            format!("<|tool_call_begin|>functions.{name}:{index}<|tool_call_argument_begin|>{arguments}<|tool_call_end|>")
+        })
+        .collect();
+    format!("{text}<|tool_calls_section_begin|>{calls}<|tool_calls_section_end|>")
 }
 
 /// Llama 3.x JSON calls, as its grammar has the model write them.
@@ -510,6 +597,11 @@ impl Syntax {
         matches!(
             self,
             Syntax::Tagged
+                | Syntax::ReAct
+                | Syntax::DeepSeekV3
+                | Syntax::DeepSeekV31
+                | Syntax::GraniteList
+                | Syntax::KimiSection
                 | Syntax::CohereAction
                 | Syntax::LlamaJson
                 | Syntax::Pythonic
@@ -523,6 +615,11 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
+            | Syntax::ReAct
+            | Syntax::DeepSeekV3
+            | Syntax::DeepSeekV31
+            | Syntax::GraniteList
+            | Syntax::KimiSection
             | Syntax::Escaped
             | Syntax::CohereAction
             | Syntax::LlamaJson

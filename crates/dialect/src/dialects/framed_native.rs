@@ -20,6 +20,7 @@ use crate::dialect::{
     callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
     DialectError, Prepared, RenderInput,
 };
+use crate::dialects::styles::{tools_listing, with_system_prompt};
 use crate::parser::StreamParser;
 use crate::toolkit::framed::{Action, FramedParser};
 use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
@@ -45,9 +46,15 @@ pub trait Native: Send + Sync {
     /// whose decoding reads the schemas (argument types restored in XML formats).
     fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)>;
 
-    /// The marker that closes reasoning the generation prompt left open, if it did.
-    fn open_reasoning(&self, _prompt: &str) -> Option<&'static str> {
-        None
+    /// Where the model's output starts: `prompt` is the generation prompt, or `None` for
+    /// output read without one ([`Dialect::parser`]).
+    fn start(&self, _prompt: Option<&str>) -> Start {
+        Start::Content
+    }
+
+    /// Whether the grammar waits for a trigger; by default unless a call is forced.
+    fn lazy(&self, forced: bool) -> bool {
+        !forced
     }
 
     /// The tools as the template is given them; some templates need fields OpenAI leaves
@@ -56,15 +63,81 @@ pub trait Native: Send + Sync {
         tools.to_vec()
     }
 
-    /// The messages as the template reads them.
-    fn history(&self, request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-        history_with_object_arguments(request)
+    /// The messages as the template may read them, tried in order until one renders:
+    /// by default past calls' `arguments` as objects (templates that print them with
+    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them).
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        Ok(vec![
+            history_with_object_arguments(request)?,
+            history_with_string_arguments(request)?,
+        ])
+    }
+
+    /// The prompt: the template rendered with `messages`, the `tools` shown and the
+    /// generation prompt.
+    fn render(
+        &self,
+        template: &ChatTemplate,
+        messages: Vec<Value>,
+        tools: &[Tool],
+    ) -> Result<String, DialectError> {
+        template.render(&RenderInput {
+            messages,
+            tools,
+            add_generation_prompt: true,
+        })
+    }
+
+    /// How one call is written, for the system prompt given to templates that do not show
+    /// the tools themselves (`NAME` and `ARGUMENTS` stand for a tool's name and its JSON
+    /// arguments); `None` leaves such templates as they are.
+    fn call_example(&self) -> Option<&'static str> {
+        None
     }
 
     /// Stop strings beyond the request's.
     fn stops(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Where a model's output starts, as its generation prompt leaves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    Content,
+    /// Inside reasoning that the prompt opened, closed by this marker.
+    Reasoning(&'static str),
+    /// Just after this marker, which the prompt wrote (Functionary v3.2's `>>>`).
+    AfterMarker(&'static str),
+}
+
+impl Start {
+    fn parser(self, markers: Vec<(String, Action)>) -> FramedParser {
+        match self {
+            Start::Content => FramedParser::new(markers),
+            Start::Reasoning(close) => FramedParser::in_reasoning(markers, close),
+            Start::AfterMarker(marker) => FramedParser::after_marker(markers, marker),
+        }
+    }
+}
+
+/// The start for a prompt that may end by opening `<think>`: inside the reasoning then.
+pub fn after_think(prompt: Option<&str>) -> Start {
+    match prompt {
+        Some(prompt) if prompt.trim_end().ends_with("<think>") => Start::Reasoning("</think>"),
+        _ => Start::Content,
+    }
+}
+
+/// The `<think>…</think>` reasoning marker, counted only at the start of the output.
+pub fn think() -> (String, Action) {
+    (
+        "<think>".into(),
+        Action::Reasoning {
+            close: "</think>".into(),
+            at_start_only: true,
+        },
+    )
 }
 
 /// A [`Native`] family as a [`Dialect`].
@@ -91,11 +164,16 @@ impl<N: Native> Dialect for NativeDialect<N> {
         } else {
             Vec::new()
         };
-        let prompt = template.render(&RenderInput {
-            messages: family.history(request)?,
-            tools: &shown,
-            add_generation_prompt: true,
-        })?;
+        let mut prompt = render_first(family, template, request, &shown)?;
+        if let Some(example) = family.call_example() {
+            if !shown.is_empty() && !shown.iter().all(|tool| prompt.contains(tool.name())) {
+                let described = ChatRequest {
+                    messages: with_system_prompt(&request.messages, &tools_prompt(&shown, example)),
+                    ..request.clone()
+                };
+                prompt = render_first(family, template, &described, &shown)?;
+            }
+        }
         let constraint = if tools.is_empty() {
             None
         } else {
@@ -103,14 +181,11 @@ impl<N: Native> Dialect for NativeDialect<N> {
             Some(Constraint {
                 grammar: family.grammar(&tools, request.allows_parallel_calls(), forced)?,
                 triggers: family.triggers(),
-                lazy: !forced,
+                lazy: family.lazy(forced),
             })
         };
         let markers = family.markers(&tools);
-        let parser = match family.open_reasoning(&prompt) {
-            Some(close) => FramedParser::in_reasoning(markers, close),
-            None => FramedParser::new(markers),
-        };
+        let parser = family.start(Some(&prompt)).parser(markers);
         let parser: Box<dyn StreamParser + Send> = if tools.is_empty() {
             Box::new(parser)
         } else {
@@ -127,14 +202,44 @@ impl<N: Native> Dialect for NativeDialect<N> {
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(FramedParser::new(self.0.markers(&[])))
+        Box::new(self.0.start(None).parser(self.0.markers(&[])))
     }
+}
+
+/// The prompt rendered from the first of the family's histories that renders.
+fn render_first<N: Native>(
+    family: &N,
+    template: &ChatTemplate,
+    request: &ChatRequest,
+    shown: &[Tool],
+) -> Result<String, DialectError> {
+    let mut prompt = Err(DialectError::NoCallableTools);
+    for messages in family.histories(request)? {
+        prompt = family.render(template, messages, shown);
+        if prompt.is_ok() {
+            break;
+        }
+    }
+    prompt
+}
+
+/// The system prompt that describes the tools and the family's call syntax, for templates
+/// that do not show tools themselves.
+pub fn tools_prompt(tools: &[Tool], example: &str) -> String {
+    let listing: Vec<Value> = tools
+        .iter()
+        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .collect();
+    format!(
+        "You have access to the following tools:\n{}\n\nTo call tools, write:\n{example}",
+        tools_listing(&listing)
+    )
 }
 
 /// The messages as JSON, past calls' `arguments` as objects where they hold JSON objects:
 /// templates print them with `tojson` and OpenAI's string form would come out quoted twice.
 pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = messages_json(&request.messages)?;
+    let mut messages = history_with_string_arguments(request)?;
     for message in &mut messages {
         let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
             continue;
@@ -147,6 +252,20 @@ pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>
                 if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
                     *arguments = object;
                 }
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// The messages as JSON, as OpenAI sends them, with `content: null` on assistant turns
+/// that only call (templates test `message['content'] is none`, as `transformers` gives it).
+pub fn history_with_string_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = messages_json(&request.messages)?;
+    for message in &mut messages {
+        if let Value::Object(members) = message {
+            if members.contains_key("tool_calls") {
+                members.entry("content").or_insert(Value::Null);
             }
         }
     }

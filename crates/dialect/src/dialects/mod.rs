@@ -1,12 +1,16 @@
 //! One file per family of models: its call syntax and the stream parser that reads it.
 
 pub mod cohere;
+pub mod deepseek;
 pub mod firefunction;
 pub mod framed_native;
 pub mod hermes;
 pub mod hermes_dialect;
+pub mod json_list;
+pub mod kimi;
 pub mod llama3;
 pub mod llama3_parser;
 pub mod mistral;
 pub mod prep;
+pub mod react;
 pub mod styles;

@@ -263,6 +263,8 @@ pub struct FramedParser {
     seen_output: bool,
     events: Vec<Event>,
     next_index: u32,
+    /// The region being read was opened by the prompt, not by the output.
+    virtual_marker: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -290,6 +292,7 @@ impl FramedParser {
             seen_output: false,
             events: Vec::new(),
             next_index: 0,
+            virtual_marker: false,
         }
     }
 
@@ -303,6 +306,18 @@ impl FramedParser {
             seen_output: true,
             ..FramedParser::new(markers)
         }
+    }
+
+    /// A parser for output that begins just after `marker` (one of `markers`, opening a
+    /// call region), because the prompt wrote it. If the region is no call, the marker is
+    /// not given back: the model never wrote it.
+    pub fn after_marker(markers: Vec<(String, Action)>, marker: &str) -> Self {
+        let mut parser = FramedParser::new(markers);
+        if let Some(index) = parser.markers.iter().position(|(text, _)| text == marker) {
+            parser.mode = Mode::Region(index);
+            parser.virtual_marker = true;
+        }
+        parser
     }
 
     fn run(&mut self, ended: bool) {
@@ -413,11 +428,13 @@ impl FramedParser {
             Match::Partial | Match::No => None,
         };
         self.mode = Mode::Content;
+        let virtual_marker = std::mem::take(&mut self.virtual_marker);
         match calls {
             Some((end, calls)) => {
                 self.pending.drain(..end);
                 self.emit_calls(calls);
             }
+            None if virtual_marker => {}
             None => {
                 let text = marker_text.clone();
                 self.writer.write(&text, &mut self.events);

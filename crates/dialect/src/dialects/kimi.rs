@@ -1,0 +1,134 @@
+//! Kimi K2 (Instruct and Thinking): calls in a section of special tokens, each named by
+//! an id `functions.<name>:<n>`:
+//!
+//! ```text
+//! <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
+//! ```
+//!
+//! The tool's name is the id without its `functions.` prefix and `:<n>` counter; the id
+//! itself is not kept (the template numbers past calls itself, and OpenAI ids are made for
+//! the calls). Kimi K2 Thinking reasons in `<think>…</think>` first.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolbridge_chat::Tool;
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::DialectError;
+use crate::dialects::framed_native::{
+    after_think, free_text, grammar_of, one_or_more, per_tool, think, words, ws, Native, Start,
+};
+use crate::toolkit::call_json::arguments_text;
+use crate::toolkit::framed::{Action, Call, Pat, Region};
+
+pub const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
+pub const SECTION_END: &str = "<|tool_calls_section_end|>";
+pub const CALL_BEGIN: &str = "<|tool_call_begin|>";
+pub const ARGUMENT_BEGIN: &str = "<|tool_call_argument_begin|>";
+pub const CALL_END: &str = "<|tool_call_end|>";
+
+/// The Kimi K2 dialect; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KimiK2;
+
+impl Native for KimiK2 {
+    fn name(&self) -> &'static str {
+        "kimi_k2"
+    }
+
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let call = per_tool(tools, |tool, _, arguments| {
+            Expr::Seq(vec![
+                Expr::literal(format!("{CALL_BEGIN}functions.{}:", tool.name())),
+                Expr::repeat(Expr::range('0', '9'), 1, Some(3)),
+                Expr::literal(ARGUMENT_BEGIN),
+                arguments,
+                Expr::literal(CALL_END),
+            ])
+        })?;
+        let calls = Expr::Seq(vec![
+            Expr::literal(SECTION_BEGIN),
+            one_or_more(call, ws(), parallel),
+            Expr::literal(SECTION_END),
+        ]);
+        let root = if forced {
+            Expr::Seq(vec![
+                Expr::optional(Expr::group(Expr::Seq(vec![
+                    Expr::literal("<think>"),
+                    free_text(),
+                    Expr::literal("</think>"),
+                    ws(),
+                ]))),
+                calls,
+            ])
+        } else {
+            calls
+        };
+        Ok(grammar_of(root))
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        words(&[SECTION_BEGIN])
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        let call = || {
+            Pat::Seq(vec![
+                Pat::until(ARGUMENT_BEGIN, 256),
+                Pat::Json,
+                Pat::Ws,
+                Pat::lit(CALL_END),
+            ])
+        };
+        let section = Pat::Seq(vec![
+            Pat::Ws,
+            Pat::repeat(Pat::Seq(vec![Pat::lit(CALL_BEGIN), call(), Pat::Ws])),
+            Pat::opt(SECTION_END),
+        ]);
+        let one = Pat::Seq(vec![call(), Pat::Ws, Pat::opt(SECTION_END)]);
+        vec![
+            (SECTION_BEGIN.into(), Action::Call(region(section))),
+            (CALL_BEGIN.into(), Action::Call(region(one))),
+            think(),
+        ]
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        after_think(prompt)
+    }
+}
+
+/// `functions.get_weather:0` → `get_weather`.
+fn name_of(id: &str) -> Option<&str> {
+    let id = id.trim();
+    let id = id.strip_prefix("functions.").unwrap_or(id);
+    let name = match id.rsplit_once(':') {
+        Some((name, counter)) if counter.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => id,
+    };
+    (!name.is_empty()).then_some(name)
+}
+
+fn region(body: Pat) -> Region {
+    Region {
+        body,
+        decode: Arc::new(|captures| {
+            if captures.is_empty() || captures.len() % 2 != 0 {
+                return None;
+            }
+            captures
+                .chunks(2)
+                .map(|pair| {
+                    let arguments: Value = serde_json::from_str(&pair[1]).ok()?;
+                    Some(Call::new(name_of(&pair[0])?, arguments_text(&arguments)?))
+                })
+                .collect()
+        }),
+    }
+}
