@@ -234,17 +234,15 @@ fn round_trip(
     let template = JinjaTemplate::new(source).map_err(|error| format!("compile: {error}"))?;
     let caps = TemplateCaps::probe(&template, "<s>", "</s>");
     let form = caps.tool_call_arguments.unwrap_or(ArgumentsForm::Object);
-    let mut last_error = String::from("no question");
-    let mut notes = Vec::new();
+    // Why each question failed: a render error, or calls read wrong (the telling kind).
+    let mut render_errors = Vec::new();
+    let mut read_errors = Vec::new();
     for (question, answer) in questions {
-        if !last_error.starts_with("no question") && !last_error.starts_with("render") {
-            notes.push(std::mem::take(&mut last_error));
-        }
         let calls = with_ids(answer.expected_calls());
         let (before, after) = match renders(&template, question, &calls, form) {
             Ok(renders) => renders,
             Err(error) => {
-                last_error = error;
+                render_errors.push(error);
                 continue;
             }
         };
@@ -267,11 +265,11 @@ fn round_trip(
                     )
                 })
                 .collect();
-            last_error = format!(
+            read_errors.push(format!(
                 "{} read {} calls {found:?} from {text:?}",
                 dialect.name(),
                 found.len()
-            );
+            ));
             continue;
         }
         for (at, _) in text.char_indices() {
@@ -279,9 +277,13 @@ fn round_trip(
                 return Err(format!("cut at {at} reads differently: {text:?}"));
             }
         }
-        return Ok(notes.pop());
+        return Ok(read_errors.into_iter().next());
     }
-    Err(last_error)
+    Err(read_errors
+        .into_iter()
+        .chain(render_errors)
+        .next()
+        .unwrap_or_else(|| String::from("no question")))
 }
 
 #[test]

@@ -240,8 +240,11 @@ impl<J: Judge> InlineCalls<J> {
         match scan {
             Bracket::NeedMore => {
                 self.held.push_str(text);
-                let hopeless =
-                    matches!(self.candidate, Candidate::List(_)) && !may_open_call_list(&self.held);
+                let hopeless = match self.candidate {
+                    Candidate::List(_) => !may_open_call_list(&self.held),
+                    Candidate::Json(_) => !may_open_call_object(&self.held),
+                    Candidate::None => false,
+                };
                 if hopeless || self.held.len() > MAX_CANDIDATE {
                     return self.give_back_first("", events);
                 }
@@ -293,6 +296,23 @@ fn may_open_call_list(held: &str) -> bool {
     let after_name = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
     let after_name = after_name.trim_start();
     after_name.is_empty() || after_name.starts_with('(')
+}
+
+/// The keys a call object may open with.
+const CALL_KEYS: [&str; 5] = ["name", "type", "parameters", "arguments", "id"];
+
+/// Whether `held`, a brace and what followed it, can still open a call object: its first
+/// key must be one a call has, so other JSON in the answer streams as soon as its first key
+/// says it is data. Once false it stays false for any longer text.
+fn may_open_call_object(held: &str) -> bool {
+    let rest = held.strip_prefix('{').unwrap_or(held).trim_start();
+    let Some(key) = rest.strip_prefix('"') else {
+        return rest.is_empty();
+    };
+    match key.find('"') {
+        Some(end) => CALL_KEYS.contains(&&key[..end]),
+        None => CALL_KEYS.iter().any(|known| known.starts_with(key)),
+    }
 }
 
 impl Layout {
@@ -377,6 +397,10 @@ mod tests {
         assert!(may_open_call_list("[{\"name\""));
         assert!(!may_open_call_list("[1, 2"));
         assert!(!may_open_call_list("[a b"));
+        assert!(may_open_call_object("{ \"na"));
+        assert!(may_open_call_object("{\"parameters\": {"));
+        assert!(!may_open_call_object("{\"nam\""));
+        assert!(!may_open_call_object("{\"age\": 3"));
     }
 
     #[test]
