@@ -96,7 +96,7 @@ impl TokenSampler {
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
         candidates.extend(logits.iter().zip(0..).map(|(&logit, id)| {
-            let allowed = allowed.map_or(true, |mask| mask.is_allowed(id as u32));
+            let allowed = allowed.is_none_or(|mask| mask.is_allowed(id as u32));
             let logit = if allowed { logit } else { f32::NEG_INFINITY };
             LlamaTokenData::new(LlamaToken(id), logit, 0.0)
         }));
