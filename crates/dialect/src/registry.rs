@@ -19,6 +19,7 @@ use crate::dialects::react::React;
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
+use crate::dialects::xml_calls::XmlCalls;
 
 /// Dialects by name and alias.
 pub struct Registry {
@@ -55,6 +56,8 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(DeepSeek::V3_1)), &[]);
         registry.register(Arc::new(NativeDialect(GRANITE)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
         registry
     }
 }

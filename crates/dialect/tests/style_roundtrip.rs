@@ -48,6 +48,10 @@ enum Syntax {
     GraniteList,
     /// Kimi K2: a section of `<|tool_call_begin|>functions.name:n<|tool_call_argument_begin|>{…}<|tool_call_end|>`.
     KimiSection,
+    /// Qwen3-Coder: `<tool_call><function=name><parameter=k>v</parameter>…`.
+    Qwen3Xml,
+    /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
+    GlmXml,
 }
 
 impl Syntax {
@@ -68,6 +72,8 @@ impl Syntax {
             "deepseek_v3_1" => Syntax::DeepSeekV31,
             "granite" => Syntax::GraniteList,
             "kimi_k2" => Syntax::KimiSection,
+            "qwen3_coder" => Syntax::Qwen3Xml,
+            "glm" => Syntax::GlmXml,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -87,7 +93,9 @@ impl Syntax {
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31
             | Syntax::GraniteList
-            | Syntax::KimiSection => 3,
+            | Syntax::KimiSection
+            | Syntax::Qwen3Xml
+            | Syntax::GlmXml => 3,
         }
     }
 
@@ -108,6 +116,8 @@ impl Syntax {
             Syntax::DeepSeekV31 => deepseek_v3_1(text, calls),
             Syntax::GraniteList => granite(text, calls),
             Syntax::KimiSection => kimi_k2(text, calls),
+            Syntax::Qwen3Xml => qwen3_coder(text, calls),
+            Syntax::GlmXml => glm(text, calls),
         }
     }
 }
@@ -202,6 +212,63 @@ fn kimi_k2(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}<|tool_calls_section_begin|>{calls}<|tool_calls_section_end|>")
+}
+
+/// An argument as XML-style formats write it: a string as text (quoted as JSON where the
+/// text alone would read as another JSON value, as no schema tells the plain parser its
+/// type), anything else as JSON.
+fn xml_value(value: &Value) -> String {
+    match value {
+        Value::String(text) if serde_json::from_str::<Value>(text.trim()).is_ok() => {
+            value.to_string()
+        }
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn xml_arguments(arguments: &Value) -> Vec<(String, String)> {
+    arguments
+        .as_object()
+        .map(|members| {
+            members
+                .iter()
+                .map(|(key, value)| (key.clone(), xml_value(value)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Qwen3-Coder's calls, as its template writes past calls.
+fn qwen3_coder(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| format!("<parameter={key}>\n{value}\n</parameter>\n"))
+                .collect();
+            format!("<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>")
+        })
+        .collect();
+    format!("{text}{}", calls.join("\n"))
+}
+
+/// GLM's calls, as its template writes past calls.
+fn glm(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| {
+                    format!("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n")
+                })
+                .collect();
+            format!("<tool_call>{name}\n{parameters}</tool_call>")
+        })
+        .collect();
+    format!("{text}{}", calls.join("\n"))
 }
 
 /// Llama 3.x JSON calls, as its grammar has the model write them.
@@ -597,6 +664,8 @@ impl Syntax {
         matches!(
             self,
             Syntax::Tagged
+                | Syntax::Qwen3Xml
+                | Syntax::GlmXml
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -615,6 +684,8 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
+            | Syntax::Qwen3Xml
+            | Syntax::GlmXml
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

@@ -14,3 +14,4 @@ pub mod mistral;
 pub mod prep;
 pub mod react;
 pub mod styles;
+pub mod xml_calls;

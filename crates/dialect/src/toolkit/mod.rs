@@ -21,6 +21,7 @@
 //!   `[f(a=1)]`), held until their text is whole, then judged.
 //! - [`typed_arguments`]: argument types restored from the tool's schema for formats that
 //!   write every value as text.
+//! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod call_json;
@@ -31,5 +32,6 @@ pub mod json_scan;
 pub mod off_format;
 pub mod pycall;
 pub mod tag_scan;
+pub mod typed_args;
 pub mod typed_arguments;
 pub mod unescape;

@@ -403,12 +403,40 @@ pub fn random_calls_round_trip(
     write: Writer,
     cases: u32,
 ) {
+    round_trip(dialect, template, write, cases, true);
+}
+
+/// [`random_calls_round_trip`] for formats that write values as text, whose types only
+/// the prepared parser (which knows the schemas) gives back; strings holding `</` are
+/// left out, as the grammar ends a text value there.
+pub fn random_calls_round_trip_typed(
+    dialect: &dyn Dialect,
+    template: &ChatTemplate,
+    write: Writer,
+    cases: u32,
+) {
+    round_trip(dialect, template, write, cases, false);
+}
+
+fn round_trip(
+    dialect: &dyn Dialect,
+    template: &ChatTemplate,
+    write: Writer,
+    cases: u32,
+    plain: bool,
+) {
     let mut runner = TestRunner::new(Config::with_cases(cases));
     let strategy = (arb_tools_and_calls(), "[ -~é\n]{0,12}");
     runner
         .run(&strategy, |((tools, calls), text)| {
             prop_assume!(!text.contains(['<', '>', '[', '`', '|', '{']));
             prop_assume!(!text.contains("Action") && !text.contains("functools"));
+            prop_assume!(
+                plain
+                    || !serde_json::to_string(&calls)
+                        .unwrap_or_default()
+                        .contains("</")
+            );
             let answer = write(&text, &calls);
             for choice in [None, Some(ToolChoiceMode::Required.into())] {
                 let forced = choice.is_some();
@@ -430,14 +458,16 @@ pub fn random_calls_round_trip(
                     written
                 );
             }
-            let plain = parsed_however_cut(&|| dialect.parser(), &answer);
-            prop_assert_eq!(
-                calls_of(&plain),
-                calls.clone(),
-                "{}: {}",
-                dialect.name(),
-                answer
-            );
+            if plain {
+                let plain = parsed_however_cut(&|| dialect.parser(), &answer);
+                prop_assert_eq!(
+                    calls_of(&plain),
+                    calls.clone(),
+                    "{}: {}",
+                    dialect.name(),
+                    answer
+                );
+            }
             let request = ChatRequest {
                 tools: Some(tools.clone()),
                 ..request(None)
