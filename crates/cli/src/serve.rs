@@ -123,12 +123,19 @@ fn load_engine(_args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
     )
 }
 
-/// Log lines (one per generation) on stderr, at `info`.
+/// Log lines on stderr: the server's at `info` (one per generation), everything else
+/// (llama.cpp's loading chatter) only from `warn` up.
 fn init_logging() {
-    // A second subscriber (in tests that run the command twice) is refused, harmlessly.
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_writer(std::io::stderr)
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let filter = Targets::new()
+        .with_target("toolbridge_server", LevelFilter::INFO)
+        .with_default(LevelFilter::WARN);
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // A second subscriber (the command run twice in one process) is refused, harmlessly.
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(filter)
         .try_init();
 }
 

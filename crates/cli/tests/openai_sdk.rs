@@ -40,7 +40,7 @@ fn sdk_python() -> PathBuf {
     let python = venv.join("bin/python");
     let has_sdk = |python: &Path| {
         Command::new(python)
-            .args(["-c", "import openai, httpx"])
+            .args(["-c", "import openai"])
             .status()
             .is_ok_and(|status| status.success())
     };
