@@ -52,6 +52,10 @@ enum Syntax {
     Qwen3Xml,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
+    /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
+    Harmony,
+    /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
+    FunctionTags,
 }
 
 impl Syntax {
@@ -74,6 +78,8 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "gpt_oss" => Syntax::Harmony,
+            "functionary_v3_1" => Syntax::FunctionTags,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -95,7 +101,9 @@ impl Syntax {
             | Syntax::GraniteList
             | Syntax::KimiSection
             | Syntax::Qwen3Xml
-            | Syntax::GlmXml => 3,
+            | Syntax::GlmXml
+            | Syntax::Harmony
+            | Syntax::FunctionTags => 3,
         }
     }
 
@@ -118,6 +126,8 @@ impl Syntax {
             Syntax::KimiSection => kimi_k2(text, calls),
             Syntax::Qwen3Xml => qwen3_coder(text, calls),
             Syntax::GlmXml => glm(text, calls),
+            Syntax::Harmony => harmony(text, calls),
+            Syntax::FunctionTags => function_tags(text, calls),
         }
     }
 }
@@ -269,6 +279,29 @@ fn glm(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{}", calls.join("\n"))
+}
+
+/// GPT-OSS: the text as an analysis message, then one commentary message per call.
+fn harmony(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>")
+        })
+        .collect();
+    format!(
+        "<|channel|>analysis<|message|>{text}<|end|><|start|>assistant{}",
+        calls.join("<|start|>assistant")
+    )
+}
+
+/// Functionary v3.1: `<function=name>{…}</function>` per call.
+fn function_tags(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| format!("<function={name}>{arguments}</function>"))
+        .collect();
+    format!("{text}{calls}")
 }
 
 /// Llama 3.x JSON calls, as its grammar has the model write them.
@@ -664,6 +697,7 @@ impl Syntax {
         matches!(
             self,
             Syntax::Tagged
+                | Syntax::FunctionTags
                 | Syntax::Qwen3Xml
                 | Syntax::GlmXml
                 | Syntax::ReAct
@@ -684,6 +718,7 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
+            | Syntax::FunctionTags
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
             | Syntax::ReAct
@@ -697,7 +732,9 @@ impl Syntax {
             | Syntax::Pythonic
             | Syntax::MistralList
             | Syntax::Functools => text.trim_end().to_string(),
-            Syntax::Steps | Syntax::Routed | Syntax::R7bAction => text.to_string(),
+            Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
+                text.to_string()
+            }
         }
     }
 }

@@ -4,6 +4,8 @@ pub mod cohere;
 pub mod deepseek;
 pub mod firefunction;
 pub mod framed_native;
+pub mod functionary;
+pub mod gpt_oss;
 pub mod hermes;
 pub mod hermes_dialect;
 pub mod json_list;
