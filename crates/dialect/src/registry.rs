@@ -10,7 +10,7 @@ use crate::dialects::cohere::{Cohere, CommandR7b};
 use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction::FireFunctionDialect;
 use crate::dialects::framed_native::NativeDialect;
-use crate::dialects::functionary::FunctionaryV31;
+use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::GRANITE;
@@ -62,6 +62,10 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
+        registry.register(
+            Arc::new(NativeDialect(FunctionaryV32)),
+            &["functionary_v3_2"],
+        );
         registry
     }
 }

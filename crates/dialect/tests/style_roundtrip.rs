@@ -56,6 +56,8 @@ enum Syntax {
     Harmony,
     /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
     FunctionTags,
+    /// Functionary v3.2: `all\n` and text, then `>>>name\n{…}` per call.
+    Routes,
 }
 
 impl Syntax {
@@ -80,6 +82,7 @@ impl Syntax {
             "glm" => Syntax::GlmXml,
             "gpt_oss" => Syntax::Harmony,
             "functionary_v3_1" => Syntax::FunctionTags,
+            "functionary_v3" => Syntax::Routes,
             other => panic!("no syntax known for dialect {other}: add it here"),
         }
     }
@@ -103,7 +106,8 @@ impl Syntax {
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
             | Syntax::Harmony
-            | Syntax::FunctionTags => 3,
+            | Syntax::FunctionTags
+            | Syntax::Routes => 3,
         }
     }
 
@@ -128,6 +132,7 @@ impl Syntax {
             Syntax::GlmXml => glm(text, calls),
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
+            Syntax::Routes => routes(text, calls),
         }
     }
 }
@@ -302,6 +307,16 @@ fn function_tags(text: &str, calls: &[ToolCall]) -> String {
         .map(|(name, arguments)| format!("<function={name}>{arguments}</function>"))
         .collect();
     format!("{text}{calls}")
+}
+
+/// Functionary v3.2 after its prompt's `>>>`: the text to `all` (a newline after it, so
+/// a `>` ending the text stays apart from the route), then `>>>name` per call.
+fn routes(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| format!(">>>{name}\n{arguments}"))
+        .collect();
+    format!("all\n{text}\n{calls}")
 }
 
 /// Llama 3.x JSON calls, as its grammar has the model write them.
@@ -718,6 +733,7 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
+            | Syntax::Routes
             | Syntax::FunctionTags
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
