@@ -9,10 +9,9 @@
 //! `tool_use` template, requests with tools render with it, as `transformers` chooses.
 //!
 //! The dialect is the one named (`--dialect`), else the one the dialect crate detects from
-//! the default template's text ([`detect::dialect_name`]): for now `hermes` when the
-//! template writes `<tool_call>` (Qwen 2.5, Hermes 2 Pro, Qwen 3), else the
-//! `hermes_2_pro` prompt style, which teaches any model the same tags in its system
-//! prompt; the native families get their own detection rules there, not here.
+//! the default template's text ([`detect::dialect_name`]): the template's own family where
+//! a dialect for it exists, else a prompt style that teaches the model a call syntax in its
+//! system prompt.
 
 use std::sync::Arc;
 
