@@ -152,6 +152,31 @@ fn tagged_and_off_format_calls_are_numbered_together() {
     assert_eq!(cities, [json!("A"), json!("B")]);
 }
 
+/// Parallel calls as small models write them: one fenced block per call, or one object
+/// per line in one block. The grammar admits both, and both come back as the calls.
+#[test]
+fn several_fenced_calls_are_several_calls() {
+    let constraint = prepared().constraint.expect("a constraint");
+    let validator =
+        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
+            .expect("compiles");
+    let call = |city: &str| {
+        format!("{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}")
+    };
+    for text in [
+        format!("```json\n{}\n```\n```json\n{}\n```", call("A"), call("B")),
+        format!("```json\n{}\n{}\n```", call("A"), call("B")),
+    ] {
+        assert!(validator.accepts(&text), "the grammar rejects {text}");
+        let message = parsed(&text);
+        let cities: Vec<Value> = calls(&message)
+            .into_iter()
+            .map(|(_, arguments)| arguments["city"].clone())
+            .collect();
+        assert_eq!(cities, [json!("A"), json!("B")], "{text}");
+    }
+}
+
 #[test]
 fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
     let constraint = prepared().constraint.expect("a constraint");

@@ -178,12 +178,44 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
         Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
     );
     grammar.set_rule("call", Expr::Alt(calls));
-    grammar.set_rule("bare-call", bare_call(tools)?);
+    grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
     Ok(grammar)
 }
 
-/// `{"name": "<tool>", "arguments": <its arguments>}`, then an optional closing fence.
-fn bare_call(tools: &[&Tool]) -> Result<Expr, DialectError> {
+/// `{"name": "<tool>", "arguments": <its arguments>}`, then an optional closing fence;
+/// with `parallel`, more such calls may follow, each after blank space and, optionally, a
+/// fence closing the last and opening the next (models write one fenced block per call, or
+/// one object per line).
+fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
+    let call = Expr::Seq(vec![
+        Expr::literal(BARE_CALL_OPEN),
+        Expr::group(Expr::Alt(named_arguments(tools)?)),
+        Expr::literal("}"),
+    ]);
+    let mut calls = vec![call.clone()];
+    if parallel {
+        let space = || {
+            Expr::repeat(
+                Expr::Alt(vec![Expr::literal("\n"), Expr::literal(" ")]),
+                0,
+                Some(4),
+            )
+        };
+        let fences = Expr::Seq(vec![
+            Expr::literal("```"),
+            space(),
+            Expr::optional(Expr::literal("```json")),
+            space(),
+        ]);
+        let next = Expr::Seq(vec![space(), Expr::optional(Expr::group(fences)), call]);
+        calls.push(Expr::repeat(Expr::group(next), 0, None));
+    }
+    calls.push(Expr::optional(Expr::literal("\n```")));
+    Ok(Expr::Seq(calls))
+}
+
+/// One alternative per tool: the rest of `{"name": "` for its name, and its arguments.
+fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
     let named = tools
         .iter()
         .map(|tool| {
@@ -197,10 +229,5 @@ fn bare_call(tools: &[&Tool]) -> Result<Expr, DialectError> {
             ]))
         })
         .collect::<Result<Vec<_>, DialectError>>()?;
-    Ok(Expr::Seq(vec![
-        Expr::literal(BARE_CALL_OPEN),
-        Expr::group(Expr::Alt(named)),
-        Expr::literal("}"),
-        Expr::optional(Expr::literal("\n```")),
-    ]))
+    Ok(named)
 }

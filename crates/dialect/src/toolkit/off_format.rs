@@ -366,7 +366,7 @@ impl CandidateScanner {
     }
 
     /// Whitespace and the closing ```` ``` ```` after a fenced call are its layout; anything
-    /// else ends the call there and is content.
+    /// else ends the call there and is read afresh (the next call of the same block, say).
     fn read_fence_closing(&mut self, text: &str, found: &mut Vec<Found>) -> String {
         for (at, c) in text.char_indices() {
             self.held.push(c);
@@ -377,10 +377,11 @@ impl CandidateScanner {
                 return text[at + c.len_utf8()..].to_string();
             }
             if !FENCE.starts_with(layout) {
+                self.held.pop();
                 let held = std::mem::take(&mut self.held);
                 self.end_fenced_call(found);
                 found.push(Found::Content(held));
-                return text[at + c.len_utf8()..].to_string();
+                return text[at..].to_string();
             }
         }
         String::new()
