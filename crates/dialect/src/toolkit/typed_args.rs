@@ -22,28 +22,32 @@ pub struct ParameterTypes {
 }
 
 impl ParameterTypes {
+    /// Each tool's declared `properties`; a name declared twice keeps its first.
     pub fn new(tools: &[&Tool]) -> Self {
-        let tools = tools
-            .iter()
-            .map(|tool| {
-                let properties = tool
-                    .function
-                    .parameters
-                    .as_ref()
-                    .and_then(|parameters| parameters.get("properties"))
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                (tool.name().to_string(), properties)
-            })
-            .collect();
-        ParameterTypes { tools }
+        let mut by_name = HashMap::new();
+        for tool in tools {
+            let properties = tool
+                .function
+                .parameters
+                .as_ref()
+                .and_then(|parameters| parameters.get("properties"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            by_name.entry(tool.name().to_string()).or_insert(properties);
+        }
+        ParameterTypes { tools: by_name }
+    }
+
+    /// The declared `properties` of `tool`.
+    pub fn properties(&self, tool: &str) -> Option<&Map<String, Value>> {
+        self.tools.get(tool)
     }
 
     /// The arguments object of a call of `tool` with these `(name, text)` pairs, as JSON
     /// text.
     pub fn arguments(&self, tool: &str, pairs: &[(String, String)]) -> Option<String> {
-        let properties = self.tools.get(tool);
+        let properties = self.properties(tool);
         let object: Map<String, Value> = pairs
             .iter()
             .map(|(key, text)| {

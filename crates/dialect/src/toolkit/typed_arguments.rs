@@ -12,41 +12,30 @@
 //! Calls are held from their start to their end, so this suits parsers that emit a call
 //! whole (every parser here does); other events pass through in order.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use toolbridge_chat::Tool;
 
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::toolkit::pycall::parse_calls;
+use crate::toolkit::typed_args::ParameterTypes;
 
 /// The declared tools' properties, by tool name.
 #[derive(Debug, Clone, Default)]
 pub struct Schemas {
-    tools: Vec<(String, Map<String, Value>)>,
+    tools: ParameterTypes,
 }
 
 impl Schemas {
     pub fn new(tools: &[&Tool]) -> Self {
-        let tools = tools
-            .iter()
-            .map(|tool| {
-                let properties = tool
-                    .function
-                    .parameters
-                    .as_ref()
-                    .and_then(|parameters| parameters.get("properties"))
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                (tool.name().to_string(), properties)
-            })
-            .collect();
-        Schemas { tools }
+        Schemas {
+            tools: ParameterTypes::new(tools),
+        }
     }
 
     /// `arguments` (JSON text) with string values retyped where `name`'s schema says so.
     pub fn retype(&self, name: &str, arguments: &str) -> Option<String> {
-        let properties = &self.tools.iter().find(|(tool, _)| tool == name)?.1;
+        let properties = self.tools.properties(name)?;
         let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(arguments) else {
             return None;
         };
