@@ -177,6 +177,21 @@ fn several_fenced_calls_are_several_calls() {
     }
 }
 
+/// Blank lines between calls, and after the last, are the list's layout: an answer of
+/// calls alone has no content; text after a call keeps the blank before it.
+#[test]
+fn blank_space_between_calls_is_layout() {
+    let call = |city: &str| {
+        format!("{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}")
+    };
+    let only_calls = parsed(&format!("{}\n\n{}\n", call("A"), call("B")));
+    assert_eq!(calls(&only_calls).len(), 2);
+    assert_eq!(only_calls.content_text(), "");
+    let then_text = parsed(&format!("{}\n\nDone.", call("A")));
+    assert_eq!(calls(&then_text).len(), 1);
+    assert_eq!(then_text.content_text(), "\n\nDone.");
+}
+
 #[test]
 fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
     let constraint = prepared().constraint.expect("a constraint");

@@ -9,6 +9,9 @@
 //! receiver is dropped (the client went away, or the response failed), the next send
 //! fails and the engine is told [`Flow::Stop`]; a piece that produces no events checks the
 //! channel too, so cancellation never waits for the parser to decide something.
+//!
+//! The parser's events pass a [`RepeatGuard`] on their way: a call repeating an earlier
+//! call of the answer ends the generation there.
 
 use std::sync::Arc;
 
@@ -18,6 +21,7 @@ use toolbridge_dialect::parser::StreamParser;
 use toolbridge_engine::{Completion, Engine, EngineError, Flow, Generation};
 
 use crate::admission::Permit;
+use crate::repeats::RepeatGuard;
 
 /// How many steps may wait for a slow client before the engine waits too.
 const CHANNEL_DEPTH: usize = 64;
@@ -56,15 +60,17 @@ fn run(
     mut parser: Box<dyn StreamParser + Send>,
     sender: &mpsc::Sender<Step>,
 ) {
+    let mut guard = RepeatGuard::default();
     let outcome = engine.generate(generation, &mut |piece| {
-        let events = parser.push(piece);
+        let events = guard.pass(parser.push(piece));
         match send_events(sender, events) {
+            Ok(()) if guard.tripped() => Flow::Stop,
             Ok(()) => Flow::Continue,
             Err(Gone) => Flow::Stop,
         }
     });
     log(&outcome);
-    if outcome.is_ok() && send_events(sender, parser.finish()).is_err() {
+    if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
         return;
     }
     // A receiver that has gone no longer needs to know.

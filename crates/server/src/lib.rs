@@ -27,6 +27,7 @@ pub mod checks;
 pub mod error;
 pub mod generate;
 pub mod model;
+pub mod repeats;
 pub mod respond;
 pub mod routes;
 pub mod sampling;

@@ -243,6 +243,37 @@ async fn parallel_tool_calls_false_allows_one_call() {
     assert_eq!(repeats, 0, "{root:?}");
 }
 
+/// A model looping on calls (bare JSON, one per line) is stopped at the first repeat: the
+/// answer keeps the calls before it and ends as a tool-call answer, streamed or not.
+#[tokio::test]
+async fn a_repeated_call_ends_the_answer() {
+    let paris = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}";
+    let rome = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}";
+    let looping = [paris, rome].repeat(20).join("\n");
+    for stream in [false, true] {
+        let engine = scripted(&[looping.as_str()]);
+        let (finish, message) = if stream {
+            let chunks = stream_chunks(&app(&engine), &weather_request()).await;
+            (stream_finish_reason(&chunks), reassemble(&chunks))
+        } else {
+            let choice = chat(&app(&engine), &weather_request()).await.1["choices"][0].clone();
+            (choice["finish_reason"].clone(), choice["message"].clone())
+        };
+        assert_eq!(finish, "tool_calls", "{message}");
+        let cities: Vec<Value> = message["tool_calls"]
+            .as_array()
+            .expect("calls")
+            .iter()
+            .map(|call| {
+                let arguments = call["function"]["arguments"].as_str().expect("a string");
+                serde_json::from_str::<Value>(arguments).expect("JSON")["city"].clone()
+            })
+            .collect();
+        assert_eq!(cities, [json!("Paris"), json!("Rome")], "stream: {stream}");
+        assert!(message["content"].is_null(), "{message}");
+    }
+}
+
 #[tokio::test]
 async fn a_json_schema_answer_is_constrained_and_shown() {
     let engine = scripted(&["{\"city\": \"Paris\", \"celsius\": 21}"]);

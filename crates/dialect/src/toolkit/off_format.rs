@@ -16,6 +16,10 @@
 //! start inside it (`{ return {"name": …} }`); a complete object that is not a call is
 //! content whole. Candidates are bounded ([`MAX_CANDIDATE`]) so garbage cannot hold the
 //! output back for long.
+//!
+//! Blank space after a call is the layout of a list of calls (one object per line, one
+//! fenced block per call), not something the model said: it is held, dropped when another
+//! call or the end follows, and given back as content only when text follows it.
 
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
@@ -114,6 +118,7 @@ pub struct OffFormatCalls<P> {
     next_index: u32,
     /// The inner parser's call indexes, and the index each call got here.
     renumbered: Vec<(u32, u32)>,
+    layout: CallLayout,
 }
 
 impl<P: StreamParser> OffFormatCalls<P> {
@@ -124,6 +129,7 @@ impl<P: StreamParser> OffFormatCalls<P> {
             scanner: CandidateScanner::default(),
             next_index: 0,
             renumbered: Vec::new(),
+            layout: CallLayout::default(),
         }
     }
 
@@ -142,7 +148,7 @@ impl<P: StreamParser> OffFormatCalls<P> {
                 }
             }
         }
-        out
+        self.layout.pass(out)
     }
 
     fn emit(&mut self, found: Vec<Found>, out: &mut Vec<Event>) {
@@ -213,7 +219,43 @@ impl<P: StreamParser> StreamParser for OffFormatCalls<P> {
         let events = self.inner.finish();
         let mut out = self.relay(events);
         let found = self.scanner.finish(&mut self.tools);
-        self.emit(found, &mut out);
+        let mut last = Vec::new();
+        self.emit(found, &mut last);
+        out.extend(self.layout.pass(last));
+        out
+    }
+}
+
+/// Holds blank space after a call until it is known to be layout; see the module docs.
+#[derive(Debug, Default)]
+struct CallLayout {
+    after_call: bool,
+    held: String,
+}
+
+impl CallLayout {
+    fn pass(&mut self, events: Vec<Event>) -> Vec<Event> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            match event {
+                Event::Content(text) if self.after_call && text.trim().is_empty() => {
+                    self.held.push_str(&text);
+                }
+                Event::Content(text) if self.after_call => {
+                    self.after_call = false;
+                    out.push(Event::Content(std::mem::take(&mut self.held) + &text));
+                }
+                Event::ToolCallStart { .. } => {
+                    self.held.clear();
+                    out.push(event);
+                }
+                Event::ToolCallEnd { .. } => {
+                    self.after_call = true;
+                    out.push(event);
+                }
+                other => out.push(other),
+            }
+        }
         out
     }
 }
