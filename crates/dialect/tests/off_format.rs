@@ -210,6 +210,7 @@ fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
         "{\"name\": \"get_time\", \"arguments\": {}}",
         "{\"name\": \"get_weather\", \"arguments\": {\"city\": 1}}",
         "{\"name\": \"get_weather\", \"arguments\": {}}",
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"city2\": \"Rome\"}}",
     ] {
         assert!(!validator.accepts(bad), "accepts {bad}");
     }

@@ -1,7 +1,8 @@
 //! Prints the grammar tree as Lark, the notation llguidance reads in-process. GBNF names
 //! become Lark rule names (lowercase, `_` for `-`, made unique), literals become JSON-quoted
 //! strings, character classes become one-character regexes, and an embedded JSON schema
-//! becomes `%json {…}` so llguidance enforces it natively.
+//! becomes `%json {…}` so llguidance enforces it natively (its objects closed to unlisted
+//! properties as our converter reads them: [`schema::with_closed_objects`]).
 //!
 //! A lazy grammar (one that only constrains from a trigger on, as tool calls need) is
 //! printed as free text ending in the trigger, followed by what the grammar's root admits
@@ -10,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+use crate::schema;
 use crate::tree::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 
 /// The grammar as a Lark program whose `start` is the grammar's root.
@@ -122,7 +124,7 @@ fn expr(e: &Expr, names: &LarkNames) -> String {
         Expr::AnyChar => "/(?s:.)/".to_string(),
         Expr::Ref(name) => names.get(name),
         Expr::Token(token) => token_text(token),
-        Expr::Json(schema) => format!("%json {schema}"),
+        Expr::Json(schema) => format!("%json {}", schema::with_closed_objects(schema)),
         Expr::Seq(items) if items.is_empty() => "\"\"".to_string(),
         Expr::Seq(items) => items
             .iter()

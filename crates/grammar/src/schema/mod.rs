@@ -34,6 +34,7 @@
 
 mod builtins;
 mod charset;
+mod closed;
 mod converter;
 mod embedded;
 mod exact;
@@ -57,6 +58,7 @@ mod tests;
 
 use serde_json::Value;
 
+pub use closed::with_closed_objects;
 pub use embedded::expand_embedded;
 
 use crate::error::GrammarError;
