@@ -124,13 +124,23 @@ fn load_engine(_args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
 }
 
 /// Log lines on stderr: the server's at `info` (one per generation), everything else
-/// (llama.cpp's loading chatter) only from `warn` up.
+/// (llama.cpp's loading chatter) only from `warn` up; `RUST_LOG` (targets and levels,
+/// `toolbridge_server=debug` for each answer's raw text) replaces that.
 fn init_logging() {
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::prelude::*;
-    let filter = Targets::new()
-        .with_target("toolbridge_server", LevelFilter::INFO)
-        .with_default(LevelFilter::WARN);
+    let default = || {
+        Targets::new()
+            .with_target("toolbridge_server", LevelFilter::INFO)
+            .with_default(LevelFilter::WARN)
+    };
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) => spec.parse::<Targets>().unwrap_or_else(|error| {
+            eprintln!("RUST_LOG={spec:?} is not a log filter ({error}); logging as by default");
+            default()
+        }),
+        Err(_) => default(),
+    };
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     // A second subscriber (the command run twice in one process) is refused, harmlessly.
     let _ = tracing_subscriber::registry()

@@ -61,7 +61,9 @@ fn run(
     sender: &mpsc::Sender<Step>,
 ) {
     let mut guard = RepeatGuard::default();
+    let mut output = RawOutput::default();
     let outcome = engine.generate(generation, &mut |piece| {
+        output.push(piece);
         let events = guard.pass(parser.push(piece));
         match send_events(sender, events) {
             Ok(()) if guard.tripped() => Flow::Stop,
@@ -70,6 +72,7 @@ fn run(
         }
     });
     log(&outcome);
+    output.log();
     if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
         return;
     }
@@ -90,6 +93,28 @@ fn log(outcome: &Result<Completion, EngineError>) {
             "generation"
         ),
         Err(error) => tracing::warn!(%error, "generation failed"),
+    }
+}
+
+/// The model's text as it wrote it, kept only when the debug log is on
+/// (`RUST_LOG=toolbridge_server=debug`): what a parser made of an answer is checked
+/// against it.
+#[derive(Default)]
+struct RawOutput {
+    text: Option<String>,
+}
+
+impl RawOutput {
+    fn push(&mut self, piece: &str) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            self.text.get_or_insert_with(String::new).push_str(piece);
+        }
+    }
+
+    fn log(&self) {
+        if let Some(text) = &self.text {
+            tracing::debug!(output = ?text, "generation output");
+        }
     }
 }
 
