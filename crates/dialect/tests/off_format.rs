@@ -177,6 +177,23 @@ fn several_fenced_calls_are_several_calls() {
     }
 }
 
+/// Arguments fit their schema whatever the order of their members: an optional argument
+/// before a required one (the grammar behind the check reads members in one order).
+#[test]
+fn arguments_fit_in_any_member_order() {
+    for text in [
+        "{\"name\": \"get_weather\", \"arguments\": {\"days\": 2, \"city\": \"Paris\"}}",
+        "```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"days\": 2,\n    \"city\": \"Paris\"\n  }\n}\n```",
+    ] {
+        let message = parsed(text);
+        assert_eq!(
+            calls(&message),
+            [("get_weather".to_string(), json!({"days": 2, "city": "Paris"}))],
+            "{text}"
+        );
+    }
+}
+
 /// Blank lines between calls, and after the last, are the list's layout: an answer of
 /// calls alone has no content; text after a call keeps the blank before it.
 #[test]
@@ -201,6 +218,7 @@ fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
     for good in [
         "Sure.\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```",
         "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 1}}",
+        "```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"city\": \"Paris\"\n  }\n}\n```",
         "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         "No call needed.",
     ] {
@@ -211,6 +229,7 @@ fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
         "{\"name\": \"get_weather\", \"arguments\": {\"city\": 1}}",
         "{\"name\": \"get_weather\", \"arguments\": {}}",
         "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"city2\": \"Rome\"}}",
+        "```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"town\": \"Paris\"\n  }\n}",
     ] {
         assert!(!validator.accepts(bad), "accepts {bad}");
     }

@@ -20,9 +20,11 @@
 //! Off-format calls: small models of these families often write a call as bare or fenced
 //! JSON (`{"name": …, "arguments": …}`), as they saw calls in chat data. The parser reads
 //! those too when they name a declared tool and fit its schema
-//! ([`crate::toolkit::off_format`]), and the grammar has a second trigger, `{"name": "`,
-//! after which such a call is constrained like a tagged one (a tool's name, its arguments,
-//! `}`, and an optional closing fence).
+//! ([`crate::toolkit::off_format`]), and the grammar has more triggers, the openings of
+//! such a call compact (`{"name": "`) and pretty-printed (`{` and a line break, the `name`
+//! key indented by two or four spaces, as Qwen2.5-Coder writes it in a fence), after which
+//! the call is constrained like a tagged one (a tool's name, its arguments, `}`, and an
+//! optional closing fence; between the members a space or a line break and indent).
 //!
 //! Stops: none beyond the request's. The turn ends with `<|im_end|>`, which these models'
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
@@ -43,8 +45,9 @@ use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
 /// What opens a call, and switches a lazy grammar on.
 const CALL_OPEN: &str = "<tool_call>";
 
-/// What opens a call written as bare or fenced JSON, the second trigger.
-const BARE_CALL_OPEN: &str = "{\"name\": \"";
+/// What opens a call written as bare or fenced JSON, compact or pretty-printed; each is a
+/// trigger too.
+const BARE_CALL_OPENINGS: [&str; 3] = ["{\"name\": \"", "{\n  \"name\": \"", "{\n    \"name\": \""];
 
 /// The Hermes / Qwen dialect; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -140,18 +143,18 @@ fn parser_after(prompt: &str) -> Box<dyn StreamParser + Send> {
 fn constraint(tools: &[&Tool], lazy: bool, parallel: bool) -> Result<Constraint, DialectError> {
     Ok(Constraint {
         grammar: call_grammar(tools, parallel)?,
-        triggers: vec![
-            Trigger::Word(CALL_OPEN.to_string()),
-            Trigger::Word(BARE_CALL_OPEN.to_string()),
-        ],
+        triggers: std::iter::once(CALL_OPEN)
+            .chain(BARE_CALL_OPENINGS)
+            .map(|word| Trigger::Word(word.to_string()))
+            .collect(),
         lazy,
     })
 }
 
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
 /// `parallel` any number of `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one
-/// alternative per tool; `bare` is one call as JSON starting `{"name": "`, closed by an
-/// optional fence.
+/// alternative per tool; `bare` is one call as JSON starting with one of
+/// [`BARE_CALL_OPENINGS`], closed by an optional fence.
 fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
     let calls = tools
         .iter()
@@ -182,39 +185,46 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
     Ok(grammar)
 }
 
-/// `{"name": "<tool>", "arguments": <its arguments>}`, then an optional closing fence;
-/// with `parallel`, more such calls may follow, each after blank space and, optionally, a
-/// fence closing the last and opening the next (models write one fenced block per call, or
-/// one object per line).
+/// `{"name": "<tool>", "arguments": <its arguments>}`, compact or pretty-printed, then an
+/// optional closing fence; with `parallel`, more such calls may follow, each after blank
+/// space and, optionally, a fence closing the last and opening the next (models write one
+/// fenced block per call, or one object per line).
 fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
+    let space = |most: u32| {
+        Expr::repeat(
+            Expr::Alt(vec![Expr::literal("\n"), Expr::literal(" ")]),
+            0,
+            Some(most),
+        )
+    };
     let call = Expr::Seq(vec![
-        Expr::literal(BARE_CALL_OPEN),
+        Expr::group(Expr::Alt(
+            BARE_CALL_OPENINGS
+                .iter()
+                .map(|open| Expr::literal(*open))
+                .collect(),
+        )),
         Expr::group(Expr::Alt(named_arguments(tools)?)),
+        space(2),
         Expr::literal("}"),
     ]);
     let mut calls = vec![call.clone()];
     if parallel {
-        let space = || {
-            Expr::repeat(
-                Expr::Alt(vec![Expr::literal("\n"), Expr::literal(" ")]),
-                0,
-                Some(4),
-            )
-        };
         let fences = Expr::Seq(vec![
             Expr::literal("```"),
-            space(),
+            space(4),
             Expr::optional(Expr::literal("```json")),
-            space(),
+            space(4),
         ]);
-        let next = Expr::Seq(vec![space(), Expr::optional(Expr::group(fences)), call]);
+        let next = Expr::Seq(vec![space(4), Expr::optional(Expr::group(fences)), call]);
         calls.push(Expr::repeat(Expr::group(next), 0, None));
     }
     calls.push(Expr::optional(Expr::literal("\n```")));
     Ok(Expr::Seq(calls))
 }
 
-/// One alternative per tool: the rest of `{"name": "` for its name, and its arguments.
+/// One alternative per tool: the rest of a bare call's opening for its name, the
+/// `"arguments"` member (after a space or a line break and indent), and its arguments.
 fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
     let named = tools
         .iter()
@@ -224,7 +234,13 @@ fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
                 source,
             })?;
             Ok(Expr::Seq(vec![
-                Expr::literal(format!("{}\", \"arguments\": ", &name[1..name.len() - 1])),
+                Expr::literal(format!("{}\",", &name[1..name.len() - 1])),
+                Expr::group(Expr::Alt(vec![
+                    Expr::literal(" "),
+                    Expr::literal("\n  "),
+                    Expr::literal("\n    "),
+                ])),
+                Expr::literal("\"arguments\": "),
                 Expr::Json(checked_parameters(tool)?),
             ]))
         })

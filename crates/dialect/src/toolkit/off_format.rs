@@ -73,20 +73,66 @@ impl DeclaredTools {
         let arguments = call_arguments(members)?;
         let tool = self.tools.iter_mut().find(|tool| tool.name == name)?;
         let text = serde_json::to_string(&arguments).ok()?;
-        tool.accepts(&text).then(|| (name.to_string(), text))
+        tool.accepts(&arguments).then(|| (name.to_string(), text))
     }
 }
 
 impl DeclaredTool {
-    fn accepts(&mut self, arguments: &str) -> bool {
+    /// Whether `arguments` fit the tool's schema, in any member order: the check is a
+    /// grammar, which reads members in the order the schema lists them, so they are put in
+    /// that order first (JSON gives the order no meaning; models follow the question's).
+    fn accepts(&mut self, arguments: &Value) -> bool {
         let parameters = &self.parameters;
         let validator = self.validator.get_or_insert_with(|| {
-            let compiled = schema::compile(parameters, &Options::default()).ok()?;
+            let compiled = schema::compile(parameters, &Options::exact()).ok()?;
             Validator::from_grammar(&compiled.grammar).ok()
         });
-        validator
-            .as_ref()
-            .is_some_and(|validator| validator.accepts(arguments))
+        let Some(validator) = validator.as_ref() else {
+            return false;
+        };
+        let ordered = in_schema_order(arguments, parameters, 0);
+        serde_json::to_string(&ordered).is_ok_and(|text| validator.accepts(&text))
+    }
+}
+
+/// How deep [`in_schema_order`] follows a value.
+const MAX_ORDER_DEPTH: usize = 64;
+
+/// `value` with each object's members in the order its schema's `properties` lists them,
+/// members it does not list after those, following `properties` and `items` down.
+fn in_schema_order(value: &Value, schema: &Value, depth: usize) -> Value {
+    if depth > MAX_ORDER_DEPTH {
+        return value.clone();
+    }
+    match value {
+        Value::Object(members) => {
+            let listed = schema.get("properties").and_then(Value::as_object);
+            let mut ordered = Map::new();
+            for (name, member_schema) in listed.into_iter().flatten() {
+                if let Some(member) = members.get(name) {
+                    ordered.insert(
+                        name.clone(),
+                        in_schema_order(member, member_schema, depth + 1),
+                    );
+                }
+            }
+            for (name, member) in members {
+                if !ordered.contains_key(name) {
+                    ordered.insert(name.clone(), member.clone());
+                }
+            }
+            Value::Object(ordered)
+        }
+        Value::Array(items) => match schema.get("items") {
+            Some(item_schema @ Value::Object(_)) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| in_schema_order(item, item_schema, depth + 1))
+                    .collect(),
+            ),
+            _ => value.clone(),
+        },
+        _ => value.clone(),
     }
 }
 
