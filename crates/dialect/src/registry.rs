@@ -60,6 +60,9 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(

@@ -75,7 +75,69 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
             })
             .collect(),
         "firefunction_v2" => format!(" functools{}", list("arguments")),
+        "seed_oss" => calls
+            .iter()
+            .map(|call| {
+                let parameters: String = arguments(call)
+                    .iter()
+                    .map(|(key, value)| {
+                        format!("<parameter={key}>{}</parameter>\n", text_of(value))
+                    })
+                    .collect();
+                format!(
+                    "<seed:tool_call>\n<function={}>\n{parameters}</function>\n</seed:tool_call>",
+                    call.name()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "minimax_m2" => {
+            let invokes: String = calls
+                .iter()
+                .map(|call| {
+                    let parameters: String = arguments(call)
+                        .iter()
+                        .map(|(key, value)| {
+                            format!("<parameter name=\"{key}\">{}</parameter>\n", text_of(value))
+                        })
+                        .collect();
+                    format!("<invoke name=\"{}\">\n{parameters}</invoke>\n", call.name())
+                })
+                .collect();
+            format!("<minimax:tool_call>\n{invokes}</minimax:tool_call>")
+        }
+        "deepseek_v3_2" => {
+            let invokes: String = calls
+                .iter()
+                .map(|call| {
+                    let parameters: String = arguments(call)
+                        .iter()
+                        .map(|(key, value)| {
+                            let text = match value {
+                                Value::String(text) => text.clone(),
+                                other => other.to_string(),
+                            };
+                            format!(
+                                "<｜DSML｜parameter name=\"{key}\" string=\"{}\">{text}</｜DSML｜parameter>\n",
+                                value.is_string()
+                            )
+                        })
+                        .collect();
+                    format!("<｜DSML｜invoke name=\"{}\">\n{parameters}</｜DSML｜invoke>\n", call.name())
+                })
+                .collect();
+            format!("<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
+        }
         other => panic!("no writer for {other}"),
+    }
+}
+
+/// A value as XML-style formats write it for a parser that knows no schema: a string as
+/// its text, unless that text reads as JSON (then quoted), anything else as JSON.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) if serde_json::from_str::<Value>(text.trim()).is_err() => text.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -146,6 +208,9 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "mistral",
         "mistral (v11)",
         "firefunction_v2",
+        "seed_oss",
+        "minimax_m2",
+        "deepseek_v3_2",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

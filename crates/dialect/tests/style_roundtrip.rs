@@ -52,6 +52,13 @@ enum Syntax {
     Qwen3Xml,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
+    /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
+    SeedXml,
+    /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
+    MiniMaxXml,
+    /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
+    /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
+    Dsml,
     /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
     Harmony,
     /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
@@ -80,6 +87,9 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "seed_oss" => Syntax::SeedXml,
+            "minimax_m2" => Syntax::MiniMaxXml,
+            "deepseek_v3_2" => Syntax::Dsml,
             "gpt_oss" => Syntax::Harmony,
             "functionary_v3_1" => Syntax::FunctionTags,
             "functionary_v3" => Syntax::Routes,
@@ -105,6 +115,9 @@ impl Syntax {
             | Syntax::KimiSection
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::SeedXml
+            | Syntax::MiniMaxXml
+            | Syntax::Dsml
             | Syntax::Harmony
             | Syntax::FunctionTags
             | Syntax::Routes => 3,
@@ -130,6 +143,9 @@ impl Syntax {
             Syntax::KimiSection => kimi_k2(text, calls),
             Syntax::Qwen3Xml => qwen3_coder(text, calls),
             Syntax::GlmXml => glm(text, calls),
+            Syntax::SeedXml => seed_oss(text, calls),
+            Syntax::MiniMaxXml => minimax_m2(text, calls),
+            Syntax::Dsml => dsml(text, calls),
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
@@ -267,6 +283,64 @@ fn qwen3_coder(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{}", calls.join("\n"))
+}
+
+/// Seed-OSS's calls, as its template writes past calls.
+fn seed_oss(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| format!("<parameter={key}>{value}</parameter>\n"))
+                .collect();
+            format!(
+                "<seed:tool_call>\n<function={name}>\n{parameters}</function>\n</seed:tool_call>"
+            )
+        })
+        .collect();
+    format!("{text}{}", calls.join("\n"))
+}
+
+/// MiniMax M2's calls, one block holding them all, as its template writes past calls.
+fn minimax_m2(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| format!("<parameter name=\"{key}\">{value}</parameter>\n"))
+                .collect();
+            format!("<invoke name=\"{name}\">\n{parameters}</invoke>\n")
+        })
+        .collect();
+    format!("{text}<minimax:tool_call>\n{invokes}</minimax:tool_call>")
+}
+
+/// DeepSeek V3.2's DSML calls: each argument says whether it is a string.
+fn dsml(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = arguments
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| {
+                    let text = match value {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    format!(
+                        "<｜DSML｜parameter name=\"{key}\" string=\"{}\">{text}</｜DSML｜parameter>\n",
+                        value.is_string()
+                    )
+                })
+                .collect();
+            format!("<｜DSML｜invoke name=\"{name}\">\n{parameters}</｜DSML｜invoke>\n")
+        })
+        .collect();
+    format!("{text}<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
 }
 
 /// GLM's calls, as its template writes past calls.
@@ -715,6 +789,9 @@ impl Syntax {
                 | Syntax::FunctionTags
                 | Syntax::Qwen3Xml
                 | Syntax::GlmXml
+                | Syntax::SeedXml
+                | Syntax::MiniMaxXml
+                | Syntax::Dsml
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -737,6 +814,9 @@ impl Syntax {
             | Syntax::FunctionTags
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::SeedXml
+            | Syntax::MiniMaxXml
+            | Syntax::Dsml
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

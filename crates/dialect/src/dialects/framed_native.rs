@@ -123,21 +123,46 @@ impl Start {
 
 /// The start for a prompt that may end by opening `<think>`: inside the reasoning then.
 pub fn after_think(prompt: Option<&str>) -> Start {
+    after_open(prompt, "<think>", "</think>")
+}
+
+/// The start for a prompt that may end by opening reasoning with `open` (`<seed:think>`):
+/// inside the reasoning then, until `close`.
+pub fn after_open(prompt: Option<&str>, open: &str, close: &'static str) -> Start {
     match prompt {
-        Some(prompt) if prompt.trim_end().ends_with("<think>") => Start::Reasoning("</think>"),
+        Some(prompt) if prompt.trim_end().ends_with(open) => Start::Reasoning(close),
         _ => Start::Content,
     }
 }
 
 /// The `<think>…</think>` reasoning marker, counted only at the start of the output.
 pub fn think() -> (String, Action) {
+    reasoning_tags("<think>", "</think>")
+}
+
+/// A reasoning marker `open` that runs to `close`, counted only at the start of the output.
+pub fn reasoning_tags(open: &str, close: &str) -> (String, Action) {
     (
-        "<think>".into(),
+        open.into(),
         Action::Reasoning {
-            close: "</think>".into(),
+            close: close.into(),
             at_start_only: true,
         },
     )
+}
+
+/// `calls` after optional reasoning, for a forced grammar: the model may still be in the
+/// reasoning its prompt opened (then it writes only `close`), or open it itself.
+pub fn reasoning_then(open: &str, close: &str, calls: Expr) -> Expr {
+    Expr::Seq(vec![
+        Expr::optional(Expr::group(Expr::Seq(vec![
+            Expr::optional(Expr::literal(open)),
+            free_text(),
+            Expr::literal(close),
+            ws(),
+        ]))),
+        calls,
+    ])
 }
 
 /// A [`Native`] family as a [`Dialect`].
