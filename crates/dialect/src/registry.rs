@@ -15,6 +15,7 @@ use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::GRANITE;
 use crate::dialects::kimi::KimiK2;
+use crate::dialects::lfm2::Lfm2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
@@ -63,6 +64,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
+        registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(

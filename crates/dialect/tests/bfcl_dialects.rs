@@ -63,6 +63,10 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect();
             write_list(arguments.iter().map(|(name, map)| (name.as_str(), map)))
         }
+        "lfm2" => format!(
+            "<|tool_call_start|>{}<|tool_call_end|>",
+            written("llama3_pythonic", calls)
+        ),
         "mistral" => format!("[TOOL_CALLS]{}", list("arguments")),
         "mistral (v11)" => calls
             .iter()
@@ -211,6 +215,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "seed_oss",
         "minimax_m2",
         "deepseek_v3_2",
+        "lfm2",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

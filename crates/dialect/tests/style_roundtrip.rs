@@ -50,6 +50,8 @@ enum Syntax {
     KimiSection,
     /// Qwen3-Coder: `<tool_call><function=name><parameter=k>v</parameter>…`.
     Qwen3Xml,
+    /// LFM2: text, then `<|tool_call_start|>[f(a=1), g(b="x")]<|tool_call_end|>`.
+    Lfm2List,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
@@ -87,6 +89,7 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "lfm2" => Syntax::Lfm2List,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
@@ -118,6 +121,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::Dsml
+            | Syntax::Lfm2List
             | Syntax::Harmony
             | Syntax::FunctionTags
             | Syntax::Routes => 3,
@@ -146,6 +150,10 @@ impl Syntax {
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
             Syntax::Dsml => dsml(text, calls),
+            Syntax::Lfm2List => format!(
+                "{text}<|tool_call_start|>{}<|tool_call_end|>",
+                pythonic("", calls)
+            ),
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
@@ -792,6 +800,7 @@ impl Syntax {
                 | Syntax::SeedXml
                 | Syntax::MiniMaxXml
                 | Syntax::Dsml
+                | Syntax::Lfm2List
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -817,6 +826,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::Dsml
+            | Syntax::Lfm2List
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

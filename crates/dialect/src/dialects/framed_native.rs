@@ -65,11 +65,14 @@ pub trait Native: Send + Sync {
 
     /// The messages as the template may read them, tried in order until one renders:
     /// by default past calls' `arguments` as objects (templates that print them with
-    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them).
+    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them),
+    /// then objects with `content: ""` on turns that only call (templates that iterate
+    /// the content of every assistant turn, LFM2's).
     fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
         Ok(vec![
             history_with_object_arguments(request)?,
             history_with_string_arguments(request)?,
+            history_with_empty_content(request)?,
         ])
     }
 
@@ -277,6 +280,20 @@ pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>
                 if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
                     *arguments = object;
                 }
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// [`history_with_object_arguments`] with `content: ""` instead of `null` on assistant turns
+/// that only call.
+pub fn history_with_empty_content(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = history_with_object_arguments(request)?;
+    for message in &mut messages {
+        if let Value::Object(members) = message {
+            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
+                members.insert("content".into(), Value::String(String::new()));
             }
         }
     }
