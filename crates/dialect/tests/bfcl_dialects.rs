@@ -14,6 +14,7 @@ use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::toolkit::gemma_notation::write_value;
 use toolbridge_dialect::toolkit::pycall::write_list;
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
@@ -63,6 +64,13 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect();
             write_list(arguments.iter().map(|(name, map)| (name.as_str(), map)))
         }
+        "gemma4" => calls
+            .iter()
+            .map(|call| {
+                let arguments = write_value(&Value::Object(arguments(call)));
+                format!("<|tool_call>call:{}{arguments}<tool_call|>", call.name())
+            })
+            .collect::<String>(),
         "lfm2" => format!(
             "<|tool_call_start|>{}<|tool_call_end|>",
             written("llama3_pythonic", calls)
@@ -216,6 +224,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "minimax_m2",
         "deepseek_v3_2",
         "lfm2",
+        "gemma4",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

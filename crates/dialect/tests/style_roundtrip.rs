@@ -12,6 +12,7 @@ use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
 use toolbridge_dialect::events::EventOrder;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::toolkit::gemma_notation::write_value;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
@@ -52,6 +53,8 @@ enum Syntax {
     Qwen3Xml,
     /// LFM2: text, then `<|tool_call_start|>[f(a=1), g(b="x")]<|tool_call_end|>`.
     Lfm2List,
+    /// Gemma 4: text, then `<|tool_call>call:f{a:1,b:<|"|>x<|"|>}<tool_call|>` per call.
+    Gemma4Calls,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
@@ -90,6 +93,7 @@ impl Syntax {
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
             "lfm2" => Syntax::Lfm2List,
+            "gemma4" => Syntax::Gemma4Calls,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
@@ -122,6 +126,7 @@ impl Syntax {
             | Syntax::MiniMaxXml
             | Syntax::Dsml
             | Syntax::Lfm2List
+            | Syntax::Gemma4Calls
             | Syntax::Harmony
             | Syntax::FunctionTags
             | Syntax::Routes => 3,
@@ -150,6 +155,7 @@ impl Syntax {
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
             Syntax::Dsml => dsml(text, calls),
+            Syntax::Gemma4Calls => gemma4(text, calls),
             Syntax::Lfm2List => format!(
                 "{text}<|tool_call_start|>{}<|tool_call_end|>",
                 pythonic("", calls)
@@ -349,6 +355,20 @@ fn dsml(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
+}
+
+/// Gemma 4's calls, in its notation, as its template writes past calls.
+fn gemma4(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            format!(
+                "<|tool_call>call:{name}{}<tool_call|>",
+                write_value(arguments)
+            )
+        })
+        .collect();
+    format!("{text}{calls}")
 }
 
 /// GLM's calls, as its template writes past calls.
@@ -801,6 +821,7 @@ impl Syntax {
                 | Syntax::MiniMaxXml
                 | Syntax::Dsml
                 | Syntax::Lfm2List
+                | Syntax::Gemma4Calls
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -827,6 +848,7 @@ impl Syntax {
             | Syntax::MiniMaxXml
             | Syntax::Dsml
             | Syntax::Lfm2List
+            | Syntax::Gemma4Calls
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

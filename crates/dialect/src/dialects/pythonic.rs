@@ -54,8 +54,7 @@ pub fn call_list(
 }
 
 /// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
-/// each optional one maybe left out, each required one always there. Rule `{prefix}-i`
-/// is what may follow once parameters before `i` are settled, each with its `, ` before.
+/// each `key=value`.
 fn pythonic_arguments(
     grammar: &mut Grammar,
     prefix: &str,
@@ -68,46 +67,63 @@ fn pythonic_arguments(
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let empty = Map::new();
-    let properties: Vec<(&String, &Value)> = parameters
+    let arguments: Vec<Argument> = parameters
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty)
         .iter()
+        .map(|(key, schema)| Argument {
+            written: Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)]),
+            required: required.contains(&key.as_str()),
+        })
         .collect();
-    let argument = |key: &str, schema: &Value| {
-        Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)])
-    };
+    Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
+}
+
+/// One argument as a grammar writes it (`key=value`), and whether it must be there.
+pub struct Argument {
+    pub written: Expr,
+    pub required: bool,
+}
+
+/// `arguments` in order, each optional one maybe left out, joined by `separator`, then
+/// `end`. Rule `{prefix}-i` is what may follow once the arguments before `i` are settled,
+/// each with its separator before.
+pub fn argument_chain(
+    grammar: &mut Grammar,
+    prefix: &str,
+    arguments: &[Argument],
+    separator: &str,
+    end: &str,
+) -> Expr {
     let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
-    grammar.set_rule(format!("{prefix}-{}", properties.len()), Expr::literal(")"));
-    for (at, (key, schema)) in properties.iter().enumerate().rev() {
+    grammar.set_rule(format!("{prefix}-{}", arguments.len()), Expr::literal(end));
+    for (at, argument) in arguments.iter().enumerate().rev() {
         let with = Expr::Seq(vec![
-            Expr::literal(", "),
-            argument(key, schema),
+            Expr::literal(separator),
+            argument.written.clone(),
             rest(at + 1),
         ]);
-        let body = if required.contains(&key.as_str()) {
+        let body = if argument.required {
             with
         } else {
             Expr::Alt(vec![with, rest(at + 1)])
         };
         grammar.set_rule(format!("{prefix}-{at}"), body);
     }
-    // The first argument written has no `, ` before it: any parameter that only optional
-    // ones precede may come first.
+    // The first argument written has no separator before it: any argument that only
+    // optional ones precede may come first.
     let mut firsts = Vec::new();
-    for (at, (key, schema)) in properties.iter().enumerate() {
-        firsts.push(Expr::Seq(vec![argument(key, schema), rest(at + 1)]));
-        if required.contains(&key.as_str()) {
+    for (at, argument) in arguments.iter().enumerate() {
+        firsts.push(Expr::Seq(vec![argument.written.clone(), rest(at + 1)]));
+        if argument.required {
             break;
         }
     }
-    if properties
-        .iter()
-        .all(|(key, _)| !required.contains(&key.as_str()))
-    {
-        firsts.push(Expr::literal(")"));
+    if arguments.iter().all(|argument| !argument.required) {
+        firsts.push(Expr::literal(end));
     }
-    Ok(Expr::group(Expr::Alt(firsts)))
+    Expr::group(Expr::Alt(firsts))
 }
 
 /// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON
