@@ -11,6 +11,7 @@ use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction::FireFunctionDialect;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
+use crate::dialects::gemma3::Gemma3Pythonic;
 use crate::dialects::gemma4::Gemma4;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
@@ -66,6 +67,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
+        registry.register(Arc::new(Gemma3Pythonic), &[]);
         registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);

@@ -57,7 +57,7 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
             .collect::<Vec<_>>()
             .join("; "),
         "llama3 (python tag)" => format!("<|python_tag|>{}", json(&calls[0], "parameters")),
-        "llama3_pythonic" => {
+        "llama3_pythonic" | "gemma3_pythonic" => {
             let arguments: Vec<(String, Map<String, Value>)> = calls
                 .iter()
                 .map(|call| (call.name().to_string(), arguments(call)))
@@ -225,6 +225,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "deepseek_v3_2",
         "lfm2",
         "gemma4",
+        "gemma3_pythonic",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

@@ -80,7 +80,7 @@ impl Syntax {
             "thoughtful_steps" => Syntax::Steps,
             "functionary_v2" => Syntax::Routed,
             "llama3" => Syntax::LlamaJson,
-            "llama3_pythonic" => Syntax::Pythonic,
+            "llama3_pythonic" | "gemma3_pythonic" => Syntax::Pythonic,
             "mistral" => Syntax::MistralList,
             "firefunction_v2" => Syntax::Functools,
             "cohere" => Syntax::CohereAction,

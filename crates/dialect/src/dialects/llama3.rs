@@ -38,7 +38,7 @@ use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
 use crate::dialects::prep::{
     history, named_alternatives, one_call_per_message, render, repeated, Choice,
 };
-use crate::dialects::pythonic::call_list;
+use crate::dialects::pythonic::pythonic_constraint;
 use crate::parser::StreamParser;
 use crate::toolkit::pycall::write_list;
 use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
@@ -317,25 +317,4 @@ fn builtin_call(name: &str) -> Expr {
         Expr::repeat(not_quote, 0, None),
         Expr::literal("\")"),
     ])
-}
-
-/// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in
-/// free text does not start a call.
-fn pythonic_constraint(
-    tools: &[&Tool],
-    lazy: bool,
-    parallel: bool,
-) -> Result<Constraint, DialectError> {
-    let mut grammar = Grammar::new("root");
-    let root = call_list(&mut grammar, tools, "", parallel)?;
-    grammar.set_rule("root", root);
-    let triggers = tools
-        .iter()
-        .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
-        .collect();
-    Ok(Constraint {
-        grammar,
-        triggers,
-        lazy,
-    })
 }

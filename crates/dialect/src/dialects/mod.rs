@@ -5,6 +5,7 @@ pub mod deepseek;
 pub mod firefunction;
 pub mod framed_native;
 pub mod functionary;
+pub mod gemma3;
 pub mod gemma4;
 pub mod gpt_oss;
 pub mod hermes;

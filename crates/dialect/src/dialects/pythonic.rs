@@ -5,9 +5,30 @@
 
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
-use toolbridge_grammar::{Expr, Grammar};
+use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{checked_parameters, Constraint, DialectError};
+
+/// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in
+/// free text does not start a call.
+pub fn pythonic_constraint(
+    tools: &[&Tool],
+    lazy: bool,
+    parallel: bool,
+) -> Result<Constraint, DialectError> {
+    let mut grammar = Grammar::new("root");
+    let root = call_list(&mut grammar, tools, "", parallel)?;
+    grammar.set_rule("root", root);
+    let triggers = tools
+        .iter()
+        .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
+        .collect();
+    Ok(Constraint {
+        grammar,
+        triggers,
+        lazy,
+    })
+}
 
 /// `{open}[f(a=…, b=…), …]`: each tool's parameters as keyword arguments in schema order,
 /// optional ones maybe left out; values as JSON (which Python reads), but `True`/`False`/
