@@ -21,6 +21,7 @@ use crate::dialects::lfm2::Lfm2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
+use crate::dialects::solar_open::SolarOpen;
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
@@ -69,6 +70,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
         registry.register(Arc::new(Gemma3Pythonic), &[]);
         registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
+        registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(

@@ -71,6 +71,20 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 format!("<|tool_call>call:{}{arguments}<tool_call|>", call.name())
             })
             .collect::<String>(),
+        "solar_open" => {
+            let calls: String = calls
+                .iter()
+                .enumerate()
+                .map(|(at, call)| {
+                    format!(
+                        "<|tool_call:begin|>call_{at}<|tool_call:name|>{}<|tool_call:args|>{}<|tool_call:end|>",
+                        call.name(),
+                        Value::Object(arguments(call))
+                    )
+                })
+                .collect();
+            format!("<|tool_calls|>{calls}<|calls|>")
+        }
         "lfm2" => format!(
             "<|tool_call_start|>{}<|tool_call_end|>",
             written("llama3_pythonic", calls)
@@ -226,6 +240,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "lfm2",
         "gemma4",
         "gemma3_pythonic",
+        "solar_open",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

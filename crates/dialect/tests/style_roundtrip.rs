@@ -55,6 +55,9 @@ enum Syntax {
     Lfm2List,
     /// Gemma 4: text, then `<|tool_call>call:f{a:1,b:<|"|>x<|"|>}<tool_call|>` per call.
     Gemma4Calls,
+    /// Solar Open: text, then `<|tool_calls|>` and per call
+    /// `<|tool_call:begin|>id<|tool_call:name|>f<|tool_call:args|>{…}<|tool_call:end|>`.
+    SolarCalls,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
@@ -94,6 +97,7 @@ impl Syntax {
             "glm" => Syntax::GlmXml,
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
+            "solar_open" => Syntax::SolarCalls,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
@@ -127,6 +131,7 @@ impl Syntax {
             | Syntax::Dsml
             | Syntax::Lfm2List
             | Syntax::Gemma4Calls
+            | Syntax::SolarCalls
             | Syntax::Harmony
             | Syntax::FunctionTags
             | Syntax::Routes => 3,
@@ -156,6 +161,7 @@ impl Syntax {
             Syntax::MiniMaxXml => minimax_m2(text, calls),
             Syntax::Dsml => dsml(text, calls),
             Syntax::Gemma4Calls => gemma4(text, calls),
+            Syntax::SolarCalls => solar_open(text, calls),
             Syntax::Lfm2List => format!(
                 "{text}<|tool_call_start|>{}<|tool_call_end|>",
                 pythonic("", calls)
@@ -369,6 +375,18 @@ fn gemma4(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{calls}")
+}
+
+/// Solar Open's calls message, as its template writes past calls.
+fn solar_open(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .enumerate()
+        .map(|(at, (name, arguments))| {
+            format!("<|tool_call:begin|>call_{at}<|tool_call:name|>{name}<|tool_call:args|>{arguments}<|tool_call:end|>")
+        })
+        .collect();
+    format!("{text}<|tool_calls|>{calls}<|calls|>")
 }
 
 /// GLM's calls, as its template writes past calls.
@@ -809,7 +827,8 @@ proptest! {
 impl Syntax {
     /// Whether text that is no call comes out exactly as written. `mixtral` unescapes
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
-    /// the content, and `functionary_v2` drops the `all\n<|content|>` routing of its text.
+    /// the content, `functionary_v2` drops the `all\n<|content|>` routing of its text, and
+    /// Solar Open drops the tokens that frame its messages.
     fn carries_text_verbatim(self) -> bool {
         matches!(
             self,
@@ -849,6 +868,7 @@ impl Syntax {
             | Syntax::Dsml
             | Syntax::Lfm2List
             | Syntax::Gemma4Calls
+            | Syntax::SolarCalls
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

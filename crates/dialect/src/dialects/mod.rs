@@ -19,5 +19,6 @@ pub mod mistral;
 pub mod prep;
 pub mod pythonic;
 pub mod react;
+pub mod solar_open;
 pub mod styles;
 pub mod xml_calls;
