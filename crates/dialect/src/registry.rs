@@ -13,6 +13,7 @@ use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma3::Gemma3Pythonic;
 use crate::dialects::gemma4::Gemma4;
+use crate::dialects::gigachat::GigaChat;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::GRANITE;
@@ -71,6 +72,7 @@ impl Default for Registry {
         registry.register(Arc::new(Gemma3Pythonic), &[]);
         registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
+        registry.register(Arc::new(NativeDialect(GigaChat)), &[]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(

@@ -58,6 +58,8 @@ enum Syntax {
     /// Solar Open: text, then `<|tool_calls|>` and per call
     /// `<|tool_call:begin|>id<|tool_call:name|>f<|tool_call:args|>{…}<|tool_call:end|>`.
     SolarCalls,
+    /// GigaChat 3.1: text, then one `<|function_call|>{"name", "arguments"}`.
+    GigaChatCall,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
@@ -98,6 +100,7 @@ impl Syntax {
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
             "solar_open" => Syntax::SolarCalls,
+            "gigachat" => Syntax::GigaChatCall,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
@@ -111,7 +114,7 @@ impl Syntax {
     /// The most calls one answer may carry, as seed 000's grammars allow.
     fn most_calls(self) -> usize {
         match self {
-            Syntax::Tagged | Syntax::Escaped | Syntax::Steps => 1,
+            Syntax::Tagged | Syntax::Escaped | Syntax::Steps | Syntax::GigaChatCall => 1,
             Syntax::Routed
             | Syntax::LlamaJson
             | Syntax::Pythonic
@@ -162,6 +165,13 @@ impl Syntax {
             Syntax::Dsml => dsml(text, calls),
             Syntax::Gemma4Calls => gemma4(text, calls),
             Syntax::SolarCalls => solar_open(text, calls),
+            Syntax::GigaChatCall => {
+                calls_json(calls)
+                    .iter()
+                    .fold(text.to_string(), |answer, (name, arguments)| {
+                        format!("{answer}<|function_call|>{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
+                    })
+            }
             Syntax::Lfm2List => format!(
                 "{text}<|tool_call_start|>{}<|tool_call_end|>",
                 pythonic("", calls)
@@ -841,6 +851,7 @@ impl Syntax {
                 | Syntax::Dsml
                 | Syntax::Lfm2List
                 | Syntax::Gemma4Calls
+                | Syntax::GigaChatCall
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -869,6 +880,7 @@ impl Syntax {
             | Syntax::Lfm2List
             | Syntax::Gemma4Calls
             | Syntax::SolarCalls
+            | Syntax::GigaChatCall
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

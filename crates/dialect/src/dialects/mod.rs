@@ -7,6 +7,7 @@ pub mod framed_native;
 pub mod functionary;
 pub mod gemma3;
 pub mod gemma4;
+pub mod gigachat;
 pub mod gpt_oss;
 pub mod hermes;
 pub mod hermes_dialect;
