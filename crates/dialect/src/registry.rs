@@ -11,13 +11,18 @@ use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction::FireFunctionDialect;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
+use crate::dialects::gemma3::Gemma3Pythonic;
+use crate::dialects::gemma4::Gemma4;
+use crate::dialects::gigachat::GigaChat;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::GRANITE;
 use crate::dialects::kimi::KimiK2;
+use crate::dialects::lfm2::Lfm2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
+use crate::dialects::solar_open::SolarOpen;
 use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
@@ -60,6 +65,14 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
+        registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
+        registry.register(Arc::new(Gemma3Pythonic), &[]);
+        registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
+        registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
+        registry.register(Arc::new(NativeDialect(GigaChat)), &[]);
         registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(

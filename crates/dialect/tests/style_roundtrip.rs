@@ -12,6 +12,7 @@ use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
 use toolbridge_dialect::events::EventOrder;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::toolkit::gemma_notation::write_value;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
@@ -50,8 +51,24 @@ enum Syntax {
     KimiSection,
     /// Qwen3-Coder: `<tool_call><function=name><parameter=k>v</parameter>…`.
     Qwen3Xml,
+    /// LFM2: text, then `<|tool_call_start|>[f(a=1), g(b="x")]<|tool_call_end|>`.
+    Lfm2List,
+    /// Gemma 4: text, then `<|tool_call>call:f{a:1,b:<|"|>x<|"|>}<tool_call|>` per call.
+    Gemma4Calls,
+    /// Solar Open: text, then `<|tool_calls|>` and per call
+    /// `<|tool_call:begin|>id<|tool_call:name|>f<|tool_call:args|>{…}<|tool_call:end|>`.
+    SolarCalls,
+    /// GigaChat 3.1: text, then one `<|function_call|>{"name", "arguments"}`.
+    GigaChatCall,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
+    /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
+    SeedXml,
+    /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
+    MiniMaxXml,
+    /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
+    /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
+    Dsml,
     /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
     Harmony,
     /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
@@ -68,7 +85,7 @@ impl Syntax {
             "thoughtful_steps" => Syntax::Steps,
             "functionary_v2" => Syntax::Routed,
             "llama3" => Syntax::LlamaJson,
-            "llama3_pythonic" => Syntax::Pythonic,
+            "llama3_pythonic" | "gemma3_pythonic" => Syntax::Pythonic,
             "mistral" => Syntax::MistralList,
             "firefunction_v2" => Syntax::Functools,
             "cohere" => Syntax::CohereAction,
@@ -80,6 +97,13 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "lfm2" => Syntax::Lfm2List,
+            "gemma4" => Syntax::Gemma4Calls,
+            "solar_open" => Syntax::SolarCalls,
+            "gigachat" => Syntax::GigaChatCall,
+            "seed_oss" => Syntax::SeedXml,
+            "minimax_m2" => Syntax::MiniMaxXml,
+            "deepseek_v3_2" => Syntax::Dsml,
             "gpt_oss" => Syntax::Harmony,
             "functionary_v3_1" => Syntax::FunctionTags,
             "functionary_v3" => Syntax::Routes,
@@ -90,7 +114,7 @@ impl Syntax {
     /// The most calls one answer may carry, as seed 000's grammars allow.
     fn most_calls(self) -> usize {
         match self {
-            Syntax::Tagged | Syntax::Escaped | Syntax::Steps => 1,
+            Syntax::Tagged | Syntax::Escaped | Syntax::Steps | Syntax::GigaChatCall => 1,
             Syntax::Routed
             | Syntax::LlamaJson
             | Syntax::Pythonic
@@ -105,6 +129,12 @@ impl Syntax {
             | Syntax::KimiSection
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::SeedXml
+            | Syntax::MiniMaxXml
+            | Syntax::Dsml
+            | Syntax::Lfm2List
+            | Syntax::Gemma4Calls
+            | Syntax::SolarCalls
             | Syntax::Harmony
             | Syntax::FunctionTags
             | Syntax::Routes => 3,
@@ -130,6 +160,22 @@ impl Syntax {
             Syntax::KimiSection => kimi_k2(text, calls),
             Syntax::Qwen3Xml => qwen3_coder(text, calls),
             Syntax::GlmXml => glm(text, calls),
+            Syntax::SeedXml => seed_oss(text, calls),
+            Syntax::MiniMaxXml => minimax_m2(text, calls),
+            Syntax::Dsml => dsml(text, calls),
+            Syntax::Gemma4Calls => gemma4(text, calls),
+            Syntax::SolarCalls => solar_open(text, calls),
+            Syntax::GigaChatCall => {
+                calls_json(calls)
+                    .iter()
+                    .fold(text.to_string(), |answer, (name, arguments)| {
+                        format!("{answer}<|function_call|>{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
+                    })
+            }
+            Syntax::Lfm2List => format!(
+                "{text}<|tool_call_start|>{}<|tool_call_end|>",
+                pythonic("", calls)
+            ),
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
@@ -267,6 +313,90 @@ fn qwen3_coder(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{}", calls.join("\n"))
+}
+
+/// Seed-OSS's calls, as its template writes past calls.
+fn seed_oss(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| format!("<parameter={key}>{value}</parameter>\n"))
+                .collect();
+            format!(
+                "<seed:tool_call>\n<function={name}>\n{parameters}</function>\n</seed:tool_call>"
+            )
+        })
+        .collect();
+    format!("{text}{}", calls.join("\n"))
+}
+
+/// MiniMax M2's calls, one block holding them all, as its template writes past calls.
+fn minimax_m2(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| format!("<parameter name=\"{key}\">{value}</parameter>\n"))
+                .collect();
+            format!("<invoke name=\"{name}\">\n{parameters}</invoke>\n")
+        })
+        .collect();
+    format!("{text}<minimax:tool_call>\n{invokes}</minimax:tool_call>")
+}
+
+/// DeepSeek V3.2's DSML calls: each argument says whether it is a string.
+fn dsml(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = arguments
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| {
+                    let text = match value {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    format!(
+                        "<｜DSML｜parameter name=\"{key}\" string=\"{}\">{text}</｜DSML｜parameter>\n",
+                        value.is_string()
+                    )
+                })
+                .collect();
+            format!("<｜DSML｜invoke name=\"{name}\">\n{parameters}</｜DSML｜invoke>\n")
+        })
+        .collect();
+    format!("{text}<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
+}
+
+/// Gemma 4's calls, in its notation, as its template writes past calls.
+fn gemma4(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            format!(
+                "<|tool_call>call:{name}{}<tool_call|>",
+                write_value(arguments)
+            )
+        })
+        .collect();
+    format!("{text}{calls}")
+}
+
+/// Solar Open's calls message, as its template writes past calls.
+fn solar_open(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .enumerate()
+        .map(|(at, (name, arguments))| {
+            format!("<|tool_call:begin|>call_{at}<|tool_call:name|>{name}<|tool_call:args|>{arguments}<|tool_call:end|>")
+        })
+        .collect();
+    format!("{text}<|tool_calls|>{calls}<|calls|>")
 }
 
 /// GLM's calls, as its template writes past calls.
@@ -707,7 +837,8 @@ proptest! {
 impl Syntax {
     /// Whether text that is no call comes out exactly as written. `mixtral` unescapes
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
-    /// the content, and `functionary_v2` drops the `all\n<|content|>` routing of its text.
+    /// the content, `functionary_v2` drops the `all\n<|content|>` routing of its text, and
+    /// Solar Open drops the tokens that frame its messages.
     fn carries_text_verbatim(self) -> bool {
         matches!(
             self,
@@ -715,6 +846,12 @@ impl Syntax {
                 | Syntax::FunctionTags
                 | Syntax::Qwen3Xml
                 | Syntax::GlmXml
+                | Syntax::SeedXml
+                | Syntax::MiniMaxXml
+                | Syntax::Dsml
+                | Syntax::Lfm2List
+                | Syntax::Gemma4Calls
+                | Syntax::GigaChatCall
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
@@ -737,6 +874,13 @@ impl Syntax {
             | Syntax::FunctionTags
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::SeedXml
+            | Syntax::MiniMaxXml
+            | Syntax::Dsml
+            | Syntax::Lfm2List
+            | Syntax::Gemma4Calls
+            | Syntax::SolarCalls
+            | Syntax::GigaChatCall
             | Syntax::ReAct
             | Syntax::DeepSeekV3
             | Syntax::DeepSeekV31

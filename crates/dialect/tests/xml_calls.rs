@@ -1,5 +1,6 @@
-//! Qwen3-Coder and GLM on their corpus templates: XML-style calls whose argument types
-//! come back from the tools' schemas.
+//! Qwen3-Coder, Seed-OSS, MiniMax M2, DeepSeek V3.2 (DSML) and GLM on their corpus
+//! templates: XML-style calls whose argument types come back from the tools' schemas (or,
+//! in DSML, from the call itself).
 
 mod framed_common;
 
@@ -13,6 +14,105 @@ fn qwen3_coder() -> ChatTemplate {
 
 fn glm() -> ChatTemplate {
     template("llama.cpp/GLM-4.6.jinja", "[gMASK]<sop>", "<|endoftext|>")
+}
+
+fn seed_oss() -> ChatTemplate {
+    template(
+        "llama.cpp/ByteDance-Seed-OSS.jinja",
+        "<seed:bos>",
+        "<seed:eos>",
+    )
+}
+
+fn minimax_m2() -> ChatTemplate {
+    template("llama.cpp/MiniMax-M2.jinja", "", "[e~[")
+}
+
+fn deepseek_v3_2() -> ChatTemplate {
+    template(
+        "llama.cpp/DeepSeek-V3.2.jinja",
+        "<｜begin▁of▁sentence｜>",
+        "<｜end▁of▁sentence｜>",
+    )
+}
+
+/// Calls as tags: each in its own block (`open` … `close`) or, with `many`, all in one;
+/// `parameter` writes one argument's tag and value.
+fn tagged_calls(
+    text: &str,
+    calls: &[Call],
+    (open, close, many): (&str, &str, bool),
+    invoke: (&str, &str, &str),
+    parameter: fn(&str, &Value) -> String,
+) -> String {
+    let invokes: Vec<String> = calls
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = arguments
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| parameter(key, value))
+                .collect();
+            format!("{}{name}{}\n{parameters}{}", invoke.0, invoke.1, invoke.2)
+        })
+        .collect();
+    let blocks = if many {
+        format!("{open}\n{}\n{close}", invokes.join("\n"))
+    } else {
+        invokes
+            .iter()
+            .map(|invoke| format!("{open}\n{invoke}\n{close}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    format!("{text}{blocks}")
+}
+
+fn seed_calls(text: &str, calls: &[Call]) -> String {
+    tagged_calls(
+        text,
+        calls,
+        ("<seed:tool_call>", "</seed:tool_call>", false),
+        ("<function=", ">", "</function>"),
+        |key, value| format!("<parameter={key}>{}</parameter>\n", value_text(value)),
+    )
+}
+
+/// MiniMax M2's and DeepSeek V3.2's prompts open `<think>`: the model closes it first.
+fn minimax_calls(text: &str, calls: &[Call]) -> String {
+    tagged_calls(
+        &format!("{text}</think>\n\n"),
+        calls,
+        ("<minimax:tool_call>", "</minimax:tool_call>", true),
+        ("<invoke name=\"", "\">", "</invoke>"),
+        |key, value| {
+            format!(
+                "<parameter name=\"{key}\">{}</parameter>\n",
+                value_text(value)
+            )
+        },
+    )
+}
+
+fn dsml_calls(text: &str, calls: &[Call]) -> String {
+    tagged_calls(
+        &format!("{text}</think>\n\n"),
+        calls,
+        (
+            "<｜DSML｜function_calls>",
+            "</｜DSML｜function_calls>",
+            true,
+        ),
+        ("<｜DSML｜invoke name=\"", "\">", "</｜DSML｜invoke>"),
+        |key, value| {
+            format!(
+                "<｜DSML｜parameter name=\"{key}\" string=\"{}\">{}</｜DSML｜parameter>\n",
+                value.is_string(),
+                value_text(value)
+            )
+        },
+    )
 }
 
 fn value_text(value: &Value) -> String {
@@ -70,6 +170,31 @@ fn templates_render_calls_and_results() {
         &[
             "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
             "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("seed_oss").expect("registered"),
+        &seed_oss(),
+        &[
+            "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
+            "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("minimax_m2").expect("registered"),
+        &minimax_m2(),
+        &[
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">",
+            "<parameter name=\"city\">Paris</parameter>",
+            "<response>sunny, 21C</response>",
+        ],
+    );
+    renders_history(
+        registry.get("deepseek_v3_2").expect("registered"),
+        &deepseek_v3_2(),
+        &[
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
+            "<result>sunny, 21C</result>",
         ],
     );
     renders_history(
@@ -132,4 +257,58 @@ fn random_calls_come_back_whole() {
     random_calls_round_trip_typed(glm_dialect, &glm(), glm_calls, 24);
     random_bytes_are_safe(qwen);
     random_bytes_are_safe(glm_dialect);
+}
+
+#[test]
+fn families_that_differ_only_in_tags_read_their_own() {
+    let registry = registry();
+    let expected = [
+        call("get_weather", json!({"city": "12", "days": 3})),
+        call("add", json!({"a": 1.5, "b": 2})),
+    ];
+    let minimax = registry.get("minimax_m2").expect("registered");
+    let text = "Paris?\n</think>\n\nLet me check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">12</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"add\">\n<parameter name=\"a\">1.5</parameter>\n<parameter name=\"b\">2</parameter>\n</invoke>\n</minimax:tool_call>";
+    let request = request(None);
+    let message = parsed_however_cut(&|| prepare(minimax, &request, &minimax_m2()).parser, text);
+    assert_eq!(calls_of(&message), expected);
+    assert_eq!(message.content_text(), "Let me check.");
+    assert_eq!(message.reasoning_content.as_deref(), Some("Paris?\n"));
+
+    // DeepSeek V3.2 says which values are strings; the prompt leaves it inside `<think>`.
+    let dsml = registry.get("deepseek_v3_2").expect("registered");
+    let text = "Rome?</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">12</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+    let message = parsed_however_cut(&|| prepare(dsml, &request, &deepseek_v3_2()).parser, text);
+    assert_eq!(calls_of(&message), [expected[0].clone()]);
+    assert_eq!(message.reasoning_content.as_deref(), Some("Rome?"));
+    assert_eq!(
+        calls_of(&parsed_however_cut(&|| dsml.parser(), text)),
+        [expected[0].clone()]
+    );
+
+    let seed = registry.get("seed_oss").expect("registered");
+    let text = "<seed:think>Rome.</seed:think>\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>12</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>";
+    let message = parsed_however_cut(&|| prepare(seed, &request, &seed_oss()).parser, text);
+    assert_eq!(calls_of(&message), [expected[0].clone()]);
+    assert_eq!(message.reasoning_content.as_deref(), Some("Rome."));
+
+    let broken = "<minimax:tool_call>\n<invoke name=\"add\">\n<parameter name=\"a\">1</invoke>";
+    let message = parsed_however_cut(&|| minimax.parser(), broken);
+    assert!(message.calls().is_empty());
+    assert_eq!(message.content_text(), broken);
+}
+
+#[test]
+fn tag_families_honour_tool_choice_and_round_trip() {
+    let registry = registry();
+    let families: [(&str, ChatTemplate, Writer); 3] = [
+        ("seed_oss", seed_oss(), seed_calls),
+        ("minimax_m2", minimax_m2(), minimax_calls),
+        ("deepseek_v3_2", deepseek_v3_2(), dsml_calls),
+    ];
+    for (name, template, write) in &families {
+        let dialect = registry.get(name).expect("registered");
+        honours_tool_choice(dialect, template, *write);
+        random_calls_round_trip_typed(dialect, template, *write, 16);
+        random_bytes_are_safe(dialect);
+    }
 }

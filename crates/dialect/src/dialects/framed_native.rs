@@ -65,11 +65,14 @@ pub trait Native: Send + Sync {
 
     /// The messages as the template may read them, tried in order until one renders:
     /// by default past calls' `arguments` as objects (templates that print them with
-    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them).
+    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them),
+    /// then objects with `content: ""` on turns that only call (templates that iterate
+    /// the content of every assistant turn, LFM2's).
     fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
         Ok(vec![
             history_with_object_arguments(request)?,
             history_with_string_arguments(request)?,
+            history_with_empty_content(request)?,
         ])
     }
 
@@ -123,21 +126,46 @@ impl Start {
 
 /// The start for a prompt that may end by opening `<think>`: inside the reasoning then.
 pub fn after_think(prompt: Option<&str>) -> Start {
+    after_open(prompt, "<think>", "</think>")
+}
+
+/// The start for a prompt that may end by opening reasoning with `open` (`<seed:think>`):
+/// inside the reasoning then, until `close`.
+pub fn after_open(prompt: Option<&str>, open: &str, close: &'static str) -> Start {
     match prompt {
-        Some(prompt) if prompt.trim_end().ends_with("<think>") => Start::Reasoning("</think>"),
+        Some(prompt) if prompt.trim_end().ends_with(open) => Start::Reasoning(close),
         _ => Start::Content,
     }
 }
 
 /// The `<think>…</think>` reasoning marker, counted only at the start of the output.
 pub fn think() -> (String, Action) {
+    reasoning_tags("<think>", "</think>")
+}
+
+/// A reasoning marker `open` that runs to `close`, counted only at the start of the output.
+pub fn reasoning_tags(open: &str, close: &str) -> (String, Action) {
     (
-        "<think>".into(),
+        open.into(),
         Action::Reasoning {
-            close: "</think>".into(),
+            close: close.into(),
             at_start_only: true,
         },
     )
+}
+
+/// `calls` after optional reasoning, for a forced grammar: the model may still be in the
+/// reasoning its prompt opened (then it writes only `close`), or open it itself.
+pub fn reasoning_then(open: &str, close: &str, calls: Expr) -> Expr {
+    Expr::Seq(vec![
+        Expr::optional(Expr::group(Expr::Seq(vec![
+            Expr::optional(Expr::literal(open)),
+            free_text(),
+            Expr::literal(close),
+            ws(),
+        ]))),
+        calls,
+    ])
 }
 
 /// A [`Native`] family as a [`Dialect`].
@@ -252,6 +280,20 @@ pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>
                 if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
                     *arguments = object;
                 }
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// [`history_with_object_arguments`] with `content: ""` instead of `null` on assistant turns
+/// that only call.
+pub fn history_with_empty_content(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
+    let mut messages = history_with_object_arguments(request)?;
+    for message in &mut messages {
+        if let Value::Object(members) = message {
+            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
+                members.insert("content".into(), Value::String(String::new()));
             }
         }
     }

@@ -33,13 +33,12 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::render::pyliteral::{functions_repr, python_repr};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 
-use crate::dialect::{
-    checked_parameters, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-};
+use crate::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
 use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
 use crate::dialects::prep::{
     history, named_alternatives, one_call_per_message, render, repeated, Choice,
 };
+use crate::dialects::pythonic::pythonic_constraint;
 use crate::parser::StreamParser;
 use crate::toolkit::pycall::write_list;
 use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
@@ -318,127 +317,4 @@ fn builtin_call(name: &str) -> Expr {
         Expr::repeat(not_quote, 0, None),
         Expr::literal("\")"),
     ])
-}
-
-/// `[f(a=…, b=…), …]`: each tool's parameters as keyword arguments, required ones first
-/// in schema order, then optional ones; values as JSON (which Python reads), but
-/// `True`/`False`/`None` where the schema says boolean or null. Lazy on `[<name>(` for
-/// each tool, so a bracket in free text does not start a call.
-fn pythonic_constraint(
-    tools: &[&Tool],
-    lazy: bool,
-    parallel: bool,
-) -> Result<Constraint, DialectError> {
-    let mut grammar = Grammar::new("root");
-    let arguments = tools
-        .iter()
-        .enumerate()
-        .map(|(at, tool)| pythonic_arguments(&mut grammar, &format!("arguments-{at}"), tool))
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    let call = |open: &str| {
-        let alternatives = tools
-            .iter()
-            .zip(&arguments)
-            .map(|(tool, arguments)| {
-                Expr::Seq(vec![
-                    Expr::literal(format!("{open}{}(", tool.name())),
-                    arguments.clone(),
-                ])
-            })
-            .collect();
-        Expr::group(Expr::Alt(alternatives))
-    };
-    let mut root = vec![call("[")];
-    if parallel {
-        grammar.set_rule("call", call(""));
-        root.push(Expr::repeat(
-            Expr::group(Expr::Seq(vec![
-                Expr::literal(", "),
-                Expr::reference("call"),
-            ])),
-            0,
-            None,
-        ));
-    }
-    root.push(Expr::literal("]"));
-    grammar.set_rule("root", Expr::Seq(root));
-    let triggers = tools
-        .iter()
-        .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
-        .collect();
-    Ok(Constraint {
-        grammar,
-        triggers,
-        lazy,
-    })
-}
-
-/// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
-/// each optional one maybe left out, each required one always there. Rule `{prefix}-i`
-/// is what may follow once parameters before `i` are settled, each with its `, ` before.
-fn pythonic_arguments(
-    grammar: &mut Grammar,
-    prefix: &str,
-    tool: &Tool,
-) -> Result<Expr, DialectError> {
-    let parameters = checked_parameters(tool)?;
-    let required: Vec<&str> = parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let empty = Map::new();
-    let properties: Vec<(&String, &Value)> = parameters
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty)
-        .iter()
-        .collect();
-    let argument = |key: &str, schema: &Value| {
-        Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)])
-    };
-    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
-    grammar.set_rule(format!("{prefix}-{}", properties.len()), Expr::literal(")"));
-    for (at, (key, schema)) in properties.iter().enumerate().rev() {
-        let with = Expr::Seq(vec![
-            Expr::literal(", "),
-            argument(key, schema),
-            rest(at + 1),
-        ]);
-        let body = if required.contains(&key.as_str()) {
-            with
-        } else {
-            Expr::Alt(vec![with, rest(at + 1)])
-        };
-        grammar.set_rule(format!("{prefix}-{at}"), body);
-    }
-    // The first argument written has no `, ` before it: any parameter that only optional
-    // ones precede may come first.
-    let mut firsts = Vec::new();
-    for (at, (key, schema)) in properties.iter().enumerate() {
-        firsts.push(Expr::Seq(vec![argument(key, schema), rest(at + 1)]));
-        if required.contains(&key.as_str()) {
-            break;
-        }
-    }
-    if properties
-        .iter()
-        .all(|(key, _)| !required.contains(&key.as_str()))
-    {
-        firsts.push(Expr::literal(")"));
-    }
-    Ok(Expr::group(Expr::Alt(firsts)))
-}
-
-/// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON
-/// otherwise.
-fn python_value(schema: &Value) -> Expr {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("boolean") => Expr::group(Expr::Alt(vec![
-            Expr::literal("True"),
-            Expr::literal("False"),
-        ])),
-        Some("null") => Expr::literal("None"),
-        _ => Expr::Json(schema.clone()),
-    }
 }

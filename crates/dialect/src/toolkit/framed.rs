@@ -106,6 +106,9 @@ pub enum Pat {
     Alt(Vec<Pat>),
     /// Zero or more of this, as many as match.
     Repeat(Box<Pat>),
+    /// This pattern, captured as the text it matched (its own captures dropped): a region
+    /// that holds several calls captures each whole, for its decoder to read one by one.
+    Span(Box<Pat>),
 }
 
 impl Pat {
@@ -126,6 +129,19 @@ impl Pat {
 
     pub fn repeat(item: Pat) -> Pat {
         Pat::Repeat(Box::new(item))
+    }
+
+    pub fn span(item: Pat) -> Pat {
+        Pat::Span(Box::new(item))
+    }
+
+    /// The captures of `text` when this pattern matches all of it, as a whole output.
+    pub fn captures_of(&self, text: &str) -> Option<Vec<String>> {
+        let mut captures = Vec::new();
+        match self.matches(text, 0, true, &mut captures) {
+            Match::Full(end) if end == text.len() => Some(captures),
+            _ => None,
+        }
     }
 
     /// Matches `text` from byte `at`: where the match ends, whether it still may, or not.
@@ -215,6 +231,16 @@ impl Pat {
                 }
                 Match::Full(position)
             }
+            Pat::Span(item) => match item.matches(text, at, ended, &mut Vec::new()) {
+                Match::Full(end) => match text.get(at..end) {
+                    Some(span) => {
+                        captures.push(span.to_string());
+                        Match::Full(end)
+                    }
+                    None => Match::No,
+                },
+                other => other,
+            },
         }
     }
 }

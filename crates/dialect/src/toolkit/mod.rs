@@ -15,6 +15,8 @@
 //! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
 //! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
 //!   whole by a small pattern, the parser most native families are made of.
+//! - [`gemma_notation`]: Gemma 4's argument notation (bare keys, `<|"|>` strings) read
+//!   into JSON.
 //! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
@@ -26,6 +28,7 @@
 
 pub mod call_json;
 pub mod framed;
+pub mod gemma_notation;
 pub mod header;
 pub mod inline_calls;
 pub mod json_scan;

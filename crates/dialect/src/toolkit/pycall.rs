@@ -177,15 +177,22 @@ impl<'a> Reader<'a> {
             let value = self.value()?;
             arguments.insert(key.to_string(), value);
             self.blank();
-            match self.bump()? {
+            match self.peek()? {
                 ',' => {
+                    self.bump();
                     self.blank();
                     if self.peek() == Some(')') {
                         self.bump();
                         break;
                     }
                 }
-                ')' => break,
+                ')' => {
+                    self.bump();
+                    break;
+                }
+                // The next keyword with no comma before it: vLLM's Gemma 3 template writes
+                // past calls so (`f(a=1b=2)`), and a model shown them may copy it.
+                c if c.is_alphabetic() || c == '_' => {}
                 _ => return None,
             }
         }
@@ -298,17 +305,18 @@ impl<'a> Reader<'a> {
         {
             self.bump();
         }
-        let text: String = self.text.get(start..self.at)?.replace('_', "");
-        let text = text.strip_prefix('+').unwrap_or(&text);
-        if let Ok(integer) = text.parse::<i64>() {
-            return Some(Value::from(integer));
+        let token = self.text.get(start..self.at)?;
+        if let Some(number) = number_value(token) {
+            return Some(number);
         }
-        if !text.chars().any(|c| c.is_ascii_digit()) || text.contains("inf") || text.contains("nan")
-        {
-            return None;
-        }
-        let float: f64 = text.parse().ok()?;
-        Number::from_f64(float).map(Value::Number)
+        // A number run into the next keyword (`f(a=1b=2)`): the longest number before a
+        // letter, the letter left for the call to read.
+        let cut = (1..token.len()).rev().find(|&at| {
+            token[at..].starts_with(|c: char| c.is_ascii_alphabetic())
+                && number_value(&token[..at]).is_some()
+        })?;
+        self.at = start + cut;
+        number_value(&token[..cut])
     }
 
     /// A Python string literal (with an optional `r`-less body), escapes decoded.
@@ -419,6 +427,20 @@ impl BracketScanner {
     }
 }
 
+/// A Python number literal's value (`1_000`, `+2`, `1e-3`), or `None`.
+fn number_value(token: &str) -> Option<Value> {
+    let text = token.replace('_', "");
+    let text = text.strip_prefix('+').unwrap_or(&text);
+    if let Ok(integer) = text.parse::<i64>() {
+        return Some(Value::from(integer));
+    }
+    if !text.chars().any(|c| c.is_ascii_digit()) || text.contains("inf") || text.contains("nan") {
+        return None;
+    }
+    let float: f64 = text.parse().ok()?;
+    Number::from_f64(float).map(Value::Number)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,6 +458,17 @@ mod tests {
             Value::Object(calls[1].1.clone()),
             json!({"city": "Seattle", "metric": "celsius"})
         );
+    }
+
+    #[test]
+    fn reads_keywords_that_lack_their_comma() {
+        let calls = parse_calls("[f(a=1000b=[3, 5]c='x'd=2.5)]").unwrap_or_default();
+        assert_eq!(
+            Value::Object(calls[0].1.clone()),
+            json!({"a": 1000, "b": [3, 5], "c": "x", "d": 2.5})
+        );
+        assert_eq!(parse_calls("[f(a=12abc)]"), None);
+        assert_eq!(parse_calls("[f(a=[12abc])]"), None);
     }
 
     #[test]

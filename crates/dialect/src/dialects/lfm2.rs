@@ -1,0 +1,85 @@
+//! LFM2 / LFM2.5 (Liquid AI): a pythonic call list between special tokens, after optional
+//! reasoning in `<think>…</think>`:
+//!
+//! ```text
+//! <|tool_call_start|>[get_weather(city='Paris'), add(a=1, b=2.5)]<|tool_call_end|>
+//! ```
+//!
+//! The list is read by [`crate::toolkit::pycall`] (Python literals: `'x'`, `True`, `None`)
+//! and written by the grammar [`call_list`] shares with the other pythonic families. A
+//! list whose closing token never came (the output ended first) is still read, whole.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolbridge_chat::Tool;
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::DialectError;
+use crate::dialects::framed_native::{after_think, reasoning_then, think, words, Native, Start};
+use crate::dialects::pythonic::call_list;
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::pycall::parse_calls;
+
+const CALLS_START: &str = "<|tool_call_start|>";
+const CALLS_END: &str = "<|tool_call_end|>";
+
+/// The LFM2 dialect; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lfm2;
+
+impl Native for Lfm2 {
+    fn name(&self) -> &'static str {
+        "lfm2"
+    }
+
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let mut grammar = Grammar::new("root");
+        let list = call_list(&mut grammar, tools, CALLS_START, parallel)?;
+        let calls = Expr::Seq(vec![list, Expr::literal(CALLS_END)]);
+        let root = if forced {
+            reasoning_then("<think>", "</think>", calls)
+        } else {
+            calls
+        };
+        grammar.set_rule("root", root);
+        Ok(grammar)
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        words(&[CALLS_START])
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        vec![
+            (CALLS_START.into(), Action::Call(python_list(CALLS_END))),
+            think(),
+        ]
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        after_think(prompt)
+    }
+}
+
+/// A region holding a pythonic call list up to `end` (or to the end of the output).
+pub fn python_list(end: &str) -> Region {
+    Region {
+        body: Pat::Alt(vec![Pat::until(end, MAX_REGION), Pat::Rest]),
+        decode: Arc::new(|captures| {
+            let calls = parse_calls(captures.first()?)?;
+            calls
+                .into_iter()
+                .map(|(name, arguments)| {
+                    let arguments = serde_json::to_string(&Value::Object(arguments)).ok()?;
+                    Some(Call::new(name, arguments))
+                })
+                .collect()
+        }),
+    }
+}

@@ -1,0 +1,161 @@
+//! Pythonic call lists `[f(a=1), g(b='x')]` as a grammar over the tools' schemas, for the
+//! families trained to write them: Llama 3.2 / 4 zero-shot, LFM2 (inside
+//! `<|tool_call_start|>…<|tool_call_end|>`) and Gemma 3. Reading them back is
+//! [`crate::toolkit::pycall`]'s.
+
+use serde_json::{Map, Value};
+use toolbridge_chat::Tool;
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::{checked_parameters, Constraint, DialectError};
+
+/// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in
+/// free text does not start a call.
+pub fn pythonic_constraint(
+    tools: &[&Tool],
+    lazy: bool,
+    parallel: bool,
+) -> Result<Constraint, DialectError> {
+    let mut grammar = Grammar::new("root");
+    let root = call_list(&mut grammar, tools, "", parallel)?;
+    grammar.set_rule("root", root);
+    let triggers = tools
+        .iter()
+        .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
+        .collect();
+    Ok(Constraint {
+        grammar,
+        triggers,
+        lazy,
+    })
+}
+
+/// `{open}[f(a=…, b=…), …]`: each tool's parameters as keyword arguments in schema order,
+/// optional ones maybe left out; values as JSON (which Python reads), but `True`/`False`/
+/// `None` where the schema says boolean or null. More than one call only with `parallel`.
+/// Adds its rules to `grammar` and gives the list's expression.
+pub fn call_list(
+    grammar: &mut Grammar,
+    tools: &[&Tool],
+    open: &str,
+    parallel: bool,
+) -> Result<Expr, DialectError> {
+    let arguments = tools
+        .iter()
+        .enumerate()
+        .map(|(at, tool)| pythonic_arguments(grammar, &format!("arguments-{at}"), tool))
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    let call = |open: &str| {
+        let alternatives = tools
+            .iter()
+            .zip(&arguments)
+            .map(|(tool, arguments)| {
+                Expr::Seq(vec![
+                    Expr::literal(format!("{open}{}(", tool.name())),
+                    arguments.clone(),
+                ])
+            })
+            .collect();
+        Expr::group(Expr::Alt(alternatives))
+    };
+    let mut list = vec![call(&format!("{open}["))];
+    if parallel {
+        grammar.set_rule("call", call(""));
+        list.push(Expr::repeat(
+            Expr::group(Expr::Seq(vec![
+                Expr::literal(", "),
+                Expr::reference("call"),
+            ])),
+            0,
+            None,
+        ));
+    }
+    list.push(Expr::literal("]"));
+    Ok(Expr::Seq(list))
+}
+
+/// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
+/// each `key=value`.
+fn pythonic_arguments(
+    grammar: &mut Grammar,
+    prefix: &str,
+    tool: &Tool,
+) -> Result<Expr, DialectError> {
+    let parameters = checked_parameters(tool)?;
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let empty = Map::new();
+    let arguments: Vec<Argument> = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty)
+        .iter()
+        .map(|(key, schema)| Argument {
+            written: Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)]),
+            required: required.contains(&key.as_str()),
+        })
+        .collect();
+    Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
+}
+
+/// One argument as a grammar writes it (`key=value`), and whether it must be there.
+pub struct Argument {
+    pub written: Expr,
+    pub required: bool,
+}
+
+/// `arguments` in order, each optional one maybe left out, joined by `separator`, then
+/// `end`. Rule `{prefix}-i` is what may follow once the arguments before `i` are settled,
+/// each with its separator before.
+pub fn argument_chain(
+    grammar: &mut Grammar,
+    prefix: &str,
+    arguments: &[Argument],
+    separator: &str,
+    end: &str,
+) -> Expr {
+    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
+    grammar.set_rule(format!("{prefix}-{}", arguments.len()), Expr::literal(end));
+    for (at, argument) in arguments.iter().enumerate().rev() {
+        let with = Expr::Seq(vec![
+            Expr::literal(separator),
+            argument.written.clone(),
+            rest(at + 1),
+        ]);
+        let body = if argument.required {
+            with
+        } else {
+            Expr::Alt(vec![with, rest(at + 1)])
+        };
+        grammar.set_rule(format!("{prefix}-{at}"), body);
+    }
+    // The first argument written has no separator before it: any argument that only
+    // optional ones precede may come first.
+    let mut firsts = Vec::new();
+    for (at, argument) in arguments.iter().enumerate() {
+        firsts.push(Expr::Seq(vec![argument.written.clone(), rest(at + 1)]));
+        if argument.required {
+            break;
+        }
+    }
+    if arguments.iter().all(|argument| !argument.required) {
+        firsts.push(Expr::literal(end));
+    }
+    Expr::group(Expr::Alt(firsts))
+}
+
+/// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON
+/// otherwise.
+fn python_value(schema: &Value) -> Expr {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("boolean") => Expr::group(Expr::Alt(vec![
+            Expr::literal("True"),
+            Expr::literal("False"),
+        ])),
+        Some("null") => Expr::literal("None"),
+        _ => Expr::Json(schema.clone()),
+    }
+}

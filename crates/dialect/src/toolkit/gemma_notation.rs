@@ -1,0 +1,196 @@
+//! Gemma 4's argument notation: objects with bare keys, strings between `<|"|>` tokens and
+//! no escapes, everything else as JSON writes it.
+//!
+//! ```text
+//! {city:<|"|>Paris<|"|>,days:2,tags:[<|"|>a<|"|>,<|"|>b<|"|>],strict:true}
+//! ```
+//!
+//! Gemma 4's templates write past calls this way (keys sorted) and the model answers in
+//! kind, so a call's arguments are read here into JSON. A bare value that is no JSON
+//! scalar (a model that left out the quote tokens) is read as the string it spells.
+//! Nesting is bounded and nothing panics: text that is no object is `None`.
+
+use serde_json::{Map, Value};
+
+/// The token that opens and closes a string.
+pub const QUOTE: &str = "<|\"|>";
+
+/// How deep values may nest before the text is taken for no object.
+const MAX_DEPTH: usize = 64;
+
+/// The object `text` spells (blanks around it allowed), or `None`.
+pub fn parse_object(text: &str) -> Option<Map<String, Value>> {
+    let mut reader = Reader { rest: text.trim() };
+    let value = reader.value(0)?;
+    match (reader.rest.trim().is_empty(), value) {
+        (true, Value::Object(object)) => Some(object),
+        _ => None,
+    }
+}
+
+/// `value` in the notation, keys sorted as the templates write them.
+pub fn write_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("{QUOTE}{text}{QUOTE}"),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(write_value).collect();
+            format!("[{}]", items.join(","))
+        }
+        Value::Object(members) => {
+            let mut members: Vec<(&String, &Value)> = members.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            let members: Vec<String> = members
+                .into_iter()
+                .map(|(key, value)| format!("{key}:{}", write_value(value)))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+struct Reader<'a> {
+    rest: &'a str,
+}
+
+impl Reader<'_> {
+    fn blank(&mut self) {
+        self.rest = self.rest.trim_start();
+    }
+
+    fn eat(&mut self, text: &str) -> bool {
+        self.blank();
+        match self.rest.strip_prefix(text) {
+            Some(rest) => {
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.blank();
+        if self.eat(QUOTE) {
+            return self.quoted().map(Value::String);
+        }
+        if self.eat("{") {
+            return self.object(depth);
+        }
+        if self.eat("[") {
+            return self.array(depth);
+        }
+        self.scalar()
+    }
+
+    /// A string's text after its opening quote token, and that closing one.
+    fn quoted(&mut self) -> Option<String> {
+        let (text, rest) = self.rest.split_once(QUOTE)?;
+        self.rest = rest;
+        Some(text.to_string())
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Value> {
+        let mut members = Map::new();
+        if self.eat("}") {
+            return Some(Value::Object(members));
+        }
+        loop {
+            let key = self.key()?;
+            if !self.eat(":") {
+                return None;
+            }
+            let value = self.value(depth + 1)?;
+            members.insert(key, value);
+            if self.eat("}") {
+                return Some(Value::Object(members));
+            }
+            if !self.eat(",") {
+                return None;
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<Value> {
+        let mut items = Vec::new();
+        if self.eat("]") {
+            return Some(Value::Array(items));
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            if self.eat("]") {
+                return Some(Value::Array(items));
+            }
+            if !self.eat(",") {
+                return None;
+            }
+        }
+    }
+
+    /// A key: quoted, or bare up to its `:`.
+    fn key(&mut self) -> Option<String> {
+        if self.eat(QUOTE) {
+            return self.quoted();
+        }
+        self.blank();
+        let end = self.rest.find([':', ',', '{', '}', '[', ']'])?;
+        let key = self.rest[..end].trim();
+        if key.is_empty() {
+            return None;
+        }
+        self.rest = &self.rest[end..];
+        Some(key.to_string())
+    }
+
+    /// A bare value up to the next `,`, `}` or `]`: JSON's scalar, or the text itself.
+    fn scalar(&mut self) -> Option<Value> {
+        let end = self.rest.find([',', '}', ']']).unwrap_or(self.rest.len());
+        let text = self.rest[..end].trim();
+        if text.is_empty() || text.contains(['{', '[', ':']) {
+            return None;
+        }
+        self.rest = &self.rest[end..];
+        Some(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_what_the_templates_write() {
+        let value = json!({"city": "Paris, \"FR\"", "days": 2, "tags": ["a", "b"],
+            "deep": {"x": [1.5, null, true]}, "empty": {}});
+        let text = write_value(&value);
+        assert_eq!(parse_object(&text), value.as_object().cloned());
+        assert_eq!(
+            parse_object("{lower_limit:1,multiples:[3,5]}"),
+            json!({"lower_limit": 1, "multiples": [3, 5]})
+                .as_object()
+                .cloned()
+        );
+        assert_eq!(
+            parse_object("{city: Paris}"),
+            json!({"city": "Paris"}).as_object().cloned()
+        );
+        for broken in [
+            "",
+            "{",
+            "{a:}",
+            "{a:1",
+            "[1]",
+            "{a:1}x",
+            "{:1}",
+            "{a:<|\"|>x}",
+        ] {
+            assert_eq!(parse_object(broken), None, "{broken}");
+        }
+        let deep = "[".repeat(200);
+        assert_eq!(parse_object(&format!("{{a:{deep}}}")), None);
+    }
+}
