@@ -326,8 +326,13 @@ pub fn ws() -> Expr {
 
 /// Free text without `<`, for the reasoning a forced grammar lets a model write first.
 pub fn free_text() -> Expr {
+    text_without('<')
+}
+
+/// Free text without `stop`, the first character of the marker that ends it.
+pub fn text_without(stop: char) -> Expr {
     Expr::repeat(
-        Expr::Class(CharClass::new(true, vec![ClassItem::Char('<')])),
+        Expr::Class(CharClass::new(true, vec![ClassItem::Char(stop)])),
         0,
         None,
     )
