@@ -15,6 +15,7 @@ use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_dialect::toolkit::pycall::write_list;
+use toolbridge_grammar::render::pyliteral::python_repr;
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 
@@ -75,6 +76,29 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
             })
             .collect(),
         "firefunction_v2" => format!(" functools{}", list("arguments")),
+        "granite" => format!("<|tool_call|>{}", list("arguments")),
+        "phi4_mini" => format!("functools{}", list("arguments")),
+        "phi4_mini (as its history prints calls)" => calls
+            .iter()
+            .map(|call| {
+                let name = Value::from(call.name()).to_string();
+                let arguments = python_repr(&Value::Object(arguments(call)));
+                format!("{{\"name\": {name}, \"arguments\": {arguments}}}")
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        "xlam" => list("arguments"),
+        "xlam (tool_calls object)" => format!("{{\"tool_calls\": {}}}", list("arguments")),
+        "nemotron" => format!("<TOOLCALL>{}</TOOLCALL>", list("arguments")),
+        "apriel" => format!("\n<tool_calls>{}</tool_calls>", list("arguments")),
+        "minimax_m1" => format!(
+            "<tool_calls>\n{}\n</tool_calls>",
+            calls
+                .iter()
+                .map(|call| json(call, "arguments"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
         other => panic!("no writer for {other}"),
     }
 }
@@ -146,6 +170,14 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "mistral",
         "mistral (v11)",
         "firefunction_v2",
+        "granite",
+        "phi4_mini",
+        "phi4_mini (as its history prints calls)",
+        "xlam",
+        "xlam (tool_calls object)",
+        "nemotron",
+        "apriel",
+        "minimax_m1",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

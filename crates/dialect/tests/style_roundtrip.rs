@@ -58,6 +58,14 @@ enum Syntax {
     FunctionTags,
     /// Functionary v3.2: `all\n` and text, then `>>>name\n{…}` per call.
     Routes,
+    /// xLAM: the list `[{"name", "arguments"}, …]` alone, no text.
+    BareList,
+    /// Nemotron: text, then `<TOOLCALL>[…]</TOOLCALL>`.
+    ToolcallList,
+    /// Apriel: text, then `<tool_calls>[…]</tool_calls>`.
+    ToolCallsList,
+    /// MiniMax M1: text, then `<tool_calls>` with one call object per line.
+    ToolCallsLines,
 }
 
 impl Syntax {
@@ -70,7 +78,11 @@ impl Syntax {
             "llama3" => Syntax::LlamaJson,
             "llama3_pythonic" => Syntax::Pythonic,
             "mistral" => Syntax::MistralList,
-            "firefunction_v2" => Syntax::Functools,
+            "firefunction_v2" | "phi4_mini" => Syntax::Functools,
+            "xlam" => Syntax::BareList,
+            "nemotron" => Syntax::ToolcallList,
+            "apriel" => Syntax::ToolCallsList,
+            "minimax_m1" => Syntax::ToolCallsLines,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             "react" => Syntax::ReAct,
@@ -107,7 +119,11 @@ impl Syntax {
             | Syntax::GlmXml
             | Syntax::Harmony
             | Syntax::FunctionTags
-            | Syntax::Routes => 3,
+            | Syntax::Routes
+            | Syntax::BareList
+            | Syntax::ToolcallList
+            | Syntax::ToolCallsList
+            | Syntax::ToolCallsLines => 3,
         }
     }
 
@@ -133,6 +149,12 @@ impl Syntax {
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
+            Syntax::BareList => json_list("", "[", calls),
+            Syntax::ToolcallList => format!("{}</TOOLCALL>", json_list(text, "<TOOLCALL>[", calls)),
+            Syntax::ToolCallsList => {
+                format!("{}</tool_calls>", json_list(text, "<tool_calls>[", calls))
+            }
+            Syntax::ToolCallsLines => tool_calls_lines(text, calls),
         }
     }
 }
@@ -343,6 +365,18 @@ fn json_list(text: &str, open: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{open}{}]", calls.join(", "))
+}
+
+/// MiniMax M1's calls, one JSON object per line, as its template writes past calls.
+fn tool_calls_lines(text: &str, calls: &[ToolCall]) -> String {
+    let lines: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            json!({"name": name, "arguments": arguments}).to_string()
+        })
+        .collect();
+    format!("{text}<tool_calls>\n{}\n</tool_calls>", lines.join("\n"))
 }
 
 /// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
@@ -725,6 +759,10 @@ impl Syntax {
                 | Syntax::Pythonic
                 | Syntax::MistralList
                 | Syntax::Functools
+                | Syntax::BareList
+                | Syntax::ToolcallList
+                | Syntax::ToolCallsList
+                | Syntax::ToolCallsLines
         )
     }
 
@@ -747,7 +785,11 @@ impl Syntax {
             | Syntax::LlamaJson
             | Syntax::Pythonic
             | Syntax::MistralList
-            | Syntax::Functools => text.trim_end().to_string(),
+            | Syntax::Functools
+            | Syntax::ToolcallList
+            | Syntax::ToolCallsList
+            | Syntax::ToolCallsLines => text.trim_end().to_string(),
+            Syntax::BareList => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
                 text.to_string()
             }

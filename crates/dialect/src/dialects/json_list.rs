@@ -1,44 +1,187 @@
-//! Families that write their calls as one JSON list after a marker: Granite
-//! (`<|tool_call|>[{"name": …, "arguments": …}]`) and Phi-4-mini (`functools[…]`, as
-//! vLLM's template for it asks).
+//! Families that write their calls as JSON objects `{"name": …, "arguments": …}` framed by
+//! markers, as a list or one object per line:
 //!
-//! The templates render the tools and past calls themselves. The grammar is the marker
-//! and a list of call objects, each `{"name": <a tool>, "arguments": <its schema>}`, one
-//! unless parallel calls are allowed; the parser reads the list whole after the marker
-//! (a single object is taken too), and anything else after it is content as written.
+//! - Granite 3.x: `<|tool_call|>[…]`
+//! - Phi-4-mini: `functools[…]` (vLLM's template), `<|tool_call|>[…]<|/tool_call|>` (Ollama's)
+//! - xLAM: a bare list `[…]`, or `{"tool_calls": […]}` (Ollama's template), maybe fenced
+//! - Nemotron (Nano v2, Super v1.5): `<TOOLCALL>[…]</TOOLCALL>`, `<think>` reasoning
+//! - Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>`, reasoning up to `[BEGIN FINAL RESPONSE]`
+//! - MiniMax M1: `<tool_calls>` with one object per line, `</tool_calls>`
+//!
+//! They differ only in data ([`JsonList`]), so one implementation serves them all. The
+//! templates render the tools and past calls themselves. The grammar is the opening marker,
+//! the calls (each `{"name": <a tool>, "arguments": <its schema>}`, one unless parallel calls
+//! are allowed) and the closing marker; a family with no marker (xLAM) gets the fixed
+//! opening `[{"name": "` instead, which is also its lazy trigger, so a bracket in prose does
+//! not start a call.
+//!
+//! The parser is lenient where the grammar is strict: after a marker it reads one JSON value
+//! (a list, or a single object), or for line-framed families several, and the closing marker
+//! when there is one. Two templates write past calls in ways no JSON reader takes back, and
+//! a model imitates its history: vLLM's Phi-4-mini template prints past calls bare, with no
+//! `functools`, comma-separated, and object arguments with Python's `str` (`{'a': 1}`). So a
+//! family may read [Python literals](crate::toolkit::pycall::parse_literal), and may take
+//! calls that open the output with no marker ([`JsonList::bare_start`]); what is no call
+//! stays content as written.
 
 use std::sync::Arc;
 
-use toolbridge_chat::Tool;
+use serde_json::Value;
+use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{call_schema, DialectError};
 use crate::dialects::framed_native::{
-    after_think, grammar_of, one_or_more, think, words, ws, Native, Start,
+    after_think, free_text, grammar_of, history_with_object_arguments,
+    history_with_string_arguments, one_or_more, text_without, think, words, ws, Native, Start,
 };
+use crate::dialects::prep::named_alternatives;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::pycall;
 
-/// A family whose calls are a JSON list after `marker`.
+/// How the calls sit between the markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One JSON list.
+    List,
+    /// One call object per line.
+    Lines,
+}
+
+/// The reasoning a family writes before its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reasoning {
+    None,
+    /// `<think>…</think>` at the start; a prompt that opens `<think>` starts inside it.
+    Think,
+    /// Apriel: reasoning steps, then `[BEGIN FINAL RESPONSE]` and the answer (1.5 closes it
+    /// with `[END FINAL RESPONSE]`); a prompt ending `Here are my reasoning steps:` starts
+    /// inside the reasoning.
+    FinalResponse,
+}
+
+/// Apriel's marker between reasoning and answer.
+const BEGIN_FINAL: &str = "[BEGIN FINAL RESPONSE]";
+
+/// What Apriel 1.6's generation prompt ends with.
+const REASONING_STEPS: &str = "Here are my reasoning steps:";
+
+/// How a call object opens in the fixed layout of families without a marker.
+const CALL_OPEN: &str = "{\"name\": \"";
+
+/// A family whose calls are JSON objects framed by markers; see the module docs.
 #[derive(Debug, Clone, Copy)]
 pub struct JsonList {
     pub name: &'static str,
-    pub marker: &'static str,
+    /// What opens the calls; empty where the model writes them bare.
+    pub open: &'static str,
+    /// What closes them; empty where nothing does.
+    pub close: &'static str,
+    pub layout: Layout,
+    /// Other frames (opening, closing) the parser takes calls in, as the family's other
+    /// templates write them.
+    pub also: &'static [(&'static str, &'static str)],
+    /// Whether the output may open with the calls and no marker.
+    pub bare_start: bool,
+    /// Whether the parser reads Python literals too (`{'a': True}`).
+    pub python: bool,
+    pub reasoning: Reasoning,
+    /// Whether the family's templates print past arguments as they are given (so they are
+    /// given as JSON text first, not as objects that would print as Python dicts).
+    pub arguments_as_text: bool,
+    /// One call as the family writes it, for templates that do not show the tools.
+    pub example: &'static str,
 }
 
 /// Granite 3.x: `<|tool_call|>[…]`.
 pub const GRANITE: JsonList = JsonList {
     name: "granite",
-    marker: "<|tool_call|>",
+    open: "<|tool_call|>",
+    close: "",
+    layout: Layout::List,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::Think,
+    arguments_as_text: false,
+    example: "<|tool_call|>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
 };
 
-/// Phi-4-mini: `functools[…]`. Not registered yet: vLLM's template for it writes past calls
-/// bare, without `functools`, and prints object arguments as Python dicts, which no JSON
-/// reader takes back; the detector's round trip over that template needs a Python-literal
-/// reading of bare calls first.
+/// Phi-4-mini: `functools[…]` as vLLM's template asks, `<|tool_call|>[…]<|/tool_call|>` as
+/// Ollama's writes past calls, and the bare, Python-printed calls of vLLM's history.
 pub const PHI4_MINI: JsonList = JsonList {
     name: "phi4_mini",
-    marker: "functools",
+    open: "functools",
+    close: "",
+    layout: Layout::List,
+    also: &[("<|tool_call|>", "<|/tool_call|>")],
+    bare_start: true,
+    python: true,
+    reasoning: Reasoning::Think,
+    arguments_as_text: true,
+    example: "functools[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
+};
+
+/// xLAM: a bare list `[{"name": …, "arguments": …}]` (xLAM-2's templates), or
+/// `{"tool_calls": […]}` (Ollama's xLAM template), maybe in a ```` ```json ```` fence.
+pub const XLAM: JsonList = JsonList {
+    name: "xlam",
+    open: "",
+    close: "",
+    layout: Layout::List,
+    also: &[
+        ("```json", "```"),
+        ("<tool_call>", "</tool_call>"),
+        ("[TOOL_CALLS]", ""),
+    ],
+    bare_start: true,
+    python: false,
+    reasoning: Reasoning::None,
+    arguments_as_text: false,
+    example: "[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
+};
+
+/// Nemotron Nano v2 and Llama 3.3 Nemotron Super v1.5: `<TOOLCALL>[…]</TOOLCALL>`.
+pub const NEMOTRON: JsonList = JsonList {
+    name: "nemotron",
+    open: "<TOOLCALL>",
+    close: "</TOOLCALL>",
+    layout: Layout::List,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::Think,
+    arguments_as_text: false,
+    example: "<TOOLCALL>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</TOOLCALL>",
+};
+
+/// Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>` after the reasoning.
+pub const APRIEL: JsonList = JsonList {
+    name: "apriel",
+    open: "<tool_calls>",
+    close: "</tool_calls>",
+    layout: Layout::List,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::FinalResponse,
+    arguments_as_text: false,
+    example: "<tool_calls>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</tool_calls>",
+};
+
+/// MiniMax M1: `<tool_calls>\n{…}\n{…}\n</tool_calls>`.
+pub const MINIMAX_M1: JsonList = JsonList {
+    name: "minimax_m1",
+    open: "<tool_calls>",
+    close: "</tool_calls>",
+    layout: Layout::Lines,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::Think,
+    arguments_as_text: false,
+    example: "<tool_calls>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}\n</tool_calls>",
 };
 
 impl Native for JsonList {
@@ -50,39 +193,200 @@ impl Native for JsonList {
         &self,
         tools: &[&Tool],
         parallel: bool,
-        _forced: bool,
+        forced: bool,
     ) -> Result<Grammar, DialectError> {
+        let calls = if self.open.is_empty() {
+            bare_calls(tools, parallel)?
+        } else {
+            self.framed_calls(tools, parallel)?
+        };
+        let root = match self.reasoning.forced_prefix() {
+            Some(reasoning) if forced => Expr::Seq(vec![Expr::optional(reasoning), calls]),
+            _ => calls,
+        };
+        Ok(grammar_of(root))
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        if self.open.is_empty() {
+            words(&[&format!("[{CALL_OPEN}")])
+        } else {
+            words(&[self.open])
+        }
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        let mut markers = Vec::new();
+        if !self.open.is_empty() {
+            let several = self.layout == Layout::Lines;
+            markers.push((self.open.into(), self.region(self.close, several)));
+        }
+        for (open, close) in self.also {
+            markers.push((open.to_string(), self.region(close, false)));
+        }
+        if self.bare_start {
+            markers.push((String::new(), self.region("", true)));
+        }
+        markers.extend(self.reasoning.markers());
+        markers
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        if self.bare_start {
+            return Start::AfterMarker("");
+        }
+        match self.reasoning {
+            Reasoning::None => Start::Content,
+            Reasoning::Think => after_think(prompt),
+            Reasoning::FinalResponse => match prompt {
+                Some(prompt) if prompt.trim_end().ends_with(REASONING_STEPS) => {
+                    Start::Reasoning(BEGIN_FINAL)
+                }
+                _ => Start::Content,
+            },
+        }
+    }
+
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        let objects = history_with_object_arguments(request)?;
+        let strings = history_with_string_arguments(request)?;
+        Ok(if self.arguments_as_text {
+            vec![strings, objects]
+        } else {
+            vec![objects, strings]
+        })
+    }
+
+    fn call_example(&self) -> Option<&'static str> {
+        Some(self.example)
+    }
+}
+
+impl JsonList {
+    /// The opening marker, the calls in the family's layout, the closing marker.
+    fn framed_calls(&self, tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
         let calls = tools
             .iter()
             .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
             .collect::<Result<Vec<_>, DialectError>>()?;
         let call = Expr::group(Expr::Alt(calls));
-        Ok(grammar_of(Expr::Seq(vec![
-            Expr::literal(format!("{}[", self.marker)),
-            ws(),
-            one_or_more(
-                call,
-                Expr::Seq(vec![ws(), Expr::literal(","), ws()]),
-                parallel,
-            ),
-            ws(),
-            Expr::literal("]"),
-        ])))
+        let (open, close) = (self.open, self.close);
+        Ok(match self.layout {
+            Layout::List => Expr::Seq(vec![
+                Expr::literal(format!("{open}[")),
+                ws(),
+                one_or_more(
+                    call,
+                    Expr::Seq(vec![ws(), Expr::literal(","), ws()]),
+                    parallel,
+                ),
+                ws(),
+                Expr::literal(format!("]{close}")),
+            ]),
+            Layout::Lines => Expr::Seq(vec![
+                Expr::literal(format!("{open}\n")),
+                one_or_more(call, Expr::literal("\n"), parallel),
+                Expr::literal(format!("\n{close}")),
+            ]),
+        })
     }
 
-    fn triggers(&self) -> Vec<Trigger> {
-        words(&[self.marker])
+    /// A call region closed by `close` (when not empty): one value, or with `several` any
+    /// number, each a call object or a list of them, commas between allowed.
+    fn region(&self, close: &str, several: bool) -> Action {
+        let item = if self.python { Pat::Literal } else { Pat::Json };
+        let mut body = vec![Pat::Ws, item.clone()];
+        if several {
+            body.push(Pat::repeat(Pat::Seq(vec![
+                Pat::Ws,
+                Pat::opt(","),
+                Pat::Ws,
+                item,
+            ])));
+        }
+        if !close.is_empty() {
+            body.extend([Pat::Ws, Pat::opt(close)]);
+        }
+        let python = self.python;
+        Action::Call(Region {
+            body: Pat::Seq(body),
+            decode: Arc::new(move |captures| decode(captures, python)),
+        })
+    }
+}
+
+/// `[{"name": "<tool>", "arguments": <its schema>}, …]` in one fixed layout, for families
+/// that write their calls with no marker: its opening is the lazy trigger.
+fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
+    let call = Expr::Seq(vec![
+        named_alternatives(tools, "\", \"arguments\": ")?,
+        Expr::literal("}"),
+    ]);
+    Ok(Expr::Seq(vec![
+        Expr::literal(format!("[{CALL_OPEN}")),
+        one_or_more(call, Expr::literal(format!(", {CALL_OPEN}")), parallel),
+        Expr::literal("]"),
+    ]))
+}
+
+/// The calls of a region's captured values, all of them calls, at least one.
+fn decode(captures: &[String], python: bool) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
+    for capture in captures {
+        let value = serde_json::from_str::<Value>(capture)
+            .ok()
+            .or_else(|| python.then(|| pycall::parse_literal(capture)).flatten())?;
+        calls.extend(calls_in(&value)?);
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// A call object, a list of them, or xLAM's `{"tool_calls": […]}`.
+fn calls_in(value: &Value) -> Option<Vec<Call>> {
+    match value.get("tool_calls") {
+        Some(list @ Value::Array(_)) if value.get("name").is_none() => {
+            call_json::calls_in(list, NAME_ARGUMENTS)
+        }
+        _ => call_json::calls_in(value, NAME_ARGUMENTS),
+    }
+}
+
+impl Reasoning {
+    fn markers(self) -> Vec<(String, Action)> {
+        match self {
+            Reasoning::None => Vec::new(),
+            Reasoning::Think => vec![think()],
+            Reasoning::FinalResponse => vec![
+                (BEGIN_FINAL.into(), Action::Layout),
+                ("[END FINAL RESPONSE]".into(), Action::Layout),
+                ("<|end|>".into(), Action::Layout),
+                (
+                    "<thinking>".into(),
+                    Action::Reasoning {
+                        close: "</thinking>".into(),
+                        at_start_only: false,
+                    },
+                ),
+            ],
+        }
     }
 
-    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
-        let region = Region {
-            body: Pat::Json,
-            decode: Arc::new(|captures| call_json::calls(captures.first()?, NAME_ARGUMENTS)),
-        };
-        vec![(self.marker.into(), Action::Call(region)), think()]
-    }
-
-    fn start(&self, prompt: Option<&str>) -> Start {
-        after_think(prompt)
+    /// The reasoning a forced grammar lets the model write before its calls (whether or
+    /// not the prompt opened it).
+    fn forced_prefix(self) -> Option<Expr> {
+        match self {
+            Reasoning::None => None,
+            Reasoning::Think => Some(Expr::group(Expr::Seq(vec![
+                Expr::optional(Expr::literal("<think>")),
+                free_text(),
+                Expr::literal("</think>"),
+                ws(),
+            ]))),
+            Reasoning::FinalResponse => Some(Expr::group(Expr::Seq(vec![
+                text_without('['),
+                Expr::literal(BEGIN_FINAL),
+                ws(),
+            ]))),
+        }
     }
 }
