@@ -13,7 +13,9 @@ use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
-use crate::dialects::json_list::{APRIEL, GRANITE, MINIMAX_M1, NEMOTRON, PHI4_MINI, XLAM};
+use crate::dialects::json_list::{
+    APERTUS, APRIEL, GRANITE, GRANITE_20B_FC, INTERNLM2, MINIMAX_M1, NEMOTRON, PHI4_MINI, XLAM,
+};
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::mistral::MistralDialect;
@@ -62,6 +64,9 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(NEMOTRON)), &[]);
         registry.register(Arc::new(NativeDialect(APRIEL)), &[]);
         registry.register(Arc::new(NativeDialect(MINIMAX_M1)), &[]);
+        registry.register(Arc::new(NativeDialect(APERTUS)), &[]);
+        registry.register(Arc::new(NativeDialect(GRANITE_20B_FC)), &[]);
+        registry.register(Arc::new(NativeDialect(INTERNLM2)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);

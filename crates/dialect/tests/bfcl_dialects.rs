@@ -99,6 +99,31 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         ),
+        "apertus" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|call| {
+                    let mut object = Map::new();
+                    object.insert(call.name().into(), Value::Object(arguments(call)));
+                    Value::Object(object).to_string()
+                })
+                .collect();
+            format!("<|tools_prefix|>[{}]<|tools_suffix|>", items.join(", "))
+        }
+        "granite_20b_fc" => calls
+            .iter()
+            .map(|call| format!("<function_call> {}", json(call, "arguments")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "internlm2" => calls
+            .iter()
+            .map(|call| {
+                format!(
+                    "<|action_start|><|plugin|>\n{}<|action_end|>",
+                    json(call, "arguments")
+                )
+            })
+            .collect(),
         other => panic!("no writer for {other}"),
     }
 }
@@ -178,6 +203,9 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "nemotron",
         "apriel",
         "minimax_m1",
+        "apertus",
+        "granite_20b_fc",
+        "internlm2",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

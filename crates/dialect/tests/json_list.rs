@@ -284,3 +284,119 @@ fn more_random_calls_come_back_whole() {
         random_bytes_are_safe(dialect);
     }
 }
+
+fn apertus_template() -> ChatTemplate {
+    template("vllm/tool_chat_template_apertus.jinja", "<s>", "</s>")
+}
+
+/// vLLM's Granite 20B FC template loops over every message, the system one too, and raises
+/// on it; so the tests that send a system prompt run on a plain template (the tools come in
+/// the dialect's own system prompt then), and its own is checked on one without.
+fn granite_20b_template() -> ChatTemplate {
+    let source = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+                  {% if add_generation_prompt %}<|assistant|>{% endif %}";
+    ChatTemplate::new(source, "", "").expect("compiles")
+}
+
+fn internlm2_template() -> ChatTemplate {
+    template(
+        "vllm/tool_chat_template_internlm2_tool.jinja",
+        "<s>",
+        "</s>",
+    )
+}
+
+/// Apertus keys each call by its tool's name.
+fn apertus(text: &str, calls: &[Call]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|(name, arguments)| json!({ name: arguments }).to_string())
+        .collect();
+    format!(
+        "{text}<|tools_prefix|>[{}]<|tools_suffix|>",
+        items.join(", ")
+    )
+}
+
+fn granite_20b(text: &str, calls: &[Call]) -> String {
+    let items: Vec<String> = objects(calls)
+        .iter()
+        .map(|call| format!("<function_call> {call}"))
+        .collect();
+    format!("{text}{}", items.join("\n"))
+}
+
+fn internlm2(text: &str, calls: &[Call]) -> String {
+    let items: String = objects(calls)
+        .iter()
+        .map(|call| format!("<|action_start|><|plugin|>\n{call}<|action_end|>"))
+        .collect();
+    format!("{text}{items}")
+}
+
+#[test]
+fn marked_and_keyed_calls_render_parse_and_honour_tool_choice() {
+    let registry = registry();
+    let get = |name: &str| registry.get(name).expect("registered");
+    let families: [(&str, ChatTemplate, Writer, &str); 3] = [
+        (
+            "apertus",
+            apertus_template(),
+            apertus,
+            "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}}]<|tools_suffix|>",
+        ),
+        (
+            "granite_20b_fc",
+            granite_20b_template(),
+            granite_20b,
+            "To call tools, write:\n<function_call> {\"name\": \"NAME\"",
+        ),
+        (
+            "internlm2",
+            internlm2_template(),
+            internlm2,
+            "<|action_start|><|plugin|>\n{\"name\": \"get_weather\"",
+        ),
+    ];
+    let both = [
+        call("add", json!({"a": 1, "b": 2})),
+        call("get_weather", json!({"city": "Rome"})),
+    ];
+    for (name, template, write, past_call) in families {
+        let dialect = get(name);
+        renders_history(dialect, &template, &[past_call, "sunny, 21C"]);
+        let message = reads(dialect, &template, &write("Both. ", &both), &both);
+        assert_eq!(message.content_text(), "Both.", "{name}");
+        honours_tool_choice(dialect, &template, write);
+        random_calls_round_trip(dialect, &template, write, 16);
+        random_bytes_are_safe(dialect);
+    }
+    let thought = "<|inner_prefix|>Both.<|inner_suffix|>";
+    let message = reads(
+        get("apertus"),
+        &apertus_template(),
+        &apertus(thought, &both),
+        &both,
+    );
+    assert_eq!(message.reasoning_content.as_deref(), Some("Both."));
+}
+
+#[test]
+fn granite_20b_fc_renders_its_history_without_a_system_prompt() {
+    let registry = registry();
+    let dialect = registry.get("granite_20b_fc").expect("registered");
+    let template = template(
+        "vllm/tool_chat_template_granite_20b_fc.jinja",
+        "",
+        "<|endoftext|>",
+    );
+    let mut request = conversation();
+    request.messages.remove(0);
+    let prompt = prepare(dialect, &request, &template).prompt;
+    for part in [
+        "<function_call> {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+        "<function_response> sunny, 21C",
+    ] {
+        assert!(prompt.contains(part), "no {part:?} in\n{prompt}");
+    }
+}

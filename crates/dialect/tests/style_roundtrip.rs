@@ -66,6 +66,12 @@ enum Syntax {
     ToolCallsList,
     /// MiniMax M1: text, then `<tool_calls>` with one call object per line.
     ToolCallsLines,
+    /// Apertus: text, then `<|tools_prefix|>[{"<name>": {…}}, …]<|tools_suffix|>`.
+    KeyedList,
+    /// Granite 20B FC: text, then `<function_call> {…}` per call.
+    FunctionCallEach,
+    /// InternLM2: text, then `<|action_start|><|plugin|>\n{…}<|action_end|>` per call.
+    ActionEach,
 }
 
 impl Syntax {
@@ -83,6 +89,9 @@ impl Syntax {
             "nemotron" => Syntax::ToolcallList,
             "apriel" => Syntax::ToolCallsList,
             "minimax_m1" => Syntax::ToolCallsLines,
+            "apertus" => Syntax::KeyedList,
+            "granite_20b_fc" => Syntax::FunctionCallEach,
+            "internlm2" => Syntax::ActionEach,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             "react" => Syntax::ReAct,
@@ -123,7 +132,10 @@ impl Syntax {
             | Syntax::BareList
             | Syntax::ToolcallList
             | Syntax::ToolCallsList
-            | Syntax::ToolCallsLines => 3,
+            | Syntax::ToolCallsLines
+            | Syntax::KeyedList
+            | Syntax::FunctionCallEach
+            | Syntax::ActionEach => 3,
         }
     }
 
@@ -155,6 +167,14 @@ impl Syntax {
                 format!("{}</tool_calls>", json_list(text, "<tool_calls>[", calls))
             }
             Syntax::ToolCallsLines => tool_calls_lines(text, calls),
+            Syntax::KeyedList => keyed_list(text, calls),
+            Syntax::FunctionCallEach => each_marked(text, "<function_call> ", "", calls),
+            Syntax::ActionEach => each_marked(
+                text,
+                "<|action_start|><|plugin|>\n",
+                "<|action_end|>",
+                calls,
+            ),
         }
     }
 }
@@ -377,6 +397,34 @@ fn tool_calls_lines(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}<tool_calls>\n{}\n</tool_calls>", lines.join("\n"))
+}
+
+/// Apertus' calls, each keyed by its tool's name.
+fn keyed_list(text: &str, calls: &[ToolCall]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            format!("{{{}: {arguments}}}", Value::from(name))
+        })
+        .collect();
+    format!(
+        "{text}<|tools_prefix|>[{}]<|tools_suffix|>",
+        items.join(", ")
+    )
+}
+
+/// Each call after its own marker, as Granite 20B FC and InternLM2 write them.
+fn each_marked(text: &str, open: &str, close: &str, calls: &[ToolCall]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let body = json!({"name": name, "arguments": arguments});
+            format!("{open}{body}{close}")
+        })
+        .collect();
+    format!("{text}{}", items.join("\n"))
 }
 
 /// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
@@ -763,6 +811,9 @@ impl Syntax {
                 | Syntax::ToolcallList
                 | Syntax::ToolCallsList
                 | Syntax::ToolCallsLines
+                | Syntax::KeyedList
+                | Syntax::FunctionCallEach
+                | Syntax::ActionEach
         )
     }
 
@@ -788,7 +839,10 @@ impl Syntax {
             | Syntax::Functools
             | Syntax::ToolcallList
             | Syntax::ToolCallsList
-            | Syntax::ToolCallsLines => text.trim_end().to_string(),
+            | Syntax::ToolCallsLines
+            | Syntax::KeyedList
+            | Syntax::FunctionCallEach
+            | Syntax::ActionEach => text.trim_end().to_string(),
             Syntax::BareList => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
                 text.to_string()

@@ -272,6 +272,19 @@ pub fn history_with_string_arguments(request: &ChatRequest) -> Result<Vec<Value>
     Ok(messages)
 }
 
+/// `messages` with `content: ""` where a turn that only calls has `null`, for templates
+/// that raise on a `content` that is present and not a string (Apertus').
+pub fn with_empty_content(mut messages: Vec<Value>) -> Vec<Value> {
+    for message in &mut messages {
+        if let Value::Object(members) = message {
+            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
+                members.insert("content".into(), Value::String(String::new()));
+            }
+        }
+    }
+    messages
+}
+
 /// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
 pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
     let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {

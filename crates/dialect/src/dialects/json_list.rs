@@ -7,6 +7,9 @@
 //! - Nemotron (Nano v2, Super v1.5): `<TOOLCALL>[…]</TOOLCALL>`, `<think>` reasoning
 //! - Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>`, reasoning up to `[BEGIN FINAL RESPONSE]`
 //! - MiniMax M1: `<tool_calls>` with one object per line, `</tool_calls>`
+//! - Apertus: `<|tools_prefix|>[{"<name>": {…}}]<|tools_suffix|>`, the tool's name as key
+//! - Granite 20B FC: `<function_call> {…}` per call; InternLM2:
+//!   `<|action_start|><|plugin|>\n{…}<|action_end|>` per call
 //!
 //! They differ only in data ([`JsonList`]), so one implementation serves them all. The
 //! templates render the tools and past calls themselves. The grammar is the opening marker,
@@ -32,8 +35,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{call_schema, DialectError};
 use crate::dialects::framed_native::{
-    after_think, free_text, grammar_of, history_with_object_arguments,
-    history_with_string_arguments, one_or_more, text_without, think, words, ws, Native, Start,
+    grammar_of, history_with_object_arguments, history_with_string_arguments, one_or_more,
+    per_tool, text_without, with_empty_content, words, ws, Native, Start,
 };
 use crate::dialects::prep::named_alternatives;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
@@ -47,19 +50,34 @@ pub enum Layout {
     List,
     /// One call object per line.
     Lines,
+    /// Each call after its own opening marker (and before the closing one, if any).
+    EachMarked,
+}
+
+/// How a call object names its tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// `{"name": "f", "arguments": {…}}`
+    NameArguments,
+    /// `{"f": {…}}` (Apertus)
+    NameAsKey,
 }
 
 /// The reasoning a family writes before its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reasoning {
     None,
-    /// `<think>…</think>` at the start; a prompt that opens `<think>` starts inside it.
-    Think,
+    /// Between these tags at the start (`<think>…</think>`); a prompt that ends by opening
+    /// them starts inside.
+    Tags(&'static str, &'static str),
     /// Apriel: reasoning steps, then `[BEGIN FINAL RESPONSE]` and the answer (1.5 closes it
     /// with `[END FINAL RESPONSE]`); a prompt ending `Here are my reasoning steps:` starts
     /// inside the reasoning.
     FinalResponse,
 }
+
+/// `<think>…</think>`.
+const THINK: Reasoning = Reasoning::Tags("<think>", "</think>");
 
 /// Apriel's marker between reasoning and answer.
 const BEGIN_FINAL: &str = "[BEGIN FINAL RESPONSE]";
@@ -79,6 +97,7 @@ pub struct JsonList {
     /// What closes them; empty where nothing does.
     pub close: &'static str,
     pub layout: Layout,
+    pub keys: Keys,
     /// Other frames (opening, closing) the parser takes calls in, as the family's other
     /// templates write them.
     pub also: &'static [(&'static str, &'static str)],
@@ -100,10 +119,11 @@ pub const GRANITE: JsonList = JsonList {
     open: "<|tool_call|>",
     close: "",
     layout: Layout::List,
+    keys: Keys::NameArguments,
     also: &[],
     bare_start: false,
     python: false,
-    reasoning: Reasoning::Think,
+    reasoning: THINK,
     arguments_as_text: false,
     example: "<|tool_call|>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
 };
@@ -115,10 +135,11 @@ pub const PHI4_MINI: JsonList = JsonList {
     open: "functools",
     close: "",
     layout: Layout::List,
+    keys: Keys::NameArguments,
     also: &[("<|tool_call|>", "<|/tool_call|>")],
     bare_start: true,
     python: true,
-    reasoning: Reasoning::Think,
+    reasoning: THINK,
     arguments_as_text: true,
     example: "functools[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
 };
@@ -130,6 +151,7 @@ pub const XLAM: JsonList = JsonList {
     open: "",
     close: "",
     layout: Layout::List,
+    keys: Keys::NameArguments,
     also: &[
         ("```json", "```"),
         ("<tool_call>", "</tool_call>"),
@@ -148,10 +170,11 @@ pub const NEMOTRON: JsonList = JsonList {
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
     layout: Layout::List,
+    keys: Keys::NameArguments,
     also: &[],
     bare_start: false,
     python: false,
-    reasoning: Reasoning::Think,
+    reasoning: THINK,
     arguments_as_text: false,
     example: "<TOOLCALL>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</TOOLCALL>",
 };
@@ -162,6 +185,7 @@ pub const APRIEL: JsonList = JsonList {
     open: "<tool_calls>",
     close: "</tool_calls>",
     layout: Layout::List,
+    keys: Keys::NameArguments,
     also: &[],
     bare_start: false,
     python: false,
@@ -176,12 +200,61 @@ pub const MINIMAX_M1: JsonList = JsonList {
     open: "<tool_calls>",
     close: "</tool_calls>",
     layout: Layout::Lines,
+    keys: Keys::NameArguments,
     also: &[],
     bare_start: false,
     python: false,
-    reasoning: Reasoning::Think,
+    reasoning: THINK,
     arguments_as_text: false,
     example: "<tool_calls>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}\n</tool_calls>",
+};
+
+/// Apertus: `<|tools_prefix|>[{"name": {…}}, …]<|tools_suffix|>`, each call keyed by its
+/// tool's name; reasoning between `<|inner_prefix|>` and `<|inner_suffix|>`. Its templates
+/// concatenate past arguments, so they are given as text.
+pub const APERTUS: JsonList = JsonList {
+    name: "apertus",
+    open: "<|tools_prefix|>",
+    close: "<|tools_suffix|>",
+    layout: Layout::List,
+    keys: Keys::NameAsKey,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::Tags("<|inner_prefix|>", "<|inner_suffix|>"),
+    arguments_as_text: true,
+    example: "<|tools_prefix|>[{\"NAME\": ARGUMENTS}]<|tools_suffix|>",
+};
+
+/// Granite 20B function calling: `<function_call> {"name": …, "arguments": …}` per call.
+pub const GRANITE_20B_FC: JsonList = JsonList {
+    name: "granite_20b_fc",
+    open: "<function_call>",
+    close: "",
+    layout: Layout::EachMarked,
+    keys: Keys::NameArguments,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::None,
+    arguments_as_text: false,
+    example: "<function_call> {\"name\": \"NAME\", \"arguments\": ARGUMENTS}",
+};
+
+/// InternLM2: `<|action_start|><|plugin|>\n{"name": …, "arguments": …}<|action_end|>` per call.
+pub const INTERNLM2: JsonList = JsonList {
+    name: "internlm2",
+    open: "<|action_start|><|plugin|>",
+    close: "<|action_end|>",
+    layout: Layout::EachMarked,
+    keys: Keys::NameArguments,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::None,
+    arguments_as_text: false,
+    example:
+        "<|action_start|><|plugin|>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}<|action_end|>",
 };
 
 impl Native for JsonList {
@@ -237,7 +310,10 @@ impl Native for JsonList {
         }
         match self.reasoning {
             Reasoning::None => Start::Content,
-            Reasoning::Think => after_think(prompt),
+            Reasoning::Tags(open, close) => match prompt {
+                Some(prompt) if prompt.trim_end().ends_with(open) => Start::Reasoning(close),
+                _ => Start::Content,
+            },
             Reasoning::FinalResponse => match prompt {
                 Some(prompt) if prompt.trim_end().ends_with(REASONING_STEPS) => {
                     Start::Reasoning(BEGIN_FINAL)
@@ -250,11 +326,18 @@ impl Native for JsonList {
     fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
         let objects = history_with_object_arguments(request)?;
         let strings = history_with_string_arguments(request)?;
-        Ok(if self.arguments_as_text {
+        let mut histories = if self.arguments_as_text {
             vec![strings, objects]
         } else {
             vec![objects, strings]
-        })
+        };
+        let empty = histories
+            .iter()
+            .cloned()
+            .map(with_empty_content)
+            .collect::<Vec<_>>();
+        histories.extend(empty);
+        Ok(histories)
     }
 
     fn call_example(&self) -> Option<&'static str> {
@@ -265,11 +348,26 @@ impl Native for JsonList {
 impl JsonList {
     /// The opening marker, the calls in the family's layout, the closing marker.
     fn framed_calls(&self, tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
-        let calls = tools
-            .iter()
-            .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-            .collect::<Result<Vec<_>, DialectError>>()?;
-        let call = Expr::group(Expr::Alt(calls));
+        let call = match self.keys {
+            Keys::NameArguments => {
+                let calls = tools
+                    .iter()
+                    .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
+                    .collect::<Result<Vec<_>, DialectError>>()?;
+                Expr::group(Expr::Alt(calls))
+            }
+            Keys::NameAsKey => per_tool(tools, |_, name, arguments| {
+                Expr::Seq(vec![
+                    Expr::literal(format!("{{\"{name}\"")),
+                    ws(),
+                    Expr::literal(":"),
+                    ws(),
+                    arguments,
+                    ws(),
+                    Expr::literal("}"),
+                ])
+            })?,
+        };
         let (open, close) = (self.open, self.close);
         Ok(match self.layout {
             Layout::List => Expr::Seq(vec![
@@ -288,6 +386,11 @@ impl JsonList {
                 one_or_more(call, Expr::literal("\n"), parallel),
                 Expr::literal(format!("\n{close}")),
             ]),
+            Layout::EachMarked => one_or_more(
+                Expr::Seq(vec![Expr::literal(open), ws(), call, Expr::literal(close)]),
+                ws(),
+                parallel,
+            ),
         })
     }
 
@@ -307,10 +410,10 @@ impl JsonList {
         if !close.is_empty() {
             body.extend([Pat::Ws, Pat::opt(close)]);
         }
-        let python = self.python;
+        let (python, keys) = (self.python, self.keys);
         Action::Call(Region {
             body: Pat::Seq(body),
-            decode: Arc::new(move |captures| decode(captures, python)),
+            decode: Arc::new(move |captures| decode(captures, python, keys)),
         })
     }
 }
@@ -330,13 +433,16 @@ fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
 }
 
 /// The calls of a region's captured values, all of them calls, at least one.
-fn decode(captures: &[String], python: bool) -> Option<Vec<Call>> {
+fn decode(captures: &[String], python: bool, keys: Keys) -> Option<Vec<Call>> {
     let mut calls = Vec::new();
     for capture in captures {
         let value = serde_json::from_str::<Value>(capture)
             .ok()
             .or_else(|| python.then(|| pycall::parse_literal(capture)).flatten())?;
-        calls.extend(calls_in(&value)?);
+        calls.extend(match keys {
+            Keys::NameArguments => calls_in(&value)?,
+            Keys::NameAsKey => keyed_calls(&value)?,
+        });
     }
     (!calls.is_empty()).then_some(calls)
 }
@@ -351,11 +457,34 @@ fn calls_in(value: &Value) -> Option<Vec<Call>> {
     }
 }
 
+/// `{"f": {…}}` objects, one or a list of them.
+fn keyed_calls(value: &Value) -> Option<Vec<Call>> {
+    let keyed = |item: &Value| {
+        let members = item.as_object()?;
+        let (name, arguments) = members.iter().next()?;
+        if members.len() != 1 || name.is_empty() {
+            return None;
+        }
+        Some(Call::new(name, call_json::arguments_text(arguments)?))
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => items.iter().map(keyed).collect(),
+        Value::Object(_) => Some(vec![keyed(value)?]),
+        _ => None,
+    }
+}
+
 impl Reasoning {
     fn markers(self) -> Vec<(String, Action)> {
         match self {
             Reasoning::None => Vec::new(),
-            Reasoning::Think => vec![think()],
+            Reasoning::Tags(open, close) => vec![(
+                open.into(),
+                Action::Reasoning {
+                    close: close.into(),
+                    at_start_only: true,
+                },
+            )],
             Reasoning::FinalResponse => vec![
                 (BEGIN_FINAL.into(), Action::Layout),
                 ("[END FINAL RESPONSE]".into(), Action::Layout),
@@ -376,10 +505,10 @@ impl Reasoning {
     fn forced_prefix(self) -> Option<Expr> {
         match self {
             Reasoning::None => None,
-            Reasoning::Think => Some(Expr::group(Expr::Seq(vec![
-                Expr::optional(Expr::literal("<think>")),
-                free_text(),
-                Expr::literal("</think>"),
+            Reasoning::Tags(open, close) => Some(Expr::group(Expr::Seq(vec![
+                Expr::optional(Expr::literal(open)),
+                text_without(close.chars().next().unwrap_or('<')),
+                Expr::literal(close),
                 ws(),
             ]))),
             Reasoning::FinalResponse => Some(Expr::group(Expr::Seq(vec![
