@@ -239,6 +239,7 @@ fn more_outputs_parse_into_calls() {
         list.to_string(),
         format!("{{\"tool_calls\": {list}}}"),
         format!("```json\n{list}\n```"),
+        format!("```\n{list}\n```"),
     ] {
         reads(get("xlam"), &xlam_template(), &text, &both);
     }
@@ -306,6 +307,19 @@ fn internlm2_template() -> ChatTemplate {
     )
 }
 
+/// Its template writes no past calls, only their results.
+fn nemotron_mini_template() -> ChatTemplate {
+    template("ollama-registry-gguf/nemotron-mini_4b.jinja", "", "</s>")
+}
+
+fn nemotron_mini(text: &str, calls: &[Call]) -> String {
+    let items: Vec<String> = objects(calls)
+        .iter()
+        .map(|call| format!("<toolcall> {call} </toolcall>"))
+        .collect();
+    format!("{text}{}", items.join("\n"))
+}
+
 /// Apertus keys each call by its tool's name.
 fn apertus(text: &str, calls: &[Call]) -> String {
     let items: Vec<String> = calls
@@ -338,7 +352,7 @@ fn internlm2(text: &str, calls: &[Call]) -> String {
 fn marked_and_keyed_calls_render_parse_and_honour_tool_choice() {
     let registry = registry();
     let get = |name: &str| registry.get(name).expect("registered");
-    let families: [(&str, ChatTemplate, Writer, &str); 3] = [
+    let families: [(&str, ChatTemplate, Writer, &str); 4] = [
         (
             "apertus",
             apertus_template(),
@@ -356,6 +370,12 @@ fn marked_and_keyed_calls_render_parse_and_honour_tool_choice() {
             internlm2_template(),
             internlm2,
             "<|action_start|><|plugin|>\n{\"name\": \"get_weather\"",
+        ),
+        (
+            "nemotron_mini",
+            nemotron_mini_template(),
+            nemotron_mini,
+            "<extra_id_1>Tool\nsunny, 21C",
         ),
     ];
     let both = [

@@ -72,6 +72,8 @@ enum Syntax {
     FunctionCallEach,
     /// InternLM2: text, then `<|action_start|><|plugin|>\n{…}<|action_end|>` per call.
     ActionEach,
+    /// Nemotron Mini: text, then `<toolcall> {…} </toolcall>` per call.
+    ToolcallEach,
 }
 
 impl Syntax {
@@ -92,6 +94,7 @@ impl Syntax {
             "apertus" => Syntax::KeyedList,
             "granite_20b_fc" => Syntax::FunctionCallEach,
             "internlm2" => Syntax::ActionEach,
+            "nemotron_mini" => Syntax::ToolcallEach,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             "react" => Syntax::ReAct,
@@ -135,7 +138,8 @@ impl Syntax {
             | Syntax::ToolCallsLines
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
-            | Syntax::ActionEach => 3,
+            | Syntax::ActionEach
+            | Syntax::ToolcallEach => 3,
         }
     }
 
@@ -169,6 +173,7 @@ impl Syntax {
             Syntax::ToolCallsLines => tool_calls_lines(text, calls),
             Syntax::KeyedList => keyed_list(text, calls),
             Syntax::FunctionCallEach => each_marked(text, "<function_call> ", "", calls),
+            Syntax::ToolcallEach => each_marked(text, "<toolcall> ", " </toolcall>", calls),
             Syntax::ActionEach => each_marked(
                 text,
                 "<|action_start|><|plugin|>\n",
@@ -814,6 +819,7 @@ impl Syntax {
                 | Syntax::KeyedList
                 | Syntax::FunctionCallEach
                 | Syntax::ActionEach
+                | Syntax::ToolcallEach
         )
     }
 
@@ -842,7 +848,8 @@ impl Syntax {
             | Syntax::ToolCallsLines
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
-            | Syntax::ActionEach => text.trim_end().to_string(),
+            | Syntax::ActionEach
+            | Syntax::ToolcallEach => text.trim_end().to_string(),
             Syntax::BareList => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
                 text.to_string()

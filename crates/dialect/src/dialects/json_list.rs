@@ -3,8 +3,10 @@
 //!
 //! - Granite 3.x: `<|tool_call|>[…]`
 //! - Phi-4-mini: `functools[…]` (vLLM's template), `<|tool_call|>[…]<|/tool_call|>` (Ollama's)
-//! - xLAM: a bare list `[…]`, or `{"tool_calls": […]}` (Ollama's template), maybe fenced
-//! - Nemotron (Nano v2, Super v1.5): `<TOOLCALL>[…]</TOOLCALL>`, `<think>` reasoning
+//! - xLAM and Hammer: a bare list `[…]`, or `{"tool_calls": […]}` (Ollama's xLAM
+//!   template), maybe fenced
+//! - Nemotron (Nano v2, Super v1.5): `<TOOLCALL>[…]</TOOLCALL>`, `<think>` reasoning;
+//!   Nemotron Mini: `<toolcall> {…} </toolcall>` per call
 //! - Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>`, reasoning up to `[BEGIN FINAL RESPONSE]`
 //! - MiniMax M1: `<tool_calls>` with one object per line, `</tool_calls>`
 //! - Apertus: `<|tools_prefix|>[{"<name>": {…}}]<|tools_suffix|>`, the tool's name as key
@@ -154,6 +156,7 @@ pub const XLAM: JsonList = JsonList {
     keys: Keys::NameArguments,
     also: &[
         ("```json", "```"),
+        ("```", "```"),
         ("<tool_call>", "</tool_call>"),
         ("[TOOL_CALLS]", ""),
     ],
@@ -162,6 +165,22 @@ pub const XLAM: JsonList = JsonList {
     reasoning: Reasoning::None,
     arguments_as_text: false,
     example: "[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
+};
+
+/// Nemotron Mini: `<toolcall> {"name": …, "arguments": …} </toolcall>` per call, as
+/// Ollama's template writes past calls.
+pub const NEMOTRON_MINI: JsonList = JsonList {
+    name: "nemotron_mini",
+    open: "<toolcall>",
+    close: "</toolcall>",
+    layout: Layout::EachMarked,
+    keys: Keys::NameArguments,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::None,
+    arguments_as_text: false,
+    example: "<toolcall> {\"name\": \"NAME\", \"arguments\": ARGUMENTS} </toolcall>",
 };
 
 /// Nemotron Nano v2 and Llama 3.3 Nemotron Super v1.5: `<TOOLCALL>[…]</TOOLCALL>`.
@@ -386,11 +405,13 @@ impl JsonList {
                 one_or_more(call, Expr::literal("\n"), parallel),
                 Expr::literal(format!("\n{close}")),
             ]),
-            Layout::EachMarked => one_or_more(
-                Expr::Seq(vec![Expr::literal(open), ws(), call, Expr::literal(close)]),
-                ws(),
-                parallel,
-            ),
+            Layout::EachMarked => {
+                let mut marked = vec![Expr::literal(open), ws(), call];
+                if !close.is_empty() {
+                    marked.extend([ws(), Expr::literal(close)]);
+                }
+                one_or_more(Expr::Seq(marked), ws(), parallel)
+            }
         })
     }
 
