@@ -19,6 +19,7 @@ use crate::dialects::json_list::{
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
 use crate::dialects::styles::{
@@ -69,6 +70,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(GRANITE_20B_FC)), &[]);
         registry.register(Arc::new(NativeDialect(INTERNLM2)), &[]);
         registry.register(Arc::new(NativeDialect(NEMOTRON_MINI)), &[]);
+        registry.register(Arc::new(NativeDialect(MiniCpm3)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);

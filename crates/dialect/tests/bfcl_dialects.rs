@@ -14,7 +14,7 @@ use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
-use toolbridge_dialect::toolkit::pycall::write_list;
+use toolbridge_dialect::toolkit::pycall::{write_call, write_list};
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
@@ -130,6 +130,16 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         "xlam (fenced, as Hammer writes it)" => format!("```\n{}\n```", list("arguments")),
+        "minicpm3" => {
+            let lines: Vec<String> = calls
+                .iter()
+                .map(|call| write_call(call.name(), &arguments(call)))
+                .collect();
+            format!(
+                "<|tool_call_start|>\n```python\n{}\n```\n<|tool_call_end|>",
+                lines.join("\n")
+            )
+        }
         other => panic!("no writer for {other}"),
     }
 }
@@ -214,6 +224,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "internlm2",
         "nemotron_mini",
         "xlam (fenced, as Hammer writes it)",
+        "minicpm3",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

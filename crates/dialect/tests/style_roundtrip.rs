@@ -74,6 +74,8 @@ enum Syntax {
     ActionEach,
     /// Nemotron Mini: text, then `<toolcall> {…} </toolcall>` per call.
     ToolcallEach,
+    /// MiniCPM3: text, then a fenced block of Python calls, one per line.
+    PythonBlock,
 }
 
 impl Syntax {
@@ -95,6 +97,7 @@ impl Syntax {
             "granite_20b_fc" => Syntax::FunctionCallEach,
             "internlm2" => Syntax::ActionEach,
             "nemotron_mini" => Syntax::ToolcallEach,
+            "minicpm3" => Syntax::PythonBlock,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             "react" => Syntax::ReAct,
@@ -139,7 +142,8 @@ impl Syntax {
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
             | Syntax::ActionEach
-            | Syntax::ToolcallEach => 3,
+            | Syntax::ToolcallEach
+            | Syntax::PythonBlock => 3,
         }
     }
 
@@ -173,6 +177,7 @@ impl Syntax {
             Syntax::ToolCallsLines => tool_calls_lines(text, calls),
             Syntax::KeyedList => keyed_list(text, calls),
             Syntax::FunctionCallEach => each_marked(text, "<function_call> ", "", calls),
+            Syntax::PythonBlock => python_block(text, calls),
             Syntax::ToolcallEach => each_marked(text, "<toolcall> ", " </toolcall>", calls),
             Syntax::ActionEach => each_marked(
                 text,
@@ -434,27 +439,36 @@ fn each_marked(text: &str, open: &str, close: &str, calls: &[ToolCall]) -> Strin
 
 /// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
 fn pythonic(text: &str, calls: &[ToolCall]) -> String {
-    let calls: Vec<String> = calls
-        .iter()
-        .map(|call| {
-            let (name, arguments) = name_and_arguments(call);
-            let arguments: Vec<String> = arguments
-                .as_object()
-                .map(|members| {
-                    members
-                        .iter()
-                        .map(|(key, value)| match value {
-                            Value::Bool(true) => format!("{key}=True"),
-                            Value::Bool(false) => format!("{key}=False"),
-                            other => format!("{key}={other}"),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            format!("{name}({})", arguments.join(", "))
-        })
-        .collect();
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!("{text}[{}]", calls.join(", "))
+}
+
+/// One call in Python syntax, values as JSON but booleans as Python's.
+fn python_call(call: &ToolCall) -> String {
+    let (name, arguments) = name_and_arguments(call);
+    let arguments: Vec<String> = arguments
+        .as_object()
+        .map(|members| {
+            members
+                .iter()
+                .map(|(key, value)| match value {
+                    Value::Bool(true) => format!("{key}=True"),
+                    Value::Bool(false) => format!("{key}=False"),
+                    other => format!("{key}={other}"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}({})", arguments.join(", "))
+}
+
+/// MiniCPM3's fenced block of Python calls, one per line.
+fn python_block(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
+    format!(
+        "{text}<|tool_call_start|>\n```python\n{}\n```\n<|tool_call_end|>",
+        calls.join("\n")
+    )
 }
 
 fn tagged(text: &str, calls: &[ToolCall]) -> String {
@@ -820,6 +834,7 @@ impl Syntax {
                 | Syntax::FunctionCallEach
                 | Syntax::ActionEach
                 | Syntax::ToolcallEach
+                | Syntax::PythonBlock
         )
     }
 
@@ -849,7 +864,8 @@ impl Syntax {
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
             | Syntax::ActionEach
-            | Syntax::ToolcallEach => text.trim_end().to_string(),
+            | Syntax::ToolcallEach
+            | Syntax::PythonBlock => text.trim_end().to_string(),
             Syntax::BareList => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
                 text.to_string()

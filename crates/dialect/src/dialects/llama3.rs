@@ -376,7 +376,7 @@ fn pythonic_constraint(
 /// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
 /// each optional one maybe left out, each required one always there. Rule `{prefix}-i`
 /// is what may follow once parameters before `i` are settled, each with its `, ` before.
-fn pythonic_arguments(
+pub(crate) fn pythonic_arguments(
     grammar: &mut Grammar,
     prefix: &str,
     tool: &Tool,

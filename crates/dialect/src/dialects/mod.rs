@@ -12,6 +12,7 @@ pub mod json_list;
 pub mod kimi;
 pub mod llama3;
 pub mod llama3_parser;
+pub mod minicpm3;
 pub mod mistral;
 pub mod prep;
 pub mod react;
