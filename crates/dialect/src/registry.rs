@@ -14,8 +14,8 @@ use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::{
-    APERTUS, APRIEL, GRANITE, GRANITE_20B_FC, INTERNLM2, MINIMAX_M1, NEMOTRON, NEMOTRON_MINI,
-    PHI4_MINI, XLAM,
+    APERTUS, APRIEL, GRANITE, GRANITE_20B_FC, INTERNLM2, JAMBA, MINIMAX_M1, NEMOTRON,
+    NEMOTRON_MINI, PHI4_MINI, XLAM,
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
@@ -71,6 +71,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(INTERNLM2)), &[]);
         registry.register(Arc::new(NativeDialect(NEMOTRON_MINI)), &[]);
         registry.register(Arc::new(NativeDialect(MiniCpm3)), &[]);
+        registry.register(Arc::new(NativeDialect(JAMBA)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);

@@ -90,6 +90,7 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
         "xlam" => list("arguments"),
         "xlam (tool_calls object)" => format!("{{\"tool_calls\": {}}}", list("arguments")),
         "nemotron" => format!("<TOOLCALL>{}</TOOLCALL>", list("arguments")),
+        "jamba" => format!(" <tool_calls>{}</tool_calls>", list("arguments")),
         "apriel" => format!("\n<tool_calls>{}</tool_calls>", list("arguments")),
         "minimax_m1" => format!(
             "<tool_calls>\n{}\n</tool_calls>",
@@ -225,6 +226,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "nemotron_mini",
         "xlam (fenced, as Hammer writes it)",
         "minicpm3",
+        "jamba",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

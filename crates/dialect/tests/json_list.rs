@@ -141,6 +141,14 @@ fn minimax_template() -> ChatTemplate {
     )
 }
 
+fn jamba_template() -> ChatTemplate {
+    template(
+        "hfjs-e2e/ai21labs_AI21-Jamba-Large-1.6.jinja",
+        "<|startoftext|>",
+        "<|endoftext|>",
+    )
+}
+
 fn objects(calls: &[Call]) -> Vec<Value> {
     calls
         .iter()
@@ -169,6 +177,13 @@ fn nemotron(text: &str, calls: &[Call]) -> String {
 fn apriel(text: &str, calls: &[Call]) -> String {
     format!(
         "{text}\n[BEGIN FINAL RESPONSE]\n<tool_calls>{}</tool_calls>",
+        Value::Array(objects(calls))
+    )
+}
+
+fn jamba(text: &str, calls: &[Call]) -> String {
+    format!(
+        "{text}<tool_calls>{}</tool_calls>",
         Value::Array(objects(calls))
     )
 }
@@ -256,6 +271,12 @@ fn more_outputs_parse_into_calls() {
     let message = reads(get("apriel"), &apriel_template(), &text, &both);
     assert_eq!(message.content_text(), "Sum first.");
 
+    let text = format!(
+        " <tool_calls>[\n    {}\n]</tool_calls>",
+        &list[1..list.len() - 1]
+    );
+    reads(get("jamba"), &jamba_template(), &text, &both);
+
     let text = "<tool_calls>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_calls>";
     reads(get("minimax_m1"), &minimax_template(), text, &both);
 }
@@ -268,12 +289,14 @@ fn more_grammars_honour_tool_choice() {
     honours_tool_choice(get("nemotron"), &nemotron_template(), nemotron);
     honours_tool_choice(get("apriel"), &apriel_template(), apriel);
     honours_tool_choice(get("minimax_m1"), &minimax_template(), minimax);
+    honours_tool_choice(get("jamba"), &jamba_template(), jamba);
 }
 
 #[test]
 fn more_random_calls_come_back_whole() {
     let registry = registry();
-    let families: [(&str, ChatTemplate, Writer); 4] = [
+    let families: [(&str, ChatTemplate, Writer); 5] = [
+        ("jamba", jamba_template(), jamba),
         ("xlam", xlam_template(), xlam),
         ("nemotron", nemotron_template(), nemotron),
         ("apriel", apriel_template(), apriel),

@@ -91,7 +91,7 @@ impl Syntax {
             "firefunction_v2" | "phi4_mini" => Syntax::Functools,
             "xlam" => Syntax::BareList,
             "nemotron" => Syntax::ToolcallList,
-            "apriel" => Syntax::ToolCallsList,
+            "apriel" | "jamba" => Syntax::ToolCallsList,
             "minimax_m1" => Syntax::ToolCallsLines,
             "apertus" => Syntax::KeyedList,
             "granite_20b_fc" => Syntax::FunctionCallEach,

@@ -8,6 +8,7 @@
 //! - Nemotron (Nano v2, Super v1.5): `<TOOLCALL>[…]</TOOLCALL>`, `<think>` reasoning;
 //!   Nemotron Mini: `<toolcall> {…} </toolcall>` per call
 //! - Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>`, reasoning up to `[BEGIN FINAL RESPONSE]`
+//! - Jamba 1.6: `<tool_calls>[…]</tool_calls>`
 //! - MiniMax M1: `<tool_calls>` with one object per line, `</tool_calls>`
 //! - Apertus: `<|tools_prefix|>[{"<name>": {…}}]<|tools_suffix|>`, the tool's name as key
 //! - Granite 20B FC: `<function_call> {…}` per call; InternLM2:
@@ -211,6 +212,14 @@ pub const APRIEL: JsonList = JsonList {
     reasoning: Reasoning::FinalResponse,
     arguments_as_text: false,
     example: "<tool_calls>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</tool_calls>",
+};
+
+/// Jamba 1.6: `<tool_calls>[…]</tool_calls>`, no reasoning.
+pub const JAMBA: JsonList = JsonList {
+    name: "jamba",
+    reasoning: Reasoning::None,
+    example: "<tool_calls>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</tool_calls>",
+    ..APRIEL
 };
 
 /// MiniMax M1: `<tool_calls>\n{…}\n{…}\n</tool_calls>`.
