@@ -16,10 +16,14 @@ use crate::dialects::gemma4::Gemma4;
 use crate::dialects::gigachat::GigaChat;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
-use crate::dialects::json_list::GRANITE;
+use crate::dialects::json_list::{
+    APERTUS, APRIEL, GRANITE, GRANITE_20B_FC, INTERNLM2, JAMBA, MINIMAX_M1, NEMOTRON,
+    NEMOTRON_MINI, PHI4_MINI, XLAM,
+};
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
@@ -62,6 +66,17 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(DeepSeek::V3)), &["deepseek_v2_5"]);
         registry.register(Arc::new(NativeDialect(DeepSeek::V3_1)), &[]);
         registry.register(Arc::new(NativeDialect(GRANITE)), &[]);
+        registry.register(Arc::new(NativeDialect(PHI4_MINI)), &[]);
+        registry.register(Arc::new(NativeDialect(XLAM)), &["hammer"]);
+        registry.register(Arc::new(NativeDialect(NEMOTRON)), &[]);
+        registry.register(Arc::new(NativeDialect(APRIEL)), &[]);
+        registry.register(Arc::new(NativeDialect(MINIMAX_M1)), &[]);
+        registry.register(Arc::new(NativeDialect(APERTUS)), &[]);
+        registry.register(Arc::new(NativeDialect(GRANITE_20B_FC)), &[]);
+        registry.register(Arc::new(NativeDialect(INTERNLM2)), &[]);
+        registry.register(Arc::new(NativeDialect(NEMOTRON_MINI)), &[]);
+        registry.register(Arc::new(NativeDialect(MiniCpm3)), &[]);
+        registry.register(Arc::new(NativeDialect(JAMBA)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);

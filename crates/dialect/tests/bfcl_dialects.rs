@@ -15,7 +15,8 @@ use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_dialect::toolkit::gemma_notation::write_value;
-use toolbridge_dialect::toolkit::pycall::write_list;
+use toolbridge_dialect::toolkit::pycall::{write_call, write_list};
+use toolbridge_grammar::render::pyliteral::python_repr;
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 
@@ -155,6 +156,71 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect();
             format!("<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
         }
+        "granite" => format!("<|tool_call|>{}", list("arguments")),
+        "phi4_mini" => format!("functools{}", list("arguments")),
+        "phi4_mini (as its history prints calls)" => calls
+            .iter()
+            .map(|call| {
+                let name = Value::from(call.name()).to_string();
+                let arguments = python_repr(&Value::Object(arguments(call)));
+                format!("{{\"name\": {name}, \"arguments\": {arguments}}}")
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        "xlam" => list("arguments"),
+        "xlam (tool_calls object)" => format!("{{\"tool_calls\": {}}}", list("arguments")),
+        "nemotron" => format!("<TOOLCALL>{}</TOOLCALL>", list("arguments")),
+        "jamba" => format!(" <tool_calls>{}</tool_calls>", list("arguments")),
+        "apriel" => format!("\n<tool_calls>{}</tool_calls>", list("arguments")),
+        "minimax_m1" => format!(
+            "<tool_calls>\n{}\n</tool_calls>",
+            calls
+                .iter()
+                .map(|call| json(call, "arguments"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        "apertus" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|call| {
+                    let mut object = Map::new();
+                    object.insert(call.name().into(), Value::Object(arguments(call)));
+                    Value::Object(object).to_string()
+                })
+                .collect();
+            format!("<|tools_prefix|>[{}]<|tools_suffix|>", items.join(", "))
+        }
+        "granite_20b_fc" => calls
+            .iter()
+            .map(|call| format!("<function_call> {}", json(call, "arguments")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "internlm2" => calls
+            .iter()
+            .map(|call| {
+                format!(
+                    "<|action_start|><|plugin|>\n{}<|action_end|>",
+                    json(call, "arguments")
+                )
+            })
+            .collect(),
+        "nemotron_mini" => calls
+            .iter()
+            .map(|call| format!("<toolcall> {} </toolcall>", json(call, "arguments")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "xlam (fenced, as Hammer writes it)" => format!("```\n{}\n```", list("arguments")),
+        "minicpm3" => {
+            let lines: Vec<String> = calls
+                .iter()
+                .map(|call| write_call(call.name(), &arguments(call)))
+                .collect();
+            format!(
+                "<|tool_call_start|>\n```python\n{}\n```\n<|tool_call_end|>",
+                lines.join("\n")
+            )
+        }
         other => panic!("no writer for {other}"),
     }
 }
@@ -243,6 +309,21 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "gemma3_pythonic",
         "solar_open",
         "gigachat",
+        "granite",
+        "phi4_mini",
+        "phi4_mini (as its history prints calls)",
+        "xlam",
+        "xlam (tool_calls object)",
+        "nemotron",
+        "apriel",
+        "minimax_m1",
+        "apertus",
+        "granite_20b_fc",
+        "internlm2",
+        "nemotron_mini",
+        "xlam (fenced, as Hammer writes it)",
+        "minicpm3",
+        "jamba",
     ];
     let mut failures = Vec::new();
     for syntax in syntaxes {

@@ -75,6 +75,24 @@ enum Syntax {
     FunctionTags,
     /// Functionary v3.2: `all\n` and text, then `>>>name\n{…}` per call.
     Routes,
+    /// xLAM: the list `[{"name", "arguments"}, …]` alone, no text.
+    BareList,
+    /// Nemotron: text, then `<TOOLCALL>[…]</TOOLCALL>`.
+    ToolcallList,
+    /// Apriel: text, then `<tool_calls>[…]</tool_calls>`.
+    ToolCallsList,
+    /// MiniMax M1: text, then `<tool_calls>` with one call object per line.
+    ToolCallsLines,
+    /// Apertus: text, then `<|tools_prefix|>[{"<name>": {…}}, …]<|tools_suffix|>`.
+    KeyedList,
+    /// Granite 20B FC: text, then `<function_call> {…}` per call.
+    FunctionCallEach,
+    /// InternLM2: text, then `<|action_start|><|plugin|>\n{…}<|action_end|>` per call.
+    ActionEach,
+    /// Nemotron Mini: text, then `<toolcall> {…} </toolcall>` per call.
+    ToolcallEach,
+    /// MiniCPM3: text, then a fenced block of Python calls, one per line.
+    PythonBlock,
 }
 
 impl Syntax {
@@ -87,7 +105,16 @@ impl Syntax {
             "llama3" => Syntax::LlamaJson,
             "llama3_pythonic" | "gemma3_pythonic" => Syntax::Pythonic,
             "mistral" => Syntax::MistralList,
-            "firefunction_v2" => Syntax::Functools,
+            "firefunction_v2" | "phi4_mini" => Syntax::Functools,
+            "xlam" => Syntax::BareList,
+            "nemotron" => Syntax::ToolcallList,
+            "apriel" | "jamba" => Syntax::ToolCallsList,
+            "minimax_m1" => Syntax::ToolCallsLines,
+            "apertus" => Syntax::KeyedList,
+            "granite_20b_fc" => Syntax::FunctionCallEach,
+            "internlm2" => Syntax::ActionEach,
+            "nemotron_mini" => Syntax::ToolcallEach,
+            "minicpm3" => Syntax::PythonBlock,
             "cohere" => Syntax::CohereAction,
             "command_r7b" => Syntax::R7bAction,
             "react" => Syntax::ReAct,
@@ -137,7 +164,16 @@ impl Syntax {
             | Syntax::SolarCalls
             | Syntax::Harmony
             | Syntax::FunctionTags
-            | Syntax::Routes => 3,
+            | Syntax::Routes
+            | Syntax::BareList
+            | Syntax::ToolcallList
+            | Syntax::ToolCallsList
+            | Syntax::ToolCallsLines
+            | Syntax::KeyedList
+            | Syntax::FunctionCallEach
+            | Syntax::ActionEach
+            | Syntax::ToolcallEach
+            | Syntax::PythonBlock => 3,
         }
     }
 
@@ -179,6 +215,22 @@ impl Syntax {
             Syntax::Harmony => harmony(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
+            Syntax::BareList => json_list("", "[", calls),
+            Syntax::ToolcallList => format!("{}</TOOLCALL>", json_list(text, "<TOOLCALL>[", calls)),
+            Syntax::ToolCallsList => {
+                format!("{}</tool_calls>", json_list(text, "<tool_calls>[", calls))
+            }
+            Syntax::ToolCallsLines => tool_calls_lines(text, calls),
+            Syntax::KeyedList => keyed_list(text, calls),
+            Syntax::FunctionCallEach => each_marked(text, "<function_call> ", "", calls),
+            Syntax::PythonBlock => python_block(text, calls),
+            Syntax::ToolcallEach => each_marked(text, "<toolcall> ", " </toolcall>", calls),
+            Syntax::ActionEach => each_marked(
+                text,
+                "<|action_start|><|plugin|>\n",
+                "<|action_end|>",
+                calls,
+            ),
         }
     }
 }
@@ -475,29 +527,78 @@ fn json_list(text: &str, open: &str, calls: &[ToolCall]) -> String {
     format!("{text}{open}{}]", calls.join(", "))
 }
 
-/// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
-fn pythonic(text: &str, calls: &[ToolCall]) -> String {
-    let calls: Vec<String> = calls
+/// MiniMax M1's calls, one JSON object per line, as its template writes past calls.
+fn tool_calls_lines(text: &str, calls: &[ToolCall]) -> String {
+    let lines: Vec<String> = calls
         .iter()
         .map(|call| {
             let (name, arguments) = name_and_arguments(call);
-            let arguments: Vec<String> = arguments
-                .as_object()
-                .map(|members| {
-                    members
-                        .iter()
-                        .map(|(key, value)| match value {
-                            Value::Bool(true) => format!("{key}=True"),
-                            Value::Bool(false) => format!("{key}=False"),
-                            other => format!("{key}={other}"),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            format!("{name}({})", arguments.join(", "))
+            json!({"name": name, "arguments": arguments}).to_string()
         })
         .collect();
+    format!("{text}<tool_calls>\n{}\n</tool_calls>", lines.join("\n"))
+}
+
+/// Apertus' calls, each keyed by its tool's name.
+fn keyed_list(text: &str, calls: &[ToolCall]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            format!("{{{}: {arguments}}}", Value::from(name))
+        })
+        .collect();
+    format!(
+        "{text}<|tools_prefix|>[{}]<|tools_suffix|>",
+        items.join(", ")
+    )
+}
+
+/// Each call after its own marker, as Granite 20B FC and InternLM2 write them.
+fn each_marked(text: &str, open: &str, close: &str, calls: &[ToolCall]) -> String {
+    let items: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let (name, arguments) = name_and_arguments(call);
+            let body = json!({"name": name, "arguments": arguments});
+            format!("{open}{body}{close}")
+        })
+        .collect();
+    format!("{text}{}", items.join("\n"))
+}
+
+/// A pythonic call list, values as JSON but booleans as Python's, as the grammar has it.
+fn pythonic(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!("{text}[{}]", calls.join(", "))
+}
+
+/// One call in Python syntax, values as JSON but booleans as Python's.
+fn python_call(call: &ToolCall) -> String {
+    let (name, arguments) = name_and_arguments(call);
+    let arguments: Vec<String> = arguments
+        .as_object()
+        .map(|members| {
+            members
+                .iter()
+                .map(|(key, value)| match value {
+                    Value::Bool(true) => format!("{key}=True"),
+                    Value::Bool(false) => format!("{key}=False"),
+                    other => format!("{key}={other}"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}({})", arguments.join(", "))
+}
+
+/// MiniCPM3's fenced block of Python calls, one per line.
+fn python_block(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
+    format!(
+        "{text}<|tool_call_start|>\n```python\n{}\n```\n<|tool_call_end|>",
+        calls.join("\n")
+    )
 }
 
 fn tagged(text: &str, calls: &[ToolCall]) -> String {
@@ -862,6 +963,15 @@ impl Syntax {
                 | Syntax::Pythonic
                 | Syntax::MistralList
                 | Syntax::Functools
+                | Syntax::BareList
+                | Syntax::ToolcallList
+                | Syntax::ToolCallsList
+                | Syntax::ToolCallsLines
+                | Syntax::KeyedList
+                | Syntax::FunctionCallEach
+                | Syntax::ActionEach
+                | Syntax::ToolcallEach
+                | Syntax::PythonBlock
         )
     }
 
@@ -891,7 +1001,16 @@ impl Syntax {
             | Syntax::LlamaJson
             | Syntax::Pythonic
             | Syntax::MistralList
-            | Syntax::Functools => text.trim_end().to_string(),
+            | Syntax::Functools
+            | Syntax::ToolcallList
+            | Syntax::ToolCallsList
+            | Syntax::ToolCallsLines
+            | Syntax::KeyedList
+            | Syntax::FunctionCallEach
+            | Syntax::ActionEach
+            | Syntax::ToolcallEach
+            | Syntax::PythonBlock => text.trim_end().to_string(),
+            Syntax::BareList => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
                 text.to_string()
             }

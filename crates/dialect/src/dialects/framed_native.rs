@@ -314,6 +314,19 @@ pub fn history_with_string_arguments(request: &ChatRequest) -> Result<Vec<Value>
     Ok(messages)
 }
 
+/// `messages` with `content: ""` where a turn that only calls has `null`, for templates
+/// that raise on a `content` that is present and not a string (Apertus').
+pub fn with_empty_content(mut messages: Vec<Value>) -> Vec<Value> {
+    for message in &mut messages {
+        if let Value::Object(members) = message {
+            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
+                members.insert("content".into(), Value::String(String::new()));
+            }
+        }
+    }
+    messages
+}
+
 /// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
 pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
     let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
@@ -368,8 +381,13 @@ pub fn ws() -> Expr {
 
 /// Free text without `<`, for the reasoning a forced grammar lets a model write first.
 pub fn free_text() -> Expr {
+    text_without('<')
+}
+
+/// Free text without `stop`, the first character of the marker that ends it.
+pub fn text_without(stop: char) -> Expr {
     Expr::repeat(
-        Expr::Class(CharClass::new(true, vec![ClassItem::Char('<')])),
+        Expr::Class(CharClass::new(true, vec![ClassItem::Char(stop)])),
         0,
         None,
     )

@@ -16,6 +16,7 @@ pub mod kimi;
 pub mod lfm2;
 pub mod llama3;
 pub mod llama3_parser;
+pub mod minicpm3;
 pub mod mistral;
 pub mod prep;
 pub mod pythonic;

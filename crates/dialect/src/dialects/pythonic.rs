@@ -76,7 +76,7 @@ pub fn call_list(
 
 /// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
 /// each `key=value`.
-fn pythonic_arguments(
+pub fn pythonic_arguments(
     grammar: &mut Grammar,
     prefix: &str,
     tool: &Tool,

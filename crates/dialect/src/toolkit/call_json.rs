@@ -30,11 +30,17 @@ pub const NAME_ARGUMENTS: CallKeys = CallKeys {
 /// The calls in `text`: one call object, or a list of them (an empty list is no call).
 /// `None` when the text is not that.
 pub fn calls(text: &str, keys: CallKeys) -> Option<Vec<Call>> {
-    match serde_json::from_str::<Value>(text).ok()? {
+    calls_in(&serde_json::from_str::<Value>(text).ok()?, keys)
+}
+
+/// The calls in a value already read: one call object, or a list of them (an empty list
+/// is no call).
+pub fn calls_in(value: &Value, keys: CallKeys) -> Option<Vec<Call>> {
+    match value {
         Value::Array(items) if !items.is_empty() => {
             items.iter().map(|item| call(item, keys)).collect()
         }
-        object @ Value::Object(_) => Some(vec![call(&object, keys)?]),
+        Value::Object(_) => Some(vec![call(value, keys)?]),
         _ => None,
     }
 }

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
+use crate::toolkit::pycall::{Bracket, BracketScanner};
 
 /// The longest call region held back, in bytes; a longer one is content.
 pub const MAX_REGION: usize = 64 * 1024;
@@ -94,6 +95,10 @@ pub enum Pat {
     Ws,
     /// One JSON value (leading whitespace skipped); captured.
     Json,
+    /// One bracketed literal, JSON or Python (`{'a': True}`), leading whitespace skipped;
+    /// captured whole, for the decoder to read. Only where the brackets pair up is decided
+    /// here, so it holds longer than [`Pat::Json`] on text that is neither.
+    Literal,
     /// Text up to `delim`, at most `max` bytes; captured, and `delim` consumed.
     Until {
         delim: String,
@@ -178,6 +183,7 @@ impl Pat {
                 }
             }
             Pat::Json => json_value(text, at, ended, captures),
+            Pat::Literal => bracketed_literal(text, at, ended, captures),
             Pat::Until { delim, max } => match rest.find(delim.as_str()) {
                 Some(found) if found <= *max => {
                     captures.push(rest[..found].to_string());
@@ -278,6 +284,26 @@ fn json_value(text: &str, at: usize, ended: bool, captures: &mut Vec<String>) ->
     }
 }
 
+fn bracketed_literal(text: &str, at: usize, ended: bool, captures: &mut Vec<String>) -> Match {
+    let rest = &text[at..];
+    let start = rest.len() - rest.trim_start().len();
+    let body = &rest[start..];
+    if body.is_empty() {
+        return if ended { Match::No } else { Match::Partial };
+    }
+    if !body.starts_with(['[', '{']) {
+        return Match::No;
+    }
+    match BracketScanner::new().push(body) {
+        Bracket::Complete { rest_at } => {
+            captures.push(body[..rest_at].to_string());
+            Match::Full(at + start + rest_at)
+        }
+        Bracket::NeedMore if !ended => Match::Partial,
+        Bracket::NeedMore | Bracket::Invalid { .. } => Match::No,
+    }
+}
+
 /// The stream parser built from markers; see the module docs.
 pub struct FramedParser {
     markers: Vec<(String, Action)>,
@@ -304,12 +330,10 @@ enum Mode {
 }
 
 impl FramedParser {
-    /// A parser at the start of the output, in content.
+    /// A parser at the start of the output, in content. A marker with empty text never
+    /// appears in content: it names a region the output may begin with, for
+    /// [`FramedParser::after_marker`] (calls a model writes bare, with no marker).
     pub fn new(markers: Vec<(String, Action)>) -> Self {
-        let markers = markers
-            .into_iter()
-            .filter(|(text, _)| !text.is_empty())
-            .collect();
         FramedParser {
             markers,
             pending: String::new(),
@@ -335,7 +359,8 @@ impl FramedParser {
     }
 
     /// A parser for output that begins just after `marker` (one of `markers`, opening a
-    /// call region), because the prompt wrote it. If the region is no call, the marker is
+    /// call region), because the prompt wrote it, or at the start of a region the output
+    /// may open with no marker (`marker` empty). If the region is no call, the marker is
     /// not given back: the model never wrote it.
     pub fn after_marker(markers: Vec<(String, Action)>, marker: &str) -> Self {
         let mut parser = FramedParser::new(markers);
@@ -367,7 +392,7 @@ impl FramedParser {
             let mut best: Option<usize> = None;
             let mut undecided = false;
             for (index, (marker, action)) in self.markers.iter().enumerate() {
-                if self.seen_output && at_start_only(action) {
+                if marker.is_empty() || (self.seen_output && at_start_only(action)) {
                     continue;
                 }
                 if rest.starts_with(marker.as_str()) {
@@ -682,6 +707,55 @@ mod tests {
         assert_eq!(run("abx> ", true), Match::Full(5));
         assert_eq!(run("abx> !", false), Match::Full(6));
         assert_eq!(run("abx> ?", false), Match::Full(5));
+    }
+
+    #[test]
+    fn a_literal_ends_where_its_brackets_pair_up() {
+        let run = |text: &str, ended: bool| {
+            let mut captures = Vec::new();
+            let matched = Pat::Literal.matches(text, 0, ended, &mut captures);
+            (matched, captures)
+        };
+        let text = " {'a': ']', \"b\": [1]} x";
+        assert_eq!(
+            run(text, false),
+            (Match::Full(21), vec![text[1..21].into()])
+        );
+        assert_eq!(run(" {'a': [", false), (Match::Partial, vec![]));
+        assert_eq!(run(" {'a': [", true), (Match::No, vec![]));
+        assert_eq!(run(" x", false), (Match::No, vec![]));
+        assert_eq!(run("  ", false), (Match::Partial, vec![]));
+    }
+
+    #[test]
+    fn an_empty_marker_names_the_region_the_output_may_open_with() {
+        let markers = || {
+            vec![
+                (String::new(), Action::Call(json_array_region())),
+                ("<a>".into(), Action::Call(json_array_region())),
+            ]
+        };
+        let bare = "{\"name\": \"f\"} then {\"name\": \"g\"} <a>{\"name\": \"h\"}";
+        let events = joined(parse_all(
+            &mut FramedParser::after_marker(markers(), ""),
+            bare,
+        ));
+        let names: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallStart { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["f", "h"]);
+        let prose = "no {\"name\": \"f\"}";
+        assert_eq!(
+            joined(parse_all(
+                &mut FramedParser::after_marker(markers(), ""),
+                prose
+            )),
+            [Event::Content(prose.into())]
+        );
     }
 
     proptest! {

@@ -7,7 +7,8 @@
 //!   arguments, Python literals translated (`True` → `true`, `None` → `null`, tuples and
 //!   sets → arrays, `'single'` quotes); JSON's own `true`/`false`/`null` are read too, since
 //!   models mix the two. Only keyword arguments name a parameter; a call with a positional
-//!   argument is not a call (there is no parameter to give it to).
+//!   argument is not a call (there is no parameter to give it to). [`parse_literal`]
+//!   reads one such literal alone.
 //! - [`BracketScanner`] finds, in streamed text, where a bracketed literal that starts at the
 //!   first byte fed to it ends, tracking strings (both quote kinds, escapes) and nesting, so
 //!   a parser can hold a candidate list until it is complete whatever the cut.
@@ -59,6 +60,17 @@ pub fn parse_calls(text: &str) -> Option<Vec<PyCall>> {
     };
     reader.blank();
     reader.at_end().then_some(calls)
+}
+
+/// One Python literal (`{'a': True, 'b': (1, 2)}`), JSON's own words taken too, with blanks
+/// around; `None` when `text` is anything else. For formats whose templates print call
+/// arguments with Python's `str` (Phi-4-mini's), so past calls come out as Python dicts.
+pub fn parse_literal(text: &str) -> Option<Value> {
+    let mut reader = Reader::new(text);
+    reader.blank();
+    let value = reader.value()?;
+    reader.blank();
+    reader.at_end().then_some(value)
 }
 
 /// `name(k=v, …)` in Python syntax, each value as Python's `repr` prints it.
@@ -499,6 +511,17 @@ mod tests {
             assert_eq!(parse_calls(text), None, "{text}");
         }
         assert_eq!(parse_calls("[]"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn reads_one_literal_and_nothing_more() {
+        assert_eq!(
+            parse_literal(" {'a': True, \"b\": [1, None], 'c': (2,)} "),
+            Some(json!({"a": true, "b": [1, null], "c": [2]}))
+        );
+        for text in ["{'a': 1} x", "{'a': }", "", "f(a=1)"] {
+            assert_eq!(parse_literal(text), None, "{text}");
+        }
     }
 
     #[test]
