@@ -134,6 +134,26 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect();
             format!("<minimax:tool_call>\n{invokes}</minimax:tool_call>")
         }
+        "muse_glimmer" => calls
+            .iter()
+            .map(|call| {
+                let parameters: String = arguments(call)
+                    .iter()
+                    .map(|(key, value)| {
+                        format!(
+                            "<atem:parameter name=\"{key}\">{}</atem:parameter>\n",
+                            text_of(value)
+                        )
+                    })
+                    .collect();
+                format!(
+                    " to={name}<|message|><atem:function_calls>\n<atem:invoke name=\"{name}\">\n{parameters}</atem:invoke>\n</atem:function_calls>",
+                    name = call.name()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("<|eom|><|start|>assistant")
+            + "<|eot|>",
         "deepseek_v3_2" => {
             let invokes: String = calls
                 .iter()
@@ -479,6 +499,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "seed_oss",
         "minimax_m2",
         "deepseek_v3_2",
+        "muse_glimmer",
         "lfm2",
         "gemma4",
         "gemma3_pythonic",

@@ -71,6 +71,8 @@ enum Syntax {
     Dsml,
     /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
     Harmony,
+    /// MuSE Glimmer: the text as a message to `self`, then one ATEM message per call.
+    Atem,
     /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
     FunctionTags,
     /// Functionary v3.2: `all\n` and text, then `>>>name\n{…}` per call.
@@ -132,6 +134,7 @@ impl Syntax {
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
             "gpt_oss" => Syntax::Harmony,
+            "muse_glimmer" => Syntax::Atem,
             "functionary_v3_1" => Syntax::FunctionTags,
             "functionary_v3" => Syntax::Routes,
             other => panic!("no syntax known for dialect {other}: add it here"),
@@ -163,6 +166,7 @@ impl Syntax {
             | Syntax::Gemma4Calls
             | Syntax::SolarCalls
             | Syntax::Harmony
+            | Syntax::Atem
             | Syntax::FunctionTags
             | Syntax::Routes
             | Syntax::BareList
@@ -213,6 +217,7 @@ impl Syntax {
                 pythonic("", calls)
             ),
             Syntax::Harmony => harmony(text, calls),
+            Syntax::Atem => atem(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
             Syntax::BareList => json_list("", "[", calls),
@@ -479,6 +484,29 @@ fn harmony(text: &str, calls: &[ToolCall]) -> String {
     format!(
         "<|channel|>analysis<|message|>{text}<|end|><|start|>assistant{}",
         calls.join("<|start|>assistant")
+    )
+}
+
+/// MuSE Glimmer: the text as a message to `self`, then one message per call, addressed to
+/// its tool, as its template writes past calls.
+fn atem(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| {
+                    format!("<atem:parameter name=\"{key}\">{value}</atem:parameter>\n")
+                })
+                .collect();
+            format!(
+                " to={name}<|message|><atem:function_calls>\n<atem:invoke name=\"{name}\">\n{parameters}</atem:invoke>\n</atem:function_calls>"
+            )
+        })
+        .collect();
+    format!(
+        " to=self<|message|>{text}<|eom|><|start|>assistant{}",
+        calls.join("<|eom|><|start|>assistant")
     )
 }
 
@@ -1011,7 +1039,7 @@ impl Syntax {
             | Syntax::ToolcallEach
             | Syntax::PythonBlock => text.trim_end().to_string(),
             Syntax::BareList => String::new(),
-            Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::R7bAction => {
+            Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::Atem | Syntax::R7bAction => {
                 text.to_string()
             }
         }

@@ -1,6 +1,6 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's DSML and GLM 4.5 / 4.6 / 4.7.
+//! DeepSeek V3.2's DSML, MuSE Glimmer's ATEM and GLM 4.5 / 4.6 / 4.7.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -32,6 +32,24 @@
 //! its schema. Qwen3-Coder's value sits between newlines, which are layout: one newline on
 //! each side is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
 //! reasoning, and a prompt that opened it leaves the output inside it.
+//!
+//! MuSE Glimmer writes MiniMax's layout under `atem:` tags, but as harmony does
+//! ([`super::gpt_oss`]) every part of an answer is a message with a recipient, one call
+//! per message ([`Recipient`]); its generation prompt leaves `<|start|>assistant`:
+//!
+//! ```text
+//!  to=self<|message|>The user wants the weather.<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>
+//! <atem:invoke name="get_weather">
+//! <atem:parameter name="city">Paris</atem:parameter>
+//! </atem:invoke>
+//! </atem:function_calls><|eom|>
+//! ```
+//!
+//! A message to `self` is reasoning (anywhere: the model reasons again between calls), one
+//! to `user` content; a message to a tool is read from its block, the header's name being
+//! the invoke's. The lazy grammar starts at the block (the header before it is free), and
+//! each further call writes its own message; forced, the grammar writes the header too,
+//! after an optional reasoning message.
 
 use std::sync::Arc;
 
@@ -41,7 +59,8 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, DialectError};
 use crate::dialects::framed_native::{
-    after_open, grammar_of, one_or_more, reasoning_tags, reasoning_then, words, ws, Native, Start,
+    after_open, free_text, grammar_of, one_or_more, reasoning_tags, reasoning_then, words, ws,
+    Native, Start,
 };
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::typed_args::{typed_value, ParameterTypes};
@@ -62,6 +81,21 @@ pub enum XmlCalls {
     DeepSeekV32,
     /// `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
     Glm,
+    /// ` to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter
+    /// name="k">v</atem:parameter>…`, one call per message.
+    MuseGlimmer,
+}
+
+/// The message header of a family that addresses each call to its tool, as harmony does.
+#[derive(Debug, Clone, Copy)]
+pub struct Recipient {
+    /// Before and after the tool's name, ahead of the call's block.
+    pub open: &'static str,
+    pub message: &'static str,
+    /// Between one call's message and the next one's header.
+    pub next: &'static str,
+    /// Headers and frames that carry no calls (the message to the user, the ends).
+    pub layout: &'static [&'static str],
 }
 
 /// The tags of a family that writes a call as an element and each argument as a child.
@@ -84,6 +118,8 @@ pub struct Tags {
     pub value_newlines: bool,
     /// The reasoning tags.
     pub think: (&'static str, &'static str),
+    /// Each call is its own message with this header, or the calls stand alone.
+    pub recipient: Option<Recipient>,
 }
 
 const QWEN3_CODER: Tags = Tags {
@@ -97,6 +133,7 @@ const QWEN3_CODER: Tags = Tags {
     string_flag: false,
     value_newlines: true,
     think: ("<think>", "</think>"),
+    recipient: None,
 };
 
 const SEED_OSS: Tags = Tags {
@@ -118,6 +155,7 @@ const MINIMAX_M2: Tags = Tags {
     string_flag: false,
     value_newlines: false,
     think: ("<think>", "</think>"),
+    recipient: None,
 };
 
 const DSML: Tags = Tags {
@@ -128,6 +166,28 @@ const DSML: Tags = Tags {
     parameter: ("<｜DSML｜parameter name=\"", "\" string=\""),
     parameter_close: "</｜DSML｜parameter>",
     string_flag: true,
+    ..MINIMAX_M2
+};
+
+const MUSE_GLIMMER: Tags = Tags {
+    open: "<atem:function_calls>",
+    close: "</atem:function_calls>",
+    invoke: ("<atem:invoke name=\"", "\">"),
+    invoke_close: "</atem:invoke>",
+    parameter: ("<atem:parameter name=\"", "\">"),
+    parameter_close: "</atem:parameter>",
+    think: (" to=self<|message|>", "<|eom|>"),
+    recipient: Some(Recipient {
+        open: " to=",
+        message: "<|message|>",
+        next: "<|eom|><|start|>assistant",
+        layout: &[
+            " to=user<|message|>",
+            "<|start|>assistant",
+            "<|eom|>",
+            "<|eot|>",
+        ],
+    }),
     ..MINIMAX_M2
 };
 
@@ -143,6 +203,7 @@ impl XmlCalls {
             XmlCalls::SeedOss => Some(SEED_OSS),
             XmlCalls::MiniMaxM2 => Some(MINIMAX_M2),
             XmlCalls::DeepSeekV32 => Some(DSML),
+            XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
             XmlCalls::Glm => None,
         }
     }
@@ -160,6 +221,7 @@ impl Native for XmlCalls {
             XmlCalls::MiniMaxM2 => "minimax_m2",
             XmlCalls::DeepSeekV32 => "deepseek_v3_2",
             XmlCalls::Glm => "glm",
+            XmlCalls::MuseGlimmer => "muse_glimmer",
         }
     }
 
@@ -170,6 +232,12 @@ impl Native for XmlCalls {
         forced: bool,
     ) -> Result<Grammar, DialectError> {
         let calls = match self.tags() {
+            Some(
+                tags @ Tags {
+                    recipient: Some(recipient),
+                    ..
+                },
+            ) => return tags.addressed_grammar(&recipient, tools, parallel, forced),
             Some(tags) => tags.grammar(tools, parallel)?,
             None => {
                 let calls = tools
@@ -199,7 +267,24 @@ impl Native for XmlCalls {
             Some(tags) => tags.markers(&types),
             None => glm_markers(&types),
         };
-        markers.push(reasoning_tags(open, close));
+        match self.tags().and_then(|tags| tags.recipient) {
+            Some(recipient) => {
+                markers.extend(
+                    recipient
+                        .layout
+                        .iter()
+                        .map(|word| (word.to_string(), Action::Layout)),
+                );
+                markers.push((
+                    open.into(),
+                    Action::Reasoning {
+                        close: close.into(),
+                        at_start_only: false,
+                    },
+                ));
+            }
+            None => markers.push(reasoning_tags(open, close)),
+        }
         markers
     }
 
@@ -215,6 +300,7 @@ impl Native for XmlCalls {
             XmlCalls::MiniMaxM2 => "<minimax:tool_call>\n<invoke name=\"NAME\">\n<parameter name=\"PARAMETER\">VALUE</parameter>\n</invoke>\n</minimax:tool_call>",
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
             XmlCalls::Glm => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
+            XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
         })
     }
 }
@@ -301,6 +387,51 @@ impl Tags {
         })
     }
 
+    /// The calls of a family whose calls are messages to their tools: lazily the first
+    /// from its block (the trigger), forced from its header after optional reasoning; each
+    /// further call as a message of its own.
+    fn addressed_grammar(
+        &self,
+        recipient: &Recipient,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let mut blocks = Vec::new();
+        let mut messages = Vec::new();
+        for tool in tools {
+            let block = Expr::Seq(vec![
+                Expr::literal(format!("{}\n", self.open)),
+                self.invoke_grammar(tool)?,
+                Expr::literal(format!("\n{}", self.close)),
+            ]);
+            let header = format!("{}{}{}", recipient.open, tool.name(), recipient.message);
+            messages.push(Expr::Seq(vec![Expr::literal(header), block.clone()]));
+            blocks.push(block);
+        }
+        let messages = Expr::group(Expr::Alt(messages));
+        let first = if forced {
+            messages.clone()
+        } else {
+            Expr::group(Expr::Alt(blocks))
+        };
+        let mut root = vec![first];
+        if parallel {
+            let next = Expr::Seq(vec![Expr::literal(recipient.next), messages]);
+            root.push(Expr::repeat(Expr::group(next), 0, None));
+        }
+        if forced {
+            let (open, close) = self.think;
+            let reasoning = Expr::Seq(vec![
+                Expr::literal(open),
+                free_text(),
+                Expr::literal(format!("{close}{}", recipient.next)),
+            ]);
+            root.insert(0, Expr::optional(Expr::group(reasoning)));
+        }
+        Ok(grammar_of(Expr::Seq(root)))
+    }
+
     /// One call of `tool`: its declared parameters in schema order.
     fn invoke_grammar(&self, tool: &Tool) -> Result<Expr, DialectError> {
         let (before, after) = self.invoke;
@@ -360,22 +491,36 @@ impl Tags {
             block.push(Pat::repeat(tagged()));
         }
         block.extend([Pat::Ws, Pat::opt(self.close)]);
-        let mut markers = vec![(
+        let mut markers = Vec::new();
+        if let Some(recipient) = self.recipient {
+            let mut addressed = vec![
+                Pat::until(recipient.message, MAX_NAME),
+                Pat::Ws,
+                Pat::lit(self.open),
+            ];
+            addressed.extend(block.iter().cloned());
+            markers.push((
+                recipient.open.to_string(),
+                Action::Call(self.region(Pat::Seq(addressed), 1, types)),
+            ));
+        }
+        markers.push((
             self.open.to_string(),
-            Action::Call(self.region(Pat::Seq(block), types)),
-        )];
+            Action::Call(self.region(Pat::Seq(block), 0, types)),
+        ));
         if !self.many {
             let bare = Pat::Seq(vec![invoke(), Pat::Ws, Pat::opt(self.close)]);
             markers.push((
                 self.invoke.0.to_string(),
-                Action::Call(self.region(bare, types)),
+                Action::Call(self.region(bare, 0, types)),
             ));
         }
         markers
     }
 
-    /// A region whose captures are its calls' text, each read by [`Tags::invoke_pattern`].
-    fn region(&self, body: Pat, types: &Arc<ParameterTypes>) -> Region {
+    /// A region whose captures, past the first `skip` (a message header), are its calls'
+    /// text, each read by [`Tags::invoke_pattern`].
+    fn region(&self, body: Pat, skip: usize, types: &Arc<ParameterTypes>) -> Region {
         let types = Arc::clone(types);
         let tags = *self;
         let invoke = self.invoke_pattern();
@@ -383,6 +528,7 @@ impl Tags {
             body,
             decode: Arc::new(move |spans| {
                 spans
+                    .get(skip..)?
                     .iter()
                     .map(|span| tags.call(&invoke.captures_of(span)?, &types))
                     .collect()
