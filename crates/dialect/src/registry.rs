@@ -17,8 +17,8 @@ use crate::dialects::gigachat::GigaChat;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::{
-    APERTUS, APRIEL, GRANITE, GRANITE_20B_FC, INTERNLM2, JAMBA, MINIMAX_M1, NEMOTRON,
-    NEMOTRON_MINI, PHI4_MINI, XLAM,
+    APERTUS, APRIEL, COGITO, FIREFUNCTION_V1, GRANITE, GRANITE_20B_FC, HUNYUAN, INTERNLM2, JAMBA,
+    MINIMAX_M1, NEMOTRON, NEMOTRON_MINI, PHI4_MINI, XLAM,
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
@@ -77,6 +77,9 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(NEMOTRON_MINI)), &[]);
         registry.register(Arc::new(NativeDialect(MiniCpm3)), &[]);
         registry.register(Arc::new(NativeDialect(JAMBA)), &[]);
+        registry.register(Arc::new(NativeDialect(COGITO)), &[]);
+        registry.register(Arc::new(NativeDialect(HUNYUAN)), &[]);
+        registry.register(Arc::new(NativeDialect(FIREFUNCTION_V1)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);

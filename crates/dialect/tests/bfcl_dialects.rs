@@ -191,6 +191,28 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
         "xlam (tool_calls object)" => format!("{{\"tool_calls\": {}}}", list("arguments")),
         "nemotron" => format!("<TOOLCALL>{}</TOOLCALL>", list("arguments")),
         "jamba" => format!(" <tool_calls>{}</tool_calls>", list("arguments")),
+        "hunyuan" => format!(
+            "<think>\nWhich tools?\n</think>\n<tool_calls>{}</tool_calls>",
+            list("arguments")
+        ),
+        "cogito" => {
+            let items: Vec<String> = calls
+                .iter()
+                .enumerate()
+                .map(|(at, call)| {
+                    let mut object = Map::new();
+                    object.insert("name".into(), call.name().into());
+                    object.insert("arguments".into(), Value::Object(arguments(call)));
+                    object.insert("id".into(), format!("call{at:05}").into());
+                    Value::Object(object).to_string()
+                })
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
+        "firefunction_v1" => calls
+            .iter()
+            .map(|call| format!("<functioncall>{}", json(call, "arguments")))
+            .collect(),
         "apriel" => format!("\n<tool_calls>{}</tool_calls>", list("arguments")),
         "minimax_m1" => format!(
             "<tool_calls>\n{}\n</tool_calls>",
@@ -520,6 +542,9 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "xlam (fenced, as Hammer writes it)",
         "minicpm3",
         "jamba",
+        "cogito",
+        "hunyuan",
+        "firefunction_v1",
         "cohere",
         "command_r7b",
         "react",

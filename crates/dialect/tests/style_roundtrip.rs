@@ -89,6 +89,8 @@ enum Syntax {
     KeyedList,
     /// Granite 20B FC: text, then `<function_call> {…}` per call.
     FunctionCallEach,
+    /// FireFunction v1: text, then `<functioncall>{…}` per call.
+    FunctioncallEach,
     /// InternLM2: text, then `<|action_start|><|plugin|>\n{…}<|action_end|>` per call.
     ActionEach,
     /// Nemotron Mini: text, then `<toolcall> {…} </toolcall>` per call.
@@ -108,12 +110,13 @@ impl Syntax {
             "llama3_pythonic" | "gemma3_pythonic" => Syntax::Pythonic,
             "mistral" => Syntax::MistralList,
             "firefunction_v2" | "phi4_mini" => Syntax::Functools,
-            "xlam" => Syntax::BareList,
+            "xlam" | "cogito" => Syntax::BareList,
             "nemotron" => Syntax::ToolcallList,
-            "apriel" | "jamba" => Syntax::ToolCallsList,
+            "apriel" | "jamba" | "hunyuan" => Syntax::ToolCallsList,
             "minimax_m1" => Syntax::ToolCallsLines,
             "apertus" => Syntax::KeyedList,
             "granite_20b_fc" => Syntax::FunctionCallEach,
+            "firefunction_v1" => Syntax::FunctioncallEach,
             "internlm2" => Syntax::ActionEach,
             "nemotron_mini" => Syntax::ToolcallEach,
             "minicpm3" => Syntax::PythonBlock,
@@ -175,6 +178,7 @@ impl Syntax {
             | Syntax::ToolCallsLines
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
+            | Syntax::FunctioncallEach
             | Syntax::ActionEach
             | Syntax::ToolcallEach
             | Syntax::PythonBlock => 3,
@@ -228,6 +232,7 @@ impl Syntax {
             Syntax::ToolCallsLines => tool_calls_lines(text, calls),
             Syntax::KeyedList => keyed_list(text, calls),
             Syntax::FunctionCallEach => each_marked(text, "<function_call> ", "", calls),
+            Syntax::FunctioncallEach => each_marked(text, "<functioncall>", "", calls),
             Syntax::PythonBlock => python_block(text, calls),
             Syntax::ToolcallEach => each_marked(text, "<toolcall> ", " </toolcall>", calls),
             Syntax::ActionEach => each_marked(
@@ -997,6 +1002,7 @@ impl Syntax {
                 | Syntax::ToolCallsLines
                 | Syntax::KeyedList
                 | Syntax::FunctionCallEach
+                | Syntax::FunctioncallEach
                 | Syntax::ActionEach
                 | Syntax::ToolcallEach
                 | Syntax::PythonBlock
@@ -1035,6 +1041,7 @@ impl Syntax {
             | Syntax::ToolCallsLines
             | Syntax::KeyedList
             | Syntax::FunctionCallEach
+            | Syntax::FunctioncallEach
             | Syntax::ActionEach
             | Syntax::ToolcallEach
             | Syntax::PythonBlock => text.trim_end().to_string(),

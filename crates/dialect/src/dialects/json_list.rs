@@ -13,6 +13,8 @@
 //! - Apertus: `<|tools_prefix|>[{"<name>": {…}}]<|tools_suffix|>`, the tool's name as key
 //! - Granite 20B FC: `<function_call> {…}` per call; InternLM2:
 //!   `<|action_start|><|plugin|>\n{…}<|action_end|>` per call
+//! - Cogito: a bare list, each call with its `id`; Hunyuan A13B: `<tool_calls>[…]</tool_calls>`;
+//!   FireFunction v1: `<functioncall>{…}` per call
 //!
 //! They differ only in data ([`JsonList`]), so one implementation serves them all. The
 //! templates render the tools and past calls themselves. The grammar is the opening marker,
@@ -283,6 +285,37 @@ pub const INTERNLM2: JsonList = JsonList {
     arguments_as_text: false,
     example:
         "<|action_start|><|plugin|>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}<|action_end|>",
+};
+
+/// Cogito (Llama 3.2 based): text, then a bare list `[{"name": …, "arguments": …, "id": …}]`
+/// (its template adds each past call's id), `<think>` reasoning when deep thinking is on.
+pub const COGITO: JsonList = JsonList {
+    name: "cogito",
+    reasoning: THINK,
+    ..XLAM
+};
+
+/// Hunyuan A13B: `<tool_calls>[…]</tool_calls>` after `<think>` reasoning.
+pub const HUNYUAN: JsonList = JsonList {
+    name: "hunyuan",
+    reasoning: THINK,
+    ..JAMBA
+};
+
+/// FireFunction v1: `<functioncall>{"name": …, "arguments": …}` per call; its template
+/// concatenates past arguments, so they are given as text.
+pub const FIREFUNCTION_V1: JsonList = JsonList {
+    name: "firefunction_v1",
+    open: "<functioncall>",
+    close: "",
+    layout: Layout::EachMarked,
+    keys: Keys::NameArguments,
+    also: &[],
+    bare_start: false,
+    python: false,
+    reasoning: Reasoning::None,
+    arguments_as_text: true,
+    example: "<functioncall>{\"name\": \"NAME\", \"arguments\": ARGUMENTS}",
 };
 
 impl Native for JsonList {
