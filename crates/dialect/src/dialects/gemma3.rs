@@ -1,7 +1,7 @@
 //! Gemma 3 with vLLM's pythonic tool template: the template shows the tools and asks for
 //! "a python list of the function calls", and the model answers with a bare list in its
 //! content, `[get_weather(city="Paris")]`, read as Llama 3.2's zero-shot lists are
-//! ([`Llama3Parser`]) with the same grammar ([`pythonic_constraint`]). Results go back as
+//! ([`Llama3Parser`]) with the same grammar ([`pythonic::prepared`]). Results go back as
 //! the template writes them (`<tool_response>` in a user turn).
 //!
 //! The template writes a past call's arguments without commas between them (its `first`
@@ -13,9 +13,8 @@ use toolbridge_chat::ChatRequest;
 use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use crate::dialects::llama3_parser::Llama3Parser;
 use crate::dialects::prep::{history, render, Choice};
-use crate::dialects::pythonic::pythonic_constraint;
+use crate::dialects::pythonic;
 use crate::parser::StreamParser;
-use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
 
 /// The Gemma 3 pythonic dialect; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -34,22 +33,7 @@ impl Dialect for Gemma3Pythonic {
         let choice = Choice::of(request)?;
         let messages = history(request)?;
         let prompt = render(template, &messages, choice.shown, Map::new())?;
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            Some(pythonic_constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-            )?)
-        };
-        let typed = TypedArguments::new(Llama3Parser::new(), Schemas::new(&choice.callable));
-        Ok(Prepared {
-            parser: choice.wrap(Box::new(typed)),
-            prompt,
-            constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+        pythonic::prepared(request, &choice, prompt)
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {

@@ -38,10 +38,9 @@ use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
 use crate::dialects::prep::{
     history, named_alternatives, one_call_per_message, render, repeated, Choice,
 };
-use crate::dialects::pythonic::pythonic_constraint;
+use crate::dialects::pythonic;
 use crate::parser::StreamParser;
 use crate::toolkit::pycall::write_list;
-use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
 pub const BUILTIN_TOOLS: [&str; 3] = ["brave_search", "wolfram_alpha", "code_interpreter"];
@@ -144,24 +143,7 @@ impl Dialect for Llama3PythonicDialect {
         } else {
             zero_shot_prompt(template, &messages, choice.shown)?
         };
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            Some(pythonic_constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-            )?)
-        };
-        // Pythonic templates may write every value as text (vLLM's Llama 4 template
-        // writes `count="5"`): the schema says what it was.
-        let typed = TypedArguments::new(Llama3Parser::new(), Schemas::new(&choice.callable));
-        Ok(Prepared {
-            parser: choice.wrap(Box::new(typed)),
-            prompt,
-            constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+        pythonic::prepared(request, &choice, prompt)
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {

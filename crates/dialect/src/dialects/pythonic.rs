@@ -4,10 +4,40 @@
 //! [`crate::toolkit::pycall`]'s.
 
 use serde_json::{Map, Value};
-use toolbridge_chat::Tool;
+use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, Constraint, DialectError};
+use crate::dialect::{checked_parameters, Constraint, DialectError, Prepared};
+use crate::dialects::llama3_parser::Llama3Parser;
+use crate::dialects::prep::Choice;
+use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
+
+/// What a pythonic dialect prepares once its prompt is rendered: the pythonic call grammar
+/// over the callable tools, and Llama 3's list parser with argument types restored from the
+/// schemas (pythonic templates may write every value as text: vLLM's Llama 4 template
+/// writes `count="5"`).
+pub fn prepared(
+    request: &ChatRequest,
+    choice: &Choice,
+    prompt: String,
+) -> Result<Prepared, DialectError> {
+    let constraint = if choice.callable.is_empty() {
+        None
+    } else {
+        Some(pythonic_constraint(
+            &choice.callable,
+            choice.lazy(),
+            choice.parallel,
+        )?)
+    };
+    let typed = TypedArguments::new(Llama3Parser::new(), Schemas::new(&choice.callable));
+    Ok(Prepared {
+        parser: choice.wrap(Box::new(typed)),
+        prompt,
+        constraint,
+        stop: request.stop_sequences().to_vec(),
+    })
+}
 
 /// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in
 /// free text does not start a call.
