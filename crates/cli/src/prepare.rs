@@ -108,12 +108,13 @@ fn read_request(path: &Path) -> Result<ChatRequest> {
 /// special tokens; a token the source does not name renders as the empty string.
 fn chat_template(job: &RequestRender<'_>, has_tools: bool) -> Result<ChatTemplate> {
     let text = job.source.select_for(job.name, has_tools)?;
-    Ok(ChatTemplate {
-        template: JinjaTemplate::with_options(text, job.options.clone())
-            .context("the chat template does not compile")?,
-        bos_token: job.source.bos_token.clone().unwrap_or_default(),
-        eos_token: job.source.eos_token.clone().unwrap_or_default(),
-    })
+    let template = JinjaTemplate::with_options(text, job.options.clone())
+        .context("the chat template does not compile")?;
+    Ok(ChatTemplate::jinja(
+        template,
+        job.source.bos_token.clone().unwrap_or_default(),
+        job.source.eos_token.clone().unwrap_or_default(),
+    ))
 }
 
 /// The constraint as GBNF; with none, a note on stderr and nothing to print.

@@ -6,6 +6,10 @@
 //! default model is served, fetched and verified on first use ([`crate::default_model`]).
 //! `--port 0` lets the system pick a free port; the address actually bound is printed
 //! first, on its own line, so scripts and tests can read it.
+//!
+//! An Ollama user's model comes as a Modelfile: `--model Modelfile` serves the GGUF its
+//! `FROM` names with its Go template, system prompt and stop strings, rendered as Ollama
+//! renders them; `--template` takes a Modelfile or `.gotmpl` file for any GGUF.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,19 +18,22 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use toolbridge_engine::Engine;
-use toolbridge_server::{ServedModel, Server, ServerOptions};
+use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
+use toolbridge_template::source::{is_ollama_path, OllamaSource};
 use toolbridge_template::TemplateSource;
 
 use crate::default_model;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// The GGUF model to serve; without it, the default model (Qwen2.5-Coder-0.5B-Instruct
-    /// Q4_K_M), fetched and verified on first use.
-    #[arg(short, long, value_name = "FILE.gguf")]
+    /// The GGUF model to serve, or an Ollama Modelfile whose `FROM` is a GGUF file;
+    /// without it, the default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), fetched and
+    /// verified on first use.
+    #[arg(short, long, value_name = "FILE.gguf|Modelfile")]
     model: Option<PathBuf>,
     /// A chat template to use instead of the model's: a Jinja file, a
-    /// `tokenizer_config.json`, a model folder or another GGUF.
+    /// `tokenizer_config.json`, a model folder, another GGUF, or an Ollama Modelfile or
+    /// `.gotmpl` Go template.
     #[arg(long, alias = "chat-template-file", value_name = "FILE")]
     template: Option<PathBuf>,
     /// The dialect requests are prepared in (`hermes`, `short`, `long`, `hermes_2_pro`, …);
@@ -62,19 +69,19 @@ pub struct ServeArgs {
 
 pub fn run(args: &ServeArgs) -> Result<()> {
     init_logging();
-    let model_path = match &args.model {
-        Some(path) => path.clone(),
-        None => default_model::ensure()?,
+    let (model_path, modelfile) = match &args.model {
+        Some(path) if is_ollama_path(path) => {
+            let source = load_ollama(path)?;
+            (modelfile_weights(path, &source)?, Some(source))
+        }
+        Some(path) => (path.clone(), None),
+        None => (default_model::ensure()?, None),
     };
     let engine = load_engine(args, &model_path)?;
-    let template = args
-        .template
-        .as_ref()
-        .map(|path| {
-            TemplateSource::from_path(path)
-                .with_context(|| format!("cannot load the template {}", path.display()))
-        })
-        .transpose()?;
+    let template = match &args.template {
+        Some(path) => Some(load_template(path)?),
+        None => modelfile.map(TemplateOverride::Ollama),
+    };
     let model = ServedModel::new(engine, template, args.dialect.as_deref())?;
     let options = ServerOptions {
         api_key: args.api_key.clone(),
@@ -96,6 +103,40 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             .await
             .context("the server failed")
     })
+}
+
+/// The template at `path`: Jinja in any of its sources, or an Ollama Go template.
+fn load_template(path: &Path) -> Result<TemplateOverride> {
+    if is_ollama_path(path) {
+        return load_ollama(path).map(TemplateOverride::Ollama);
+    }
+    TemplateSource::from_path(path)
+        .map(TemplateOverride::HuggingFace)
+        .with_context(|| format!("cannot load the template {}", path.display()))
+}
+
+fn load_ollama(path: &Path) -> Result<OllamaSource> {
+    OllamaSource::from_path(path)
+        .with_context(|| format!("cannot load the Ollama template {}", path.display()))
+}
+
+/// The GGUF file a Modelfile's `FROM` names. An Ollama model name (`llama3.2`) would be
+/// looked up in Ollama's own store, which this does not read.
+fn modelfile_weights(modelfile: &Path, source: &OllamaSource) -> Result<PathBuf> {
+    match &source.from {
+        Some(from) if from.is_file() => Ok(from.clone()),
+        Some(from) => anyhow::bail!(
+            "{}: FROM {} is not a GGUF file here; an Ollama model name is not looked up. \
+             Give the weights with --model FILE.gguf and the Modelfile with --template",
+            modelfile.display(),
+            from.display()
+        ),
+        None => anyhow::bail!(
+            "{} is a Go template without weights; give the model with --model FILE.gguf and \
+             the template with --template",
+            modelfile.display()
+        ),
+    }
 }
 
 /// Loads `model` into the embedded llama.cpp engine with the flags' settings.

@@ -13,16 +13,34 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
 use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
-use toolbridge_template::{JinjaTemplate, SourceError, TemplateError, TemplateSource};
+use toolbridge_template::gotmpl::{Message as OllamaMessage, RequestError};
+use toolbridge_template::{
+    GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, SourceError, TemplateError,
+    TemplateSource,
+};
 
 use crate::parser::StreamParser;
 
 /// What rendering a prompt needs: the model's compiled chat template and the texts of its
-/// special tokens, which templates print as `{{ bos_token }}` and `{{ eos_token }}`.
+/// special tokens, which Jinja templates print as `{{ bos_token }}` and `{{ eos_token }}`.
+///
+/// A template is Jinja, run as `transformers` runs it, or an Ollama Go template, run as
+/// Ollama's server runs a chat (with its Modelfile's `SYSTEM` and `MESSAGE`s added as
+/// Ollama adds them). Dialects only hand it a conversation in OpenAI's shape, so they
+/// work over either.
 pub struct ChatTemplate {
-    pub template: JinjaTemplate,
+    renderer: Renderer,
     pub bos_token: String,
     pub eos_token: String,
+}
+
+enum Renderer {
+    Jinja(JinjaTemplate),
+    Ollama {
+        template: GoTemplate,
+        system: Option<String>,
+        messages: Vec<OllamaMessage>,
+    },
 }
 
 /// What a template is rendered with, as `transformers`' `apply_chat_template` passes it.
@@ -37,16 +55,42 @@ pub struct RenderInput<'a> {
 }
 
 impl ChatTemplate {
-    /// Compiles `source`; `bos_token` and `eos_token` are what the template prints for them.
+    /// Compiles the Jinja `source`; `bos_token` and `eos_token` are what the template
+    /// prints for them.
     pub fn new(
         source: &str,
         bos_token: impl Into<String>,
         eos_token: impl Into<String>,
     ) -> Result<ChatTemplate, DialectError> {
-        Ok(ChatTemplate {
-            template: JinjaTemplate::new(source).map_err(DialectError::Template)?,
+        let template = JinjaTemplate::new(source).map_err(DialectError::Template)?;
+        Ok(ChatTemplate::jinja(template, bos_token, eos_token))
+    }
+
+    /// A compiled Jinja template with the texts of its special tokens.
+    pub fn jinja(
+        template: JinjaTemplate,
+        bos_token: impl Into<String>,
+        eos_token: impl Into<String>,
+    ) -> ChatTemplate {
+        ChatTemplate {
+            renderer: Renderer::Jinja(template),
             bos_token: bos_token.into(),
             eos_token: eos_token.into(),
+        }
+    }
+
+    /// An Ollama model's Go template, rendered with its Modelfile's default system
+    /// prompt and example messages. Go templates print no special-token variables.
+    pub fn ollama(source: &OllamaSource) -> Result<ChatTemplate, DialectError> {
+        let template = GoTemplate::new(&source.template).map_err(DialectError::Template)?;
+        Ok(ChatTemplate {
+            renderer: Renderer::Ollama {
+                template,
+                system: source.system.clone(),
+                messages: source.messages.clone(),
+            },
+            bos_token: String::new(),
+            eos_token: String::new(),
         })
     }
 
@@ -80,11 +124,33 @@ impl ChatTemplate {
             "add_generation_prompt".into(),
             input.add_generation_prompt.into(),
         );
-        context.insert("bos_token".into(), self.bos_token.clone().into());
-        context.insert("eos_token".into(), self.eos_token.clone().into());
-        self.template
-            .render(&Value::Object(context))
-            .map_err(DialectError::Template)
+        self.render_context(context)
+    }
+
+    /// Renders a Jinja context (`messages`, `tools`, `add_generation_prompt`, …) with the
+    /// special tokens added. An Ollama template reads its `messages` and `tools` as
+    /// Ollama reads a chat request; Ollama always renders a chat to be continued by the
+    /// assistant, so it has no `add_generation_prompt` to turn off.
+    pub fn render_context(&self, mut context: Map<String, Value>) -> Result<String, DialectError> {
+        match &self.renderer {
+            Renderer::Jinja(template) => {
+                context.insert("bos_token".into(), self.bos_token.clone().into());
+                context.insert("eos_token".into(), self.eos_token.clone().into());
+                template
+                    .render(&Value::Object(context))
+                    .map_err(DialectError::Template)
+            }
+            Renderer::Ollama {
+                template,
+                system,
+                messages,
+            } => {
+                let request = OllamaRequest::from_json(&Value::Object(context))
+                    .map_err(DialectError::OllamaRequest)?
+                    .with_model_defaults(system.as_deref(), messages);
+                template.render(&request).map_err(DialectError::Template)
+            }
+        }
     }
 }
 
@@ -145,6 +211,8 @@ pub enum DialectError {
     Template(TemplateError),
     #[error(transparent)]
     Source(SourceError),
+    #[error("chat template: {0}")]
+    OllamaRequest(RequestError),
     #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
     ToolSchema { name: String, message: String },
     #[error("tool_choice names {name:?}, which is not among the request's tools")]

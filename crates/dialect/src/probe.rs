@@ -12,8 +12,9 @@
 //! (`add_generation_prompt` true minus false) and what a finished assistant message is
 //! wrapped in (for ChatML, `<|im_start|>assistant\n` before and `<|im_end|>\n` after).
 
-use serde_json::{json, Value};
-use toolbridge_template::JinjaTemplate;
+use serde_json::{json, Map, Value};
+
+use crate::dialect::ChatTemplate;
 
 /// Marker strings. Each is unique, so one cannot be found inside another or in the
 /// template's own text.
@@ -70,10 +71,9 @@ pub struct TemplateCaps {
 }
 
 impl TemplateCaps {
-    /// Probes `template` by rendering small conversations with `bos` and `eos` as its
-    /// `bos_token` and `eos_token`.
-    pub fn probe(template: &JinjaTemplate, bos: &str, eos: &str) -> TemplateCaps {
-        let prober = Prober { template, bos, eos };
+    /// Probes `template` by rendering small conversations.
+    pub fn probe(template: &ChatTemplate) -> TemplateCaps {
+        let prober = Prober { template };
         let tool_call_arguments = prober.tool_call_arguments();
         let arguments = tool_call_arguments.unwrap_or(ArgumentsForm::Object);
         let turn = prober.assistant_turn();
@@ -97,26 +97,21 @@ impl TemplateCaps {
     }
 }
 
-/// One template with its special tokens, ready to render probe conversations.
+/// One template, ready to render probe conversations.
 struct Prober<'a> {
-    template: &'a JinjaTemplate,
-    bos: &'a str,
-    eos: &'a str,
+    template: &'a ChatTemplate,
 }
 
 impl Prober<'_> {
     /// Renders `messages` (and `tools`, when given); `None` when the template raises.
     fn render(&self, messages: Value, tools: Option<Value>, generation: bool) -> Option<String> {
-        let mut context = json!({
-            "messages": messages,
-            "add_generation_prompt": generation,
-            "bos_token": self.bos,
-            "eos_token": self.eos,
-        });
-        if let (Some(tools), Some(map)) = (tools, context.as_object_mut()) {
-            map.insert("tools".into(), tools);
+        let mut context = Map::new();
+        context.insert("messages".into(), messages);
+        context.insert("add_generation_prompt".into(), generation.into());
+        if let Some(tools) = tools {
+            context.insert("tools".into(), tools);
         }
-        self.template.render(&context).ok()
+        self.template.render_context(context).ok()
     }
 
     /// Renders `messages` and reports whether `marker` appears in the output.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
@@ -21,7 +21,7 @@ use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_grammar::{gbnf, lark};
-use toolbridge_template::TemplateSource;
+use toolbridge_template::{JinjaTemplate, TemplateSource};
 
 const CALL: &str =
     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
@@ -124,8 +124,11 @@ fn call_text(name: &str, arguments: &str) -> String {
 #[test]
 fn prompt_is_the_template_rendered_with_the_tools() {
     let source = qwen_source();
-    let direct = qwen()
-        .template
+    let text = source
+        .select(None)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let direct = JinjaTemplate::new(text)
+        .unwrap_or_else(|error| panic!("{error}"))
         .render(&json!({
             "messages": [
                 {"role": "system", "content": "You are terse."},
@@ -422,9 +425,11 @@ fn as_template_writes_it(template: &ChatTemplate, name: &str, arguments: &Value)
     };
     let call = ToolCall::new("call_0", name, Arguments::Object(object.clone()));
     let messages = json!([{"role": "user", "content": "go"}, Message::assistant_calls(vec![call])]);
+    let mut context = Map::new();
+    context.insert("messages".into(), messages);
+    context.insert("add_generation_prompt".into(), false.into());
     let rendered = template
-        .template
-        .render(&json!({"messages": messages, "add_generation_prompt": false}))
+        .render_context(context)
         .unwrap_or_else(|error| panic!("{error}"));
     let turn = rendered
         .rsplit("<|im_start|>assistant\n")

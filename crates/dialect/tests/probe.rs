@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
-use toolbridge_template::JinjaTemplate;
 
 /// The shared corpus, next to the repository.
 fn corpus() -> PathBuf {
@@ -21,9 +21,9 @@ fn probe_file(relative: &str, bos: &str, eos: &str) -> TemplateCaps {
     let path = corpus().join("jinja").join(relative);
     let source = fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    let template = JinjaTemplate::new(&source)
+    let template = ChatTemplate::new(&source, bos, eos)
         .unwrap_or_else(|err| panic!("{} does not compile: {err:?}", path.display()));
-    TemplateCaps::probe(&template, bos, eos)
+    TemplateCaps::probe(&template)
 }
 
 #[test]
@@ -187,12 +187,12 @@ fn corpus_table() {
             println!("{name}: unreadable");
             continue;
         };
-        match JinjaTemplate::new(&source) {
+        match ChatTemplate::new(&source, "<s>", "</s>") {
             Ok(template) => {
-                let caps = TemplateCaps::probe(&template, "<s>", "</s>");
+                let caps = TemplateCaps::probe(&template);
                 println!("{name}: {}", summary(&caps));
             }
-            Err(err) => println!("{name}: does not compile: {}", err.message),
+            Err(err) => println!("{name}: does not compile: {}", err),
         }
     }
 }

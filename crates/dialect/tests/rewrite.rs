@@ -7,6 +7,7 @@ mod common;
 
 use serde_json::json;
 use toolbridge_chat::Message;
+use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::probe::TemplateCaps;
 use toolbridge_dialect::rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags};
 use toolbridge_template::JinjaTemplate;
@@ -44,7 +45,7 @@ fn check_sections(only: Option<&str>) -> usize {
         }
         let template = JinjaTemplate::new(source)
             .unwrap_or_else(|err| panic!("template {name} does not compile: {err:?}"));
-        let caps = TemplateCaps::probe(&template, "<s>", "</s>");
+        let caps = TemplateCaps::probe(&ChatTemplate::new(source, "<s>", "</s>").unwrap());
         for section in seed.sections.iter().filter(|s| &s.template == name) {
             let history = rewrite_history(&seed.messages, &caps, writer_for(section));
             let rendered = render(&template, &history);

@@ -107,9 +107,9 @@ impl From<DialectError> for Failure {
             DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
-            DialectError::Template(_) | DialectError::Json { .. } => {
-                Failure::invalid("messages", message)
-            }
+            DialectError::Template(_)
+            | DialectError::OllamaRequest(_)
+            | DialectError::Json { .. } => Failure::invalid("messages", message),
             DialectError::Source(_) => Failure::api(ApiError::server(message)),
         }
     }

@@ -35,5 +35,5 @@ pub mod server;
 pub mod stream;
 
 pub use error::Failure;
-pub use model::{choose_dialect, ServedModel, SetupError};
+pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
 pub use server::{Server, ServerOptions};

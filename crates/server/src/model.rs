@@ -7,6 +7,9 @@
 //! its BOS/EOS token texts) unless the caller gives a [`TemplateSource`] (`--template`);
 //! tokens the override does not name are still the model's. When the source ships a
 //! `tool_use` template, requests with tools render with it, as `transformers` chooses.
+//! An Ollama model's Go template ([`OllamaSource`], from a Modelfile) renders as Ollama
+//! renders it, with the Modelfile's system prompt and example messages, and its stop
+//! strings end every answer.
 //!
 //! The dialect is the one named (`--dialect`), else the one the dialect crate detects from
 //! the default template's text ([`detect::dialect_name`]): the template's own family where
@@ -20,7 +23,7 @@ use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use toolbridge_dialect::registry::Registry;
 use toolbridge_engine::Engine;
-use toolbridge_template::TemplateSource;
+use toolbridge_template::{OllamaSource, TemplateSource};
 
 use crate::answer_format::AnswerFormat;
 use crate::error::Failure;
@@ -36,12 +39,23 @@ pub enum SetupError {
     UnknownDialect { name: String, known: Vec<String> },
 }
 
+/// A chat template given instead of the model's own.
+pub enum TemplateOverride {
+    /// Jinja, from a template file, a `tokenizer_config.json`, a model folder or a GGUF.
+    HuggingFace(TemplateSource),
+    /// An Ollama Go template, from a Modelfile or a `.gotmpl` file.
+    Ollama(OllamaSource),
+}
+
 /// An engine with the templates and dialect its requests are prepared with.
 pub struct ServedModel {
     engine: Arc<dyn Engine>,
     templates: Templates,
     registry: Registry,
     dialect: &'static str,
+    /// Stop strings of the template's source (a Modelfile's `PARAMETER stop`), added to
+    /// every request's.
+    stop: Vec<String>,
 }
 
 /// The compiled templates: the default, and `tool_use` when the model ships one.
@@ -55,19 +69,31 @@ impl ServedModel {
     /// the dialect called `dialect` (else [`choose_dialect`]'s).
     pub fn new(
         engine: Arc<dyn Engine>,
-        template: Option<TemplateSource>,
+        template: Option<TemplateOverride>,
         dialect: Option<&str>,
     ) -> Result<ServedModel, SetupError> {
-        let source = with_model_tokens(template, engine.as_ref());
-        let default_text = source.select(None).map_err(|_| SetupError::NoTemplate)?;
         let registry = Registry::default();
-        let dialect = choose_dialect(&registry, dialect, default_text)?;
-        let templates = Templates::compile(&source)?;
+        let (templates, dialect, stop) = match template {
+            Some(TemplateOverride::Ollama(source)) => {
+                let dialect = choose_dialect(&registry, dialect, &source.template)?;
+                (Templates::ollama(&source)?, dialect, source.stop)
+            }
+            Some(TemplateOverride::HuggingFace(source)) => {
+                Templates::hugging_face(source, engine.as_ref(), &registry, dialect)?
+            }
+            None => Templates::hugging_face(
+                TemplateSource::default(),
+                engine.as_ref(),
+                &registry,
+                dialect,
+            )?,
+        };
         Ok(ServedModel {
             engine,
             templates,
             registry,
             dialect,
+            stop,
         })
     }
 
@@ -89,6 +115,13 @@ impl ServedModel {
     /// answer free and the request asks for JSON, the JSON's schema (see
     /// [`crate::answer_format`]).
     pub fn prepare(&self, request: &ChatRequest) -> Result<Prepared, Failure> {
+        let mut prepared = self.prepare_in_dialect(request)?;
+        prepared.stop.extend(self.stop.iter().cloned());
+        Ok(prepared)
+    }
+
+    /// [`Self::prepare`] before the model's own stop strings.
+    fn prepare_in_dialect(&self, request: &ChatRequest) -> Result<Prepared, Failure> {
         let template = self.templates.for_request(request);
         let dialect = self.dialect()?;
         let prepared = dialect.prepare(request, template)?;
@@ -119,6 +152,27 @@ impl ServedModel {
 }
 
 impl Templates {
+    /// The Jinja templates of `source` (the engine's model's where it names none), the
+    /// dialect for them, and no stop strings of their own.
+    fn hugging_face(
+        source: TemplateSource,
+        engine: &dyn Engine,
+        registry: &Registry,
+        dialect: Option<&str>,
+    ) -> Result<(Templates, &'static str, Vec<String>), SetupError> {
+        let source = with_model_tokens(source, engine);
+        let default_text = source.select(None).map_err(|_| SetupError::NoTemplate)?;
+        let dialect = choose_dialect(registry, dialect, default_text)?;
+        Ok((Templates::compile(&source)?, dialect, Vec::new()))
+    }
+
+    fn ollama(source: &OllamaSource) -> Result<Templates, DialectError> {
+        Ok(Templates {
+            default: ChatTemplate::ollama(source)?,
+            tool_use: None,
+        })
+    }
+
     fn compile(source: &TemplateSource) -> Result<Templates, DialectError> {
         let default = ChatTemplate::from_source(source, None, false)?;
         let tool_use = source
@@ -138,14 +192,13 @@ impl Templates {
     }
 }
 
-/// `template`, or the engine's model's template when `None`, with the model's tokens
-/// wherever the source names none (a bare Jinja file names none).
-fn with_model_tokens(template: Option<TemplateSource>, engine: &dyn Engine) -> TemplateSource {
+/// `source`, with the engine's model's template when it has none at all and the model's
+/// tokens wherever it names none (a bare Jinja file names none).
+fn with_model_tokens(mut source: TemplateSource, engine: &dyn Engine) -> TemplateSource {
     let model = engine.model();
-    let mut source = template.unwrap_or_else(|| TemplateSource {
-        template: model.chat_template.clone(),
-        ..TemplateSource::default()
-    });
+    if source.template.is_none() && source.named.is_empty() {
+        source.template = model.chat_template.clone();
+    }
     source.bos_token = source.bos_token.or_else(|| model.bos_token.clone());
     source.eos_token = source.eos_token.or_else(|| model.eos_token.clone());
     source

@@ -238,6 +238,9 @@ pub struct OllamaSource {
     pub stop: Vec<String>,
     /// `MESSAGE` turns Ollama puts before every conversation.
     pub messages: Vec<Message>,
+    /// A Modelfile's `FROM`: the weights, as a path (resolved against the Modelfile's
+    /// folder when relative) or an Ollama model name. `None` for a `.gotmpl` file.
+    pub from: Option<PathBuf>,
 }
 
 /// Whether `path` names an Ollama template source: a `Modelfile` (any case, or a
@@ -277,11 +280,13 @@ impl OllamaSource {
                      model, which is not read here)"
                 .into(),
         })?;
+        let from = resolve_from(path, &modelfile.from);
         Ok(OllamaSource {
             template,
             system: modelfile.system,
             stop,
             messages: modelfile.messages,
+            from: Some(from),
         })
     }
 
@@ -301,6 +306,18 @@ impl OllamaSource {
             ..Self::default()
         })
     }
+}
+
+/// A Modelfile's `FROM` as Ollama reads a path: `~/` is the home folder, and a relative
+/// path starts at the Modelfile's folder.
+fn resolve_from(modelfile: &Path, from: &str) -> PathBuf {
+    if let (Some(rest), Some(home)) = (from.strip_prefix("~/"), std::env::var_os("HOME")) {
+        return PathBuf::from(home).join(rest);
+    }
+    modelfile
+        .parent()
+        .unwrap_or_else(|| Path::new(""))
+        .join(from)
 }
 
 /// The `stop` list of an Ollama template parameters file.

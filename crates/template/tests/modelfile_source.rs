@@ -52,6 +52,7 @@ fn a_modelfile_gives_template_system_stops_and_messages() {
         Some("You are a careful assistant.")
     );
     assert_eq!(source.stop, ["<|eot_id|>", "<|start_header_id|>"]);
+    assert_eq!(source.from, Some(dir.join("./firefunction-v2.gguf")));
     assert_eq!(
         source.messages,
         [

@@ -100,13 +100,8 @@ pub fn render(
         context.insert("tools".into(), tools);
     }
     context.insert("add_generation_prompt".into(), true.into());
-    context.insert("bos_token".into(), template.bos_token.clone().into());
-    context.insert("eos_token".into(), template.eos_token.clone().into());
     context.extend(extra);
-    template
-        .template
-        .render(&Value::Object(context))
-        .map_err(DialectError::Template)
+    template.render_context(context)
 }
 
 /// An assistant message with several calls split into one message per call, for templates

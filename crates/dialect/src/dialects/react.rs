@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use toolbridge_chat::sharegpt::{self, CallEncoding};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
@@ -106,12 +106,9 @@ impl Native for React {
         messages: Vec<Value>,
         tools: &[Tool],
     ) -> Result<String, DialectError> {
-        let mut context = json!({
-            "messages": messages,
-            "add_generation_prompt": true,
-            "bos_token": template.bos_token,
-            "eos_token": template.eos_token,
-        });
+        let mut context = Map::new();
+        context.insert("messages".into(), Value::Array(messages));
+        context.insert("add_generation_prompt".into(), true.into());
         if !tools.is_empty() {
             let functions = tools
                 .iter()
@@ -121,12 +118,9 @@ impl Native for React {
                     what: "the tools",
                     source,
                 })?;
-            context["tools"] = Value::Array(functions);
+            context.insert("tools".into(), Value::Array(functions));
         }
-        template
-            .template
-            .render(&context)
-            .map_err(DialectError::Template)
+        template.render_context(context)
     }
 }
 

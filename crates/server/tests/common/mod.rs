@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_engine::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, ScriptedEngine,
 };
-use toolbridge_server::{ServedModel, Server, ServerOptions};
+use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
 use toolbridge_template::TemplateSource;
 
 pub const MODEL_ID: &str = "qwen-test";
@@ -108,8 +108,12 @@ pub fn scripted(outputs: &[&str]) -> Arc<Recorder> {
 /// The server's routes over `engine` with the Qwen template and `options`.
 pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
     let engine: Arc<dyn Engine> = Arc::clone(engine) as Arc<dyn Engine>;
-    let model = ServedModel::new(engine, Some(qwen_source()), None)
-        .unwrap_or_else(|error| panic!("{error}"));
+    let model = ServedModel::new(
+        engine,
+        Some(TemplateOverride::HuggingFace(qwen_source())),
+        None,
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.dialect_name(), "hermes");
     Server::new(model, options).router()
 }

@@ -103,8 +103,7 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         messages: &[Message],
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
-        let caps =
-            TemplateCaps::probe(&template.template, &template.bos_token, &template.eos_token);
+        let caps = TemplateCaps::probe(template);
         let history = rewrite_history(messages, &caps, self.writer(request));
         template.render(&RenderInput {
             messages: messages_json(&history)?,
