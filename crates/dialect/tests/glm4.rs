@@ -89,6 +89,23 @@ fn the_conversation_renders_byte_for_byte() {
 }
 
 #[test]
+fn a_past_call_reads_back_as_the_prompt_writes_it() {
+    let registry = registry();
+    let prompt = prepare(dialect(&registry), &conversation(), &glm4()).prompt;
+    let turn = prompt
+        .split("<|assistant|>")
+        .nth(1)
+        .and_then(|turn| turn.split("<|observation|>").next())
+        .expect("a past call");
+    reads(
+        dialect(&registry),
+        &glm4(),
+        turn,
+        &[call("get_weather", json!({"city": "Paris"}))],
+    );
+}
+
+#[test]
 fn text_said_beside_a_call_is_a_turn_before_it() {
     let registry = registry();
     let mut request = conversation();
