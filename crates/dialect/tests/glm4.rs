@@ -7,7 +7,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_chat::{ToolChoice, ToolChoiceMode};
+use toolbridge_chat::{Arguments, Message, ToolCall, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_grammar::check::Validator;
 
@@ -113,6 +113,31 @@ fn text_said_beside_a_call_is_a_turn_before_it() {
     let prompt = prepare(dialect(&registry), &request, &glm4()).prompt;
     assert!(
         prompt.contains("<|assistant|>\nChecking.<|assistant|>get_weather\n{\"city\": \"Paris\"}"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn each_of_several_past_calls_is_a_turn_of_its_own() {
+    let registry = registry();
+    let mut request = conversation();
+    let mut calls = request.messages[2].calls().to_vec();
+    calls.push(ToolCall::new(
+        "call_2",
+        "add",
+        Arguments::Object(
+            json!({"a": 1, "b": 2})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ),
+    ));
+    request.messages[2] = Message::assistant_calls(calls);
+    let prompt = prepare(dialect(&registry), &request, &glm4()).prompt;
+    assert!(
+        prompt.contains(
+            "<|assistant|>get_weather\n{\"city\": \"Paris\"}<|assistant|>add\n{\"a\": 1, \"b\": 2}<|observation|>"
+        ),
         "{prompt}"
     );
 }

@@ -12,7 +12,7 @@
 //! the model's answers.
 //!
 //! The template knows nothing of OpenAI's tools, calls or results, so the history is
-//! rewritten for it ([`turns`]), as GLM-4's own API server does: the tools ride on a
+//! rewritten for it, as GLM-4's own API server does: the tools ride on a
 //! `system` message of their own (`item['tools']`), printed as `# 可用工具`; a past call
 //! becomes an assistant turn with the name as metadata and the arguments as content; a
 //! tool result becomes an `observation` turn.
@@ -134,7 +134,7 @@ fn decode(captures: &[String], declared: &[String]) -> Option<Vec<Call>> {
 /// The conversation as GLM-4's template can print it: each past call an assistant turn of
 /// its own (the name as metadata, the arguments as content) after the text said beside
 /// it, and tool results as `observation` turns.
-pub fn turns(messages: &[Message]) -> Vec<Message> {
+fn turns(messages: &[Message]) -> Vec<Message> {
     messages
         .iter()
         .flat_map(|message| match message.role {
