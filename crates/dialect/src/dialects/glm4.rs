@@ -12,10 +12,10 @@
 //! the model's answers.
 //!
 //! The template knows nothing of OpenAI's tools, calls or results, so the history is
-//! rewritten for it, as GLM-4's own API server does: the tools ride on a
-//! `system` message of their own (`item['tools']`), printed as `# 可用工具`; a past call
-//! becomes an assistant turn with the name as metadata and the arguments as content; a
-//! tool result becomes an `observation` turn.
+//! rewritten for it, as GLM-4's own API server does: the tools ride on a `system` message
+//! of their own (`item['tools']`), printed as `# 可用工具`; a past call becomes an
+//! assistant turn with the name as metadata and the arguments as content (after a turn
+//! with the text said beside it, if any); a tool result becomes an `observation` turn.
 //!
 //! A call can only open the answer, where no trigger word can be anchored, so the grammar
 //! is not lazy: it decides at the first byte between an answer (a line break, then any
