@@ -14,6 +14,7 @@ use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma3::Gemma3Pythonic;
 use crate::dialects::gemma4::Gemma4;
 use crate::dialects::gigachat::GigaChat;
+use crate::dialects::glm4::Glm4;
 use crate::dialects::gpt_oss::GptOss;
 use crate::dialects::hermes_dialect::HermesDialect;
 use crate::dialects::json_list::{
@@ -83,6 +84,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
+        registry.register(Arc::new(NativeDialect(Glm4)), &["chatglm4"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);

@@ -239,6 +239,15 @@ fn arguments_json(arguments: &Arguments) -> Value {
         .unwrap_or_else(|_| Value::String(arguments.as_json_string().into_owned()))
 }
 
+/// A call's arguments as a model writes them after its call's name: the text as sent, or
+/// an object as Python's `json.dumps` prints it.
+pub fn arguments_text(arguments: &Arguments) -> String {
+    match arguments {
+        Arguments::Text(text) => text.clone(),
+        Arguments::Object(object) => spaced_json(&Value::Object(object.clone())),
+    }
+}
+
 /// JSON on one line with a space after each `,` and `:`, as Python's `json.dumps` prints.
 fn spaced_json(value: &Value) -> String {
     let mut out = String::new();
@@ -339,6 +348,14 @@ mod tests {
         assert_eq!(text, format!("Let me add.\n{tag}\n{tag}"));
         assert_eq!(ToolCallTags.write_calls("", &[add_call()]), tag);
         assert_eq!(ToolCallTags.write_answer("hi"), None);
+    }
+
+    #[test]
+    fn arguments_are_written_as_sent_or_as_python_prints_them() {
+        let object = add_call().function.arguments;
+        assert_eq!(arguments_text(&object), r#"{"a": 2535, "b": 32222000403}"#);
+        let text = Arguments::Text(r#"{"a":1}"#.into());
+        assert_eq!(arguments_text(&text), r#"{"a":1}"#);
     }
 
     #[test]

@@ -87,6 +87,11 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
             format!("<|tool_calls|>{calls}<|calls|>")
         }
         "gigachat" => format!(" <|function_call|>{}", json(&calls[0], "arguments")),
+        "glm4" => format!(
+            "{}\n{}",
+            calls[0].name(),
+            Value::Object(arguments(&calls[0]))
+        ),
         "lfm2" => format!(
             "<|tool_call_start|>{}<|tool_call_end|>",
             written("llama3_pythonic", calls)
@@ -456,9 +461,10 @@ fn parse(dialect: &dyn Dialect, pieces: &[&str]) -> Message {
 }
 
 /// Syntaxes whose format carries one call per answer: they take the first expected call.
-const ONE_CALL: [&str; 7] = [
+const ONE_CALL: [&str; 8] = [
     "llama3 (python tag)",
     "gigachat",
+    "glm4",
     "hermes_2_pro",
     "short",
     "long",
@@ -527,6 +533,7 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "gemma3_pythonic",
         "solar_open",
         "gigachat",
+        "glm4",
         "granite",
         "phi4_mini",
         "phi4_mini (as its history prints calls)",

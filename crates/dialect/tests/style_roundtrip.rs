@@ -60,6 +60,9 @@ enum Syntax {
     SolarCalls,
     /// GigaChat 3.1: text, then one `<|function_call|>{"name", "arguments"}`.
     GigaChatCall,
+    /// GLM-4 9B: one call and no text, the name as the answer's metadata line, then the
+    /// JSON arguments.
+    Glm4Call,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
@@ -133,6 +136,7 @@ impl Syntax {
             "gemma4" => Syntax::Gemma4Calls,
             "solar_open" => Syntax::SolarCalls,
             "gigachat" => Syntax::GigaChatCall,
+            "glm4" => Syntax::Glm4Call,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
@@ -147,7 +151,11 @@ impl Syntax {
     /// The most calls one answer may carry, as seed 000's grammars allow.
     fn most_calls(self) -> usize {
         match self {
-            Syntax::Tagged | Syntax::Escaped | Syntax::Steps | Syntax::GigaChatCall => 1,
+            Syntax::Tagged
+            | Syntax::Escaped
+            | Syntax::Steps
+            | Syntax::GigaChatCall
+            | Syntax::Glm4Call => 1,
             Syntax::Routed
             | Syntax::LlamaJson
             | Syntax::Pythonic
@@ -216,6 +224,10 @@ impl Syntax {
                         format!("{answer}<|function_call|>{{\"name\": \"{name}\", \"arguments\": {arguments}}}")
                     })
             }
+            Syntax::Glm4Call => calls_json(calls)
+                .iter()
+                .map(|(name, arguments)| format!("{name}\n{arguments}"))
+                .collect(),
             Syntax::Lfm2List => format!(
                 "{text}<|tool_call_start|>{}<|tool_call_end|>",
                 pythonic("", calls)
@@ -971,8 +983,9 @@ proptest! {
 impl Syntax {
     /// Whether text that is no call comes out exactly as written. `mixtral` unescapes
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
-    /// the content, `functionary_v2` drops the `all\n<|content|>` routing of its text, and
-    /// Solar Open drops the tokens that frame its messages.
+    /// the content, `functionary_v2` drops the `all\n<|content|>` routing of its text,
+    /// Solar Open drops the tokens that frame its messages, and GLM-4 the line break that
+    /// ends an answer's empty metadata.
     fn carries_text_verbatim(self) -> bool {
         matches!(
             self,
@@ -1045,7 +1058,7 @@ impl Syntax {
             | Syntax::ActionEach
             | Syntax::ToolcallEach
             | Syntax::PythonBlock => text.trim_end().to_string(),
-            Syntax::BareList => String::new(),
+            Syntax::BareList | Syntax::Glm4Call => String::new(),
             Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::Atem | Syntax::R7bAction => {
                 text.to_string()
             }

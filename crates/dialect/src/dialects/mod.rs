@@ -8,6 +8,7 @@ pub mod functionary;
 pub mod gemma3;
 pub mod gemma4;
 pub mod gigachat;
+pub mod glm4;
 pub mod gpt_oss;
 pub mod hermes;
 pub mod hermes_dialect;

@@ -104,6 +104,13 @@ pub enum Pat {
         delim: String,
         max: usize,
     },
+    /// A function's name (letters, digits, `_`, `-`, `.`), at most `max` bytes, then
+    /// `delim`; the name captured, `delim` consumed. Decided at the first character that is
+    /// neither, so a line of prose is not held back as a name might be.
+    Name {
+        delim: String,
+        max: usize,
+    },
     /// Everything to the end of the output; captured.
     Rest,
     Seq(Vec<Pat>),
@@ -127,6 +134,13 @@ impl Pat {
 
     pub fn until(delim: impl Into<String>, max: usize) -> Pat {
         Pat::Until {
+            delim: delim.into(),
+            max,
+        }
+    }
+
+    pub fn name(delim: impl Into<String>, max: usize) -> Pat {
+        Pat::Name {
             delim: delim.into(),
             max,
         }
@@ -193,6 +207,7 @@ impl Pat {
                 None if ended || rest.len() >= max + delim.len() => Match::No,
                 None => Match::Partial,
             },
+            Pat::Name { delim, max } => name(rest, at, delim, *max, ended, captures),
             Pat::Rest => {
                 if ended {
                     captures.push(rest.to_string());
@@ -281,6 +296,33 @@ fn json_value(text: &str, at: usize, ended: bool, captures: &mut Vec<String>) ->
             Match::Full(at + end)
         }
         None => Match::No,
+    }
+}
+
+/// Whether `c` may be part of a function's name, as [`Pat::Name`] reads it.
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+fn name(
+    rest: &str,
+    at: usize,
+    delim: &str,
+    max: usize,
+    ended: bool,
+    captures: &mut Vec<String>,
+) -> Match {
+    let len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+    let after = &rest[len..];
+    if len > max {
+        Match::No
+    } else if len > 0 && after.starts_with(delim) {
+        captures.push(rest[..len].to_string());
+        Match::Full(at + len + delim.len())
+    } else if !ended && delim.starts_with(after) {
+        Match::Partial
+    } else {
+        Match::No
     }
 }
 
@@ -707,6 +749,24 @@ mod tests {
         assert_eq!(run("abx> ", true), Match::Full(5));
         assert_eq!(run("abx> !", false), Match::Full(6));
         assert_eq!(run("abx> ?", false), Match::Full(5));
+    }
+
+    #[test]
+    fn a_name_is_decided_at_its_first_foreign_character() {
+        let run = |text: &str, ended: bool| {
+            let mut captures = Vec::new();
+            let matched = Pat::name("\n", 8).matches(text, 0, ended, &mut captures);
+            (matched, captures)
+        };
+        assert_eq!(run("get_we", false), (Match::Partial, vec![]));
+        assert_eq!(run("get_we", true), (Match::No, vec![]));
+        assert_eq!(
+            run("a.b-c\n{", false),
+            (Match::Full(6), vec!["a.b-c".into()])
+        );
+        assert_eq!(run("Hello there", false), (Match::No, vec![]));
+        assert_eq!(run("\nHi", false), (Match::No, vec![]));
+        assert_eq!(run("much_too_long", false), (Match::No, vec![]));
     }
 
     #[test]
