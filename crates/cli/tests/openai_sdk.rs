@@ -9,19 +9,17 @@
 
 #![cfg(feature = "llama")]
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
 
-/// How long the model may take to load before the test gives up.
-const START_TIMEOUT: Duration = Duration::from_secs(300);
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::ServeProcess;
 
 #[test]
 fn the_openai_python_sdk_gets_openai_answers() {
     let python = sdk_python();
-    let server = ServeProcess::start();
+    let server = ServeProcess::start(&[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
     let status = Command::new(&python)
         .arg(&script)
@@ -68,48 +66,4 @@ fn run(command: &mut Command) {
         .status()
         .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
     assert!(status.success(), "{command:?} failed: {status}");
-}
-
-/// `toolbridge serve` on a free port, killed when dropped.
-struct ServeProcess {
-    child: Child,
-    base_url: String,
-}
-
-impl ServeProcess {
-    /// Starts the server on the default model and waits for the address it prints.
-    fn start() -> ServeProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-            .args(["serve", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("toolbridge starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                println!("serve: {line}");
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    // The test may have given up waiting; then nobody listens.
-                    let _ = sender.send(url.to_owned());
-                }
-            }
-        });
-        let mut server = ServeProcess {
-            child,
-            base_url: String::new(),
-        };
-        server.base_url = receiver
-            .recv_timeout(START_TIMEOUT)
-            .expect("toolbridge serve printed its address");
-        server
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
