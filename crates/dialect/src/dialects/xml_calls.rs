@@ -28,9 +28,8 @@
 //! each value its type back from the tool's schema ([`crate::toolkit::typed_args`]); DSML
 //! and Kimi K3 declare it instead (`string="true|false"`, `type="string|number|…"` on each
 //! argument, [`Declared`]), and their word is taken. The grammar writes each declared
-//! parameter in schema order, required ones always, a string as text without the start of
-//! its closing tag (`</p`; an enum of strings as one of them) and anything else as JSON of
-//! its schema. Qwen3-Coder's value sits between newlines, which are layout: one newline on
+//! parameter in schema order, required ones always, a string as text without its closing
+//! tag (an enum of strings as one of them) and anything else as JSON of its schema. Qwen3-Coder's value sits between newlines, which are layout: one newline on
 //! each side is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
 //! reasoning, and a prompt that opened it leaves the output inside it.
 //!
@@ -421,8 +420,8 @@ fn json_type(schema: &Value) -> Option<&'static str> {
     }
 }
 
-/// `tool`'s declared parameters in schema order; a string's text is ended by `end`, the
-/// start of its closing tag.
+/// `tool`'s declared parameters in schema order; a string's text is ended by `end`, its
+/// closing tag or the start of it.
 fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
     let parameters = checked_parameters(tool)?;
     let required: Vec<String> = parameters
@@ -596,13 +595,15 @@ impl Tags {
         Ok(Expr::Seq(items))
     }
 
-    /// What ends a string value: its closing tag up to the first letter of its name
-    /// (`</p`, `<|close|>a`).
+    /// What a string value may not hold: its closing tag, up to where the tag's first
+    /// character comes again (`</parameter>`, `<|close|>argument`), as [`text_value`]
+    /// needs.
     fn value_end(&self) -> &'static str {
         let close = self.parameter_close;
-        close
-            .find(|c: char| c.is_ascii_alphabetic())
-            .map_or(close, |at| &close[..=at])
+        let first = close.chars().next().unwrap_or('<');
+        close[first.len_utf8()..]
+            .find(first)
+            .map_or(close, |at| &close[..first.len_utf8() + at])
     }
 
     /// A name or key as the tag writes it.
@@ -785,7 +786,7 @@ fn checked_name(name: &str) -> Option<&str> {
 /// One GLM call of `tool`: its declared parameters in schema order.
 fn glm_call(tool: &Tool) -> Result<Expr, DialectError> {
     let mut items = vec![Expr::literal(format!("<tool_call>{}\n", tool.name()))];
-    for parameter in parameters(tool, "</a")? {
+    for parameter in parameters(tool, "</arg_value>")? {
         let written = Expr::Seq(vec![
             Expr::literal(format!("<arg_key>{}</arg_key>\n<arg_value>", parameter.key)),
             parameter.value.clone(),
@@ -851,8 +852,8 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
 
 /// A string value as text: anything without `end`, the start of its closing tag, so that
 /// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
-/// step, so `<<` and `<</` are text while `<</p` still ends the value (and, more strictly
-/// than needed, a partial `end` is not followed by another `<`).
+/// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
+/// strictly than needed, a partial `end` is not followed by another `<`).
 fn text_value(end: &str) -> Expr {
     let chars: Vec<char> = end.chars().collect();
     let not = |chars: &[char]| {
