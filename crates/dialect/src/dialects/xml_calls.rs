@@ -29,8 +29,9 @@
 //! and Kimi K3 declare it instead (`string="true|false"`, `type="string|number|…"` on each
 //! argument, [`Declared`]), and their word is taken. The grammar writes each declared
 //! parameter in schema order, required ones always, a string as text without its closing
-//! tag (an enum of strings as one of them) and anything else as JSON of its schema. Qwen3-Coder's value sits between newlines, which are layout: one newline on
-//! each side is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
+//! tag (an enum of strings as one of them) and anything else as JSON of its schema.
+//! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
+//! is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
 //! reasoning, and a prompt that opened it leaves the output inside it.
 //!
 //! MuSE Glimmer writes MiniMax's layout under `atem:` tags, but as harmony does
@@ -367,18 +368,19 @@ impl Native for XmlCalls {
         };
         let layout = self.tags().map_or(&[][..], |tags| tags.layout);
         markers.extend(layout.iter().map(|word| (word.to_string(), Action::Layout)));
-        match self.tags().and_then(|tags| tags.recipient) {
-            Some(_) => {
-                markers.push((
-                    open.into(),
-                    Action::Reasoning {
-                        close: close.into(),
-                        at_start_only: false,
-                    },
-                ));
-            }
-            None => markers.push(reasoning_tags(open, close)),
-        }
+        // A family that addresses its messages reasons again between calls.
+        let addressed = self.tags().is_some_and(|tags| tags.recipient.is_some());
+        markers.push(if addressed {
+            (
+                open.into(),
+                Action::Reasoning {
+                    close: close.into(),
+                    at_start_only: false,
+                },
+            )
+        } else {
+            reasoning_tags(open, close)
+        });
         markers
     }
 
