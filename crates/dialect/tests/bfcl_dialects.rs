@@ -181,6 +181,29 @@ fn written(syntax: &str, calls: &[ToolCall]) -> String {
                 .collect();
             format!("<｜DSML｜function_calls>\n{invokes}</｜DSML｜function_calls>")
         }
+        "kimi_k3" | "kimi_k3 (json block)" => {
+            let json_block = syntax != "kimi_k3";
+            let invokes: String = calls
+                .iter()
+                .enumerate()
+                .map(|(at, call)| {
+                    let arguments = if json_block {
+                        format!(
+                            "<|open|>json type=\"object\"<|sep|>{}<|close|>json<|sep|>",
+                            Value::Object(arguments(call))
+                        )
+                    } else {
+                        arguments(call).iter().map(kimi_argument).collect()
+                    };
+                    format!(
+                        "<|open|>call tool=\"{}\" index=\"{}\"<|sep|>{arguments}<|close|>call<|sep|>",
+                        attribute(call.name()),
+                        at + 1
+                    )
+                })
+                .collect();
+            format!("<|open|>think<|sep|>Which tools?<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|><|open|>tools<|sep|>{invokes}<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>")
+        }
         "granite" => format!("<|tool_call|>{}", list("arguments")),
         "phi4_mini" => format!("functools{}", list("arguments")),
         "phi4_mini (as its history prints calls)" => calls
@@ -445,6 +468,28 @@ fn text_of(value: &Value) -> String {
     }
 }
 
+/// An attribute value as Kimi K3's template escapes it.
+fn attribute(value: &str) -> String {
+    value.replace('&', "&amp;").replace('"', "&quot;")
+}
+
+/// One Kimi K3 argument, its JSON type declared: a string as its text, anything else as
+/// JSON.
+fn kimi_argument((key, value): (&String, &Value)) -> String {
+    let (kind, text) = match value {
+        Value::String(text) => ("string", text.clone()),
+        Value::Number(_) => ("number", value.to_string()),
+        Value::Bool(_) => ("boolean", value.to_string()),
+        Value::Null => ("null", value.to_string()),
+        Value::Object(_) => ("object", value.to_string()),
+        Value::Array(_) => ("array", value.to_string()),
+    };
+    format!(
+        "<|open|>argument key=\"{}\" type=\"{kind}\"<|sep|>{text}<|close|>argument<|sep|>",
+        attribute(key)
+    )
+}
+
 /// The dialect a syntax is read by.
 fn dialect_of(syntax: &str) -> &str {
     syntax.split(' ').next().unwrap_or(syntax)
@@ -528,6 +573,8 @@ fn bfcl_ground_truth_survives_every_dialect() {
         "minimax_m2",
         "deepseek_v3_2",
         "muse_glimmer",
+        "kimi_k3",
+        "kimi_k3 (json block)",
         "lfm2",
         "gemma4",
         "gemma3_pythonic",

@@ -72,6 +72,10 @@ enum Syntax {
     /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
     /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
     Dsml,
+    /// Kimi K3: the text as reasoning, then `<|open|>tools<|sep|>` and per call
+    /// `<|open|>call tool="f" index="n"<|sep|>` with `<|open|>argument key="k"
+    /// type="string|number|…"<|sep|>v<|close|>argument<|sep|>`.
+    KimiFrames,
     /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
     Harmony,
     /// MuSE Glimmer: the text as a message to `self`, then one ATEM message per call.
@@ -142,6 +146,7 @@ impl Syntax {
             "deepseek_v3_2" => Syntax::Dsml,
             "gpt_oss" => Syntax::Harmony,
             "muse_glimmer" => Syntax::Atem,
+            "kimi_k3" => Syntax::KimiFrames,
             "functionary_v3_1" => Syntax::FunctionTags,
             "functionary_v3" => Syntax::Routes,
             other => panic!("no syntax known for dialect {other}: add it here"),
@@ -178,6 +183,7 @@ impl Syntax {
             | Syntax::SolarCalls
             | Syntax::Harmony
             | Syntax::Atem
+            | Syntax::KimiFrames
             | Syntax::FunctionTags
             | Syntax::Routes
             | Syntax::BareList
@@ -234,6 +240,7 @@ impl Syntax {
             ),
             Syntax::Harmony => harmony(text, calls),
             Syntax::Atem => atem(text, calls),
+            Syntax::KimiFrames => kimi_k3(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
             Syntax::Routes => routes(text, calls),
             Syntax::BareList => json_list("", "[", calls),
@@ -525,6 +532,43 @@ fn atem(text: &str, calls: &[ToolCall]) -> String {
         " to=self<|message|>{text}<|eom|><|start|>assistant{}",
         calls.join("<|eom|><|start|>assistant")
     )
+}
+
+/// Kimi K3's answer: the text as reasoning, an empty response, then the calls numbered
+/// from 1, each argument's JSON type declared, names and keys escaped.
+fn kimi_k3(text: &str, calls: &[ToolCall]) -> String {
+    let attribute = |value: &str| value.replace('&', "&amp;").replace('"', "&quot;");
+    let calls: String = calls_json(calls)
+        .iter()
+        .enumerate()
+        .map(|(at, (name, arguments))| {
+            let parameters: String = arguments
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| {
+                    let (kind, text) = match value {
+                        Value::String(text) => ("string", text.clone()),
+                        Value::Number(_) => ("number", value.to_string()),
+                        Value::Bool(_) => ("boolean", value.to_string()),
+                        Value::Null => ("null", value.to_string()),
+                        Value::Object(_) => ("object", value.to_string()),
+                        Value::Array(_) => ("array", value.to_string()),
+                    };
+                    format!(
+                        "<|open|>argument key=\"{}\" type=\"{kind}\"<|sep|>{text}<|close|>argument<|sep|>",
+                        attribute(key)
+                    )
+                })
+                .collect();
+            format!(
+                "<|open|>call tool=\"{}\" index=\"{}\"<|sep|>{parameters}<|close|>call<|sep|>",
+                attribute(name),
+                at + 1
+            )
+        })
+        .collect();
+    format!("<|open|>think<|sep|>{text}<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|><|open|>tools<|sep|>{calls}<|close|>tools<|sep|>")
 }
 
 /// Functionary v3.1: `<function=name>{…}</function>` per call.
@@ -1059,9 +1103,12 @@ impl Syntax {
             | Syntax::ToolcallEach
             | Syntax::PythonBlock => text.trim_end().to_string(),
             Syntax::BareList | Syntax::Glm4Call => String::new(),
-            Syntax::Steps | Syntax::Routed | Syntax::Harmony | Syntax::Atem | Syntax::R7bAction => {
-                text.to_string()
-            }
+            Syntax::Steps
+            | Syntax::Routed
+            | Syntax::Harmony
+            | Syntax::Atem
+            | Syntax::KimiFrames
+            | Syntax::R7bAction => text.to_string(),
         }
     }
 }

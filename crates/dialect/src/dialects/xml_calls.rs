@@ -1,6 +1,6 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's DSML, MuSE Glimmer's ATEM and GLM 4.5 / 4.6 / 4.7.
+//! DeepSeek V3.2's DSML, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 / 4.7.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -26,11 +26,12 @@
 //!
 //! A string argument is written as it is and anything else as JSON, so the parser gives
 //! each value its type back from the tool's schema ([`crate::toolkit::typed_args`]); DSML
-//! says it instead (`string="true|false"` on each argument), and its word is taken. The
-//! grammar writes each declared parameter in schema order, required ones always, a string
-//! as text without `</` (an enum of strings as one of them) and anything else as JSON of
-//! its schema. Qwen3-Coder's value sits between newlines, which are layout: one newline on
-//! each side is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
+//! and Kimi K3 declare it instead (`string="true|false"`, `type="string|number|…"` on each
+//! argument, [`Declared`]), and their word is taken. The grammar writes each declared
+//! parameter in schema order, required ones always, a string as text without its closing
+//! tag (an enum of strings as one of them) and anything else as JSON of its schema.
+//! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
+//! is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
 //! reasoning, and a prompt that opened it leaves the output inside it.
 //!
 //! MuSE Glimmer writes MiniMax's layout under `atem:` tags, but as harmony does
@@ -50,6 +51,21 @@
 //! the invoke's. The lazy grammar starts at the block (the header before it is free), and
 //! each further call writes its own message; forced, the grammar writes the header too,
 //! after an optional reasoning message.
+//!
+//! Kimi K3 writes every part of a message as a frame of special tokens, attributes in its
+//! opening (escaped: `&amp;`, `&quot;`, [`crate::toolkit::attributes`]); its generation
+//! prompt leaves `<|open|>message role="assistant"<|sep|><|open|>think<|sep|>`:
+//!
+//! ```text
+//! The user wants the weather.<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
+//! ```
+//!
+//! Its frames are MiniMax's block, invoke and parameter with no newlines between, a call's
+//! number (from 1) after its name, and a declared type; a call may instead hold its
+//! arguments as one `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>` (as the
+//! template writes arguments given as a string). The response, think and message frames
+//! are layout around the content and reasoning; a forced grammar writes the (maybe empty)
+//! response frame before the calls, the lazy one starts at `<|open|>tools<|sep|>`.
 
 use std::sync::Arc;
 
@@ -62,6 +78,7 @@ use crate::dialects::framed_native::{
     after_open, free_text, grammar_of, one_or_more, reasoning_tags, reasoning_then, words, ws,
     Native, Start,
 };
+use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::typed_args::{typed_value, ParameterTypes};
 
@@ -84,6 +101,9 @@ pub enum XmlCalls {
     /// ` to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter
     /// name="k">v</atem:parameter>…`, one call per message.
     MuseGlimmer,
+    /// `<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="k"
+    /// type="string"<|sep|>v<|close|>argument<|sep|>…`.
+    KimiK3,
 }
 
 /// The message header of a family that addresses each call to its tool, as harmony does.
@@ -94,8 +114,6 @@ pub struct Recipient {
     pub message: &'static str,
     /// Between one call's message and the next one's header.
     pub next: &'static str,
-    /// Headers and frames that carry no calls (the message to the user, the ends).
-    pub layout: &'static [&'static str],
 }
 
 /// The tags of a family that writes a call as an element and each argument as a child.
@@ -108,18 +126,67 @@ pub struct Tags {
     pub many: bool,
     /// A call's opening tag, before and after its name, and its closing tag.
     pub invoke: (&'static str, &'static str),
+    /// The call's number among the calls, from 1, between these after its name, or none.
+    pub index: Option<(&'static str, &'static str)>,
     pub invoke_close: &'static str,
     /// An argument's opening tag, before and after its key, and its closing tag.
     pub parameter: (&'static str, &'static str),
     pub parameter_close: &'static str,
-    /// The argument's tag then says whether its value is a string: `true">` or `false">`.
-    pub string_flag: bool,
+    /// The argument's tag then declares its value's type ([`Declared`]), up to this.
+    pub declared: Option<(Declared, &'static str)>,
+    /// A call's arguments may instead be one JSON object between these.
+    pub json_block: Option<(&'static str, &'static str)>,
+    /// Names and keys are attribute values with `&` and `"` escaped.
+    pub escaped: bool,
+    /// The layout between tags: a newline, or nothing.
+    pub gap: &'static str,
     /// Each value sits between newlines, which are layout.
     pub value_newlines: bool,
     /// The reasoning tags.
     pub think: (&'static str, &'static str),
+    /// The frame around the answer's content, which a forced grammar writes before the
+    /// calls (empty or not).
+    pub response: Option<(&'static str, &'static str)>,
+    /// Headers and frames that carry no calls (around the answer, the ends).
+    pub layout: &'static [&'static str],
     /// Each call is its own message with this header, or the calls stand alone.
     pub recipient: Option<Recipient>,
+}
+
+/// How an argument's tag declares its value's type after its key: a string's value is its
+/// text, anything else's is JSON, and the declaration is taken over the tool's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declared {
+    /// `string="true"` or `string="false"` (DSML).
+    StringFlag,
+    /// `type="string"`, or `number`, `boolean`, `null`, `object`, `array` (Kimi K3).
+    JsonType,
+}
+
+/// The JSON types Kimi K3 declares for a value that is not a string.
+const JSON_TYPES: [&str; 5] = ["number", "boolean", "null", "object", "array"];
+
+impl Declared {
+    /// The words the grammar may declare for `parameter`.
+    fn words(self, parameter: &Parameter) -> Vec<&'static str> {
+        match (self, parameter.json_type) {
+            (Declared::StringFlag, _) if parameter.is_string => vec!["true"],
+            (Declared::StringFlag, _) => vec!["false"],
+            (Declared::JsonType, _) if parameter.is_string => vec!["string"],
+            (Declared::JsonType, Some(word)) => vec![word],
+            (Declared::JsonType, None) => JSON_TYPES.to_vec(),
+        }
+    }
+
+    /// Whether `word` declares a string (`Some(true)`), JSON (`Some(false)`) or neither.
+    fn says_string(self, word: &str) -> Option<bool> {
+        match (self, word) {
+            (Declared::StringFlag, "true") | (Declared::JsonType, "string") => Some(true),
+            (Declared::StringFlag, "false") => Some(false),
+            (Declared::JsonType, word) if JSON_TYPES.contains(&word) => Some(false),
+            _ => None,
+        }
+    }
 }
 
 const QWEN3_CODER: Tags = Tags {
@@ -127,12 +194,18 @@ const QWEN3_CODER: Tags = Tags {
     close: "</tool_call>",
     many: false,
     invoke: ("<function=", ">"),
+    index: None,
     invoke_close: "</function>",
     parameter: ("<parameter=", ">"),
     parameter_close: "</parameter>",
-    string_flag: false,
+    declared: None,
+    json_block: None,
+    escaped: false,
+    gap: "\n",
     value_newlines: true,
     think: ("<think>", "</think>"),
+    response: None,
+    layout: &[],
     recipient: None,
 };
 
@@ -152,10 +225,8 @@ const MINIMAX_M2: Tags = Tags {
     invoke_close: "</invoke>",
     parameter: ("<parameter name=\"", "\">"),
     parameter_close: "</parameter>",
-    string_flag: false,
     value_newlines: false,
-    think: ("<think>", "</think>"),
-    recipient: None,
+    ..QWEN3_CODER
 };
 
 const DSML: Tags = Tags {
@@ -165,7 +236,7 @@ const DSML: Tags = Tags {
     invoke_close: "</｜DSML｜invoke>",
     parameter: ("<｜DSML｜parameter name=\"", "\" string=\""),
     parameter_close: "</｜DSML｜parameter>",
-    string_flag: true,
+    declared: Some((Declared::StringFlag, "\">")),
     ..MINIMAX_M2
 };
 
@@ -181,18 +252,44 @@ const MUSE_GLIMMER: Tags = Tags {
         open: " to=",
         message: "<|message|>",
         next: "<|eom|><|start|>assistant",
-        layout: &[
-            " to=user<|message|>",
-            "<|start|>assistant",
-            "<|eom|>",
-            "<|eot|>",
-        ],
     }),
+    layout: &[
+        " to=user<|message|>",
+        "<|start|>assistant",
+        "<|eom|>",
+        "<|eot|>",
+    ],
     ..MINIMAX_M2
 };
 
-/// What closes DSML's `string="…` flag.
-const FLAG_END: &str = "\">";
+const KIMI_K3: Tags = Tags {
+    open: "<|open|>tools<|sep|>",
+    close: "<|close|>tools<|sep|>",
+    many: true,
+    invoke: ("<|open|>call tool=\"", "\""),
+    index: Some((" index=\"", "\"<|sep|>")),
+    invoke_close: "<|close|>call<|sep|>",
+    parameter: ("<|open|>argument key=\"", "\" type=\""),
+    parameter_close: "<|close|>argument<|sep|>",
+    declared: Some((Declared::JsonType, "\"<|sep|>")),
+    json_block: Some((
+        "<|open|>json type=\"object\"<|sep|>",
+        "<|close|>json<|sep|>",
+    )),
+    escaped: true,
+    gap: "",
+    value_newlines: false,
+    think: ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    response: Some(("<|open|>response<|sep|>", "<|close|>response<|sep|>")),
+    layout: &[
+        "<|close|>think<|sep|>",
+        "<|open|>response<|sep|>",
+        "<|close|>response<|sep|>",
+        "<|close|>message<|sep|>",
+        "<|end_of_msg|>",
+    ],
+    recipient: None,
+};
 
 const GLM_THINK: (&str, &str) = ("<think>", "</think>");
 
@@ -204,6 +301,7 @@ impl XmlCalls {
             XmlCalls::MiniMaxM2 => Some(MINIMAX_M2),
             XmlCalls::DeepSeekV32 => Some(DSML),
             XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
+            XmlCalls::KimiK3 => Some(KIMI_K3),
             XmlCalls::Glm => None,
         }
     }
@@ -222,6 +320,7 @@ impl Native for XmlCalls {
             XmlCalls::DeepSeekV32 => "deepseek_v3_2",
             XmlCalls::Glm => "glm",
             XmlCalls::MuseGlimmer => "muse_glimmer",
+            XmlCalls::KimiK3 => "kimi_k3",
         }
     }
 
@@ -248,10 +347,10 @@ impl Native for XmlCalls {
             }
         };
         let (open, close) = self.think();
-        let root = if forced {
-            reasoning_then(open, close, calls)
-        } else {
-            calls
+        let root = match self.tags().and_then(|tags| tags.response) {
+            _ if !forced => calls,
+            Some(response) => reasoning_then(open, close, answer_then(response, calls)),
+            None => reasoning_then(open, close, calls),
         };
         Ok(grammar_of(root))
     }
@@ -267,24 +366,21 @@ impl Native for XmlCalls {
             Some(tags) => tags.markers(&types),
             None => glm_markers(&types),
         };
-        match self.tags().and_then(|tags| tags.recipient) {
-            Some(recipient) => {
-                markers.extend(
-                    recipient
-                        .layout
-                        .iter()
-                        .map(|word| (word.to_string(), Action::Layout)),
-                );
-                markers.push((
-                    open.into(),
-                    Action::Reasoning {
-                        close: close.into(),
-                        at_start_only: false,
-                    },
-                ));
-            }
-            None => markers.push(reasoning_tags(open, close)),
-        }
+        let layout = self.tags().map_or(&[][..], |tags| tags.layout);
+        markers.extend(layout.iter().map(|word| (word.to_string(), Action::Layout)));
+        // A family that addresses its messages reasons again between calls.
+        let addressed = self.tags().is_some_and(|tags| tags.recipient.is_some());
+        markers.push(if addressed {
+            (
+                open.into(),
+                Action::Reasoning {
+                    close: close.into(),
+                    at_start_only: false,
+                },
+            )
+        } else {
+            reasoning_tags(open, close)
+        });
         markers
     }
 
@@ -301,6 +397,7 @@ impl Native for XmlCalls {
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
             XmlCalls::Glm => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
+            XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         })
     }
 }
@@ -311,12 +408,23 @@ struct Parameter {
     /// Its value as text (a string, or an enum of strings) or as JSON.
     value: Expr,
     is_string: bool,
+    /// The JSON type its schema declares, where it declares one.
+    json_type: Option<&'static str>,
     required: bool,
 }
 
-/// `tool`'s declared parameters in schema order; a string's text is ended by a closing tag
-/// whose name starts with `closing`.
-fn parameters(tool: &Tool, closing: char) -> Result<Vec<Parameter>, DialectError> {
+/// The one JSON type `schema` declares (`integer` is a `number`).
+fn json_type(schema: &Value) -> Option<&'static str> {
+    match schema.get("type")?.as_str()? {
+        "integer" | "number" => Some("number"),
+        "string" => Some("string"),
+        other => JSON_TYPES.iter().copied().find(|word| *word == other),
+    }
+}
+
+/// `tool`'s declared parameters in schema order; a string's text is ended by `end`, its
+/// closing tag or the start of it.
+fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
     let parameters = checked_parameters(tool)?;
     let required: Vec<String> = parameters
         .get("required")
@@ -342,7 +450,7 @@ fn parameters(tool: &Tool, closing: char) -> Result<Vec<Parameter>, DialectError
                 let values = strings.into_iter().map(Expr::literal).collect();
                 (Expr::group(Expr::Alt(values)), true)
             } else if schema.get("type").and_then(Value::as_str) == Some("string") {
-                (text_value(closing), true)
+                (text_value(end), true)
             } else {
                 (Expr::Json(schema.clone()), false)
             };
@@ -350,6 +458,7 @@ fn parameters(tool: &Tool, closing: char) -> Result<Vec<Parameter>, DialectError
                 key: key.clone(),
                 value,
                 is_string,
+                json_type: json_type(schema),
                 required: required.contains(key),
             }
         })
@@ -365,6 +474,17 @@ fn maybe(parameter: &Parameter, written: Expr) -> Expr {
     }
 }
 
+/// `calls` after the answer's content, for a forced grammar: the frame around it (whose
+/// opening the prompt may have written) with text without `<` inside.
+fn answer_then((open, close): (&str, &str), calls: Expr) -> Expr {
+    let answer = Expr::Seq(vec![
+        Expr::optional(Expr::literal(open)),
+        free_text(),
+        Expr::literal(close),
+    ]);
+    Expr::Seq(vec![Expr::optional(Expr::group(answer)), calls])
+}
+
 impl Tags {
     /// The calls: each in its own block, or all in one.
     fn grammar(&self, tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
@@ -372,19 +492,29 @@ impl Tags {
             .iter()
             .map(|tool| self.invoke_grammar(tool))
             .collect::<Result<Vec<_>, DialectError>>()?;
-        let block = |calls: Expr| {
-            Expr::Seq(vec![
-                Expr::literal(format!("{}\n", self.open)),
-                calls,
-                Expr::literal(format!("\n{}", self.close)),
-            ])
-        };
         let invokes = Expr::group(Expr::Alt(invokes));
         Ok(if self.many {
-            block(one_or_more(invokes, Expr::literal("\n"), parallel))
+            self.block(self.repeated(invokes, parallel))
         } else {
-            one_or_more(Expr::group(block(invokes)), ws(), parallel)
+            one_or_more(Expr::group(self.block(invokes)), ws(), parallel)
         })
+    }
+
+    /// `calls` in the block.
+    fn block(&self, calls: Expr) -> Expr {
+        Expr::Seq(vec![
+            Expr::literal(format!("{}{}", self.open, self.gap)),
+            calls,
+            Expr::literal(format!("{}{}", self.gap, self.close)),
+        ])
+    }
+
+    /// `item`, then with `parallel` any number more, each after the gap.
+    fn repeated(&self, item: Expr, parallel: bool) -> Expr {
+        match (parallel, self.gap) {
+            (true, "") => Expr::repeat(item, 1, None),
+            _ => one_or_more(item, Expr::literal(self.gap), parallel),
+        }
     }
 
     /// The calls of a family whose calls are messages to their tools: lazily the first
@@ -400,11 +530,7 @@ impl Tags {
         let mut blocks = Vec::new();
         let mut messages = Vec::new();
         for tool in tools {
-            let block = Expr::Seq(vec![
-                Expr::literal(format!("{}\n", self.open)),
-                self.invoke_grammar(tool)?,
-                Expr::literal(format!("\n{}", self.close)),
-            ]);
+            let block = self.block(self.invoke_grammar(tool)?);
             let header = format!("{}{}{}", recipient.open, tool.name(), recipient.message);
             messages.push(Expr::Seq(vec![Expr::literal(header), block.clone()]));
             blocks.push(block);
@@ -435,50 +561,100 @@ impl Tags {
     /// One call of `tool`: its declared parameters in schema order.
     fn invoke_grammar(&self, tool: &Tool) -> Result<Expr, DialectError> {
         let (before, after) = self.invoke;
-        let mut items = vec![Expr::literal(format!("{before}{}{after}\n", tool.name()))];
-        let closing = self
-            .parameter_close
-            .trim_start_matches("</")
-            .chars()
-            .next()
-            .unwrap_or('<');
+        let gap = self.gap;
+        let opening = format!("{before}{}{after}", self.written(tool.name()));
+        let mut items = match self.index {
+            Some((before, after)) => vec![
+                Expr::literal(format!("{opening}{before}")),
+                index_number(),
+                Expr::literal(format!("{after}{gap}")),
+            ],
+            None => vec![Expr::literal(format!("{opening}{gap}"))],
+        };
         let newline = if self.value_newlines { "\n" } else { "" };
-        for parameter in parameters(tool, closing)? {
+        for parameter in parameters(tool, self.value_end())? {
             let (before, after) = self.parameter;
-            let mut open = format!("{before}{}{after}", parameter.key);
-            if self.string_flag {
-                open.push_str(if parameter.is_string { "true" } else { "false" });
-                open.push_str(FLAG_END);
-            }
-            open.push_str(newline);
-            let written = Expr::Seq(vec![
-                Expr::literal(open),
-                parameter.value.clone(),
-                Expr::literal(format!("{newline}{}\n", self.parameter_close)),
-            ]);
-            items.push(maybe(&parameter, written));
+            let open = format!("{before}{}{after}", self.written(&parameter.key));
+            let mut written = match self.declared {
+                Some((declared, end)) => {
+                    let words = declared.words(&parameter);
+                    vec![
+                        Expr::literal(open),
+                        Expr::group(Expr::Alt(words.into_iter().map(Expr::literal).collect())),
+                        Expr::literal(format!("{end}{newline}")),
+                    ]
+                }
+                None => vec![Expr::literal(format!("{open}{newline}"))],
+            };
+            written.push(parameter.value.clone());
+            written.push(Expr::literal(format!(
+                "{newline}{}{gap}",
+                self.parameter_close
+            )));
+            items.push(maybe(&parameter, Expr::Seq(written)));
         }
         items.push(Expr::literal(self.invoke_close));
         Ok(Expr::Seq(items))
     }
 
-    /// A call after its opening tag's first part: its name, arguments and closing tag.
+    /// What a string value may not hold: its closing tag, up to where the tag's first
+    /// character comes again (`</parameter>`, `<|close|>argument`), as [`text_value`]
+    /// needs.
+    fn value_end(&self) -> &'static str {
+        let close = self.parameter_close;
+        let first = close.chars().next().unwrap_or('<');
+        close[first.len_utf8()..]
+            .find(first)
+            .map_or(close, |at| &close[..first.len_utf8() + at])
+    }
+
+    /// A name or key as the tag writes it.
+    fn written(&self, text: &str) -> String {
+        if self.escaped {
+            escape_attribute(text)
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A name or key as the tag wrote it, read back.
+    fn read(&self, text: &str) -> String {
+        if self.escaped {
+            unescape_attribute(text)
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A call after its opening tag's first part: its name (and number), arguments (or
+    /// their JSON object) and closing tag.
     fn invoke_pattern(&self) -> Pat {
         let mut parameter = vec![
             Pat::Ws,
             Pat::lit(self.parameter.0),
             Pat::until(self.parameter.1, MAX_NAME),
         ];
-        if self.string_flag {
-            parameter.push(Pat::until(FLAG_END, 8));
+        if let Some((_, end)) = self.declared {
+            parameter.push(Pat::until(end, 8));
         }
         parameter.push(Pat::until(self.parameter_close, MAX_REGION));
-        Pat::Seq(vec![
-            Pat::until(self.invoke.1, MAX_NAME),
-            Pat::repeat(Pat::Seq(parameter)),
-            Pat::Ws,
-            Pat::lit(self.invoke_close),
-        ])
+        let mut arguments = Pat::repeat(Pat::Seq(parameter));
+        if let Some((open, close)) = self.json_block {
+            let object = Pat::Seq(vec![
+                Pat::Ws,
+                Pat::lit(open),
+                Pat::Json,
+                Pat::Ws,
+                Pat::lit(close),
+            ]);
+            arguments = Pat::Alt(vec![object, arguments]);
+        }
+        let mut items = vec![Pat::until(self.invoke.1, MAX_NAME)];
+        if let Some((before, after)) = self.index {
+            items.extend([Pat::lit(before), Pat::until(after, 8)]);
+        }
+        items.extend([arguments, Pat::Ws, Pat::lit(self.invoke_close)]);
+        Pat::Seq(items)
     }
 
     /// The block's marker, and where each block holds one call the call's own tag too (a
@@ -536,19 +712,34 @@ impl Tags {
         }
     }
 
-    /// A call from its captures: its name, then each argument's key, flag and value.
+    /// A call from its captures: its name, number, then each argument's key, declared
+    /// type and value, or its arguments' JSON object (the one capture left: an argument
+    /// takes two or three).
     fn call(&self, captures: &[String], types: &ParameterTypes) -> Option<Call> {
-        let (name, arguments) = captures.split_first()?;
-        let name = checked_name(name)?;
-        let stride = if self.string_flag { 3 } else { 2 };
+        let (name, mut arguments) = captures.split_first()?;
+        let name = self.read(checked_name(name)?);
+        if self.index.is_some() {
+            let (index, rest) = arguments.split_first()?;
+            if index.is_empty() || !index.bytes().all(|byte| byte.is_ascii_digit()) {
+                return None;
+            }
+            arguments = rest;
+        }
+        if let (Some(_), [object]) = (self.json_block, arguments) {
+            let object = serde_json::from_str::<Value>(object).ok()?;
+            return object
+                .is_object()
+                .then(|| Call::new(name, object.to_string()));
+        }
+        let stride = if self.declared.is_some() { 3 } else { 2 };
         if arguments.len() % stride != 0 {
             return None;
         }
-        let properties = types.properties(name);
+        let properties = types.properties(&name);
         let object: Map<String, Value> = arguments
             .chunks(stride)
             .map(|argument| {
-                let key = argument[0].trim();
+                let key = self.read(argument[0].trim());
                 let text = argument[stride - 1].as_str();
                 let text = if self.value_newlines {
                     let text = text.strip_prefix('\n').unwrap_or(text);
@@ -556,19 +747,34 @@ impl Tags {
                 } else {
                     text
                 };
-                let schema = properties.and_then(|properties| properties.get(key));
-                let value = match self.string_flag.then(|| argument[1].as_str()) {
-                    Some("true") => Value::String(text.to_string()),
-                    Some("false") => serde_json::from_str(text.trim())
+                let schema = properties.and_then(|properties| properties.get(&key));
+                let declared = self
+                    .declared
+                    .and_then(|(declared, _)| declared.says_string(argument[1].trim()));
+                let value = match declared {
+                    Some(true) => Value::String(text.to_string()),
+                    Some(false) => serde_json::from_str(text.trim())
                         .unwrap_or_else(|_| typed_value(text, schema)),
-                    _ => typed_value(text, schema),
+                    None => typed_value(text, schema),
                 };
-                (key.to_string(), value)
+                (key, value)
             })
             .collect();
         let arguments = serde_json::to_string(&Value::Object(object)).ok()?;
         Some(Call::new(name, arguments))
     }
+}
+
+/// A call's number among the calls: `1`, `2`, ….
+fn index_number() -> Expr {
+    Expr::Seq(vec![
+        Expr::Class(CharClass::new(false, vec![ClassItem::Range('1', '9')])),
+        Expr::repeat(
+            Expr::Class(CharClass::new(false, vec![ClassItem::Range('0', '9')])),
+            0,
+            Some(5),
+        ),
+    ])
 }
 
 /// A function's name as written, or `None` when it cannot be one.
@@ -582,7 +788,7 @@ fn checked_name(name: &str) -> Option<&str> {
 /// One GLM call of `tool`: its declared parameters in schema order.
 fn glm_call(tool: &Tool) -> Result<Expr, DialectError> {
     let mut items = vec![Expr::literal(format!("<tool_call>{}\n", tool.name()))];
-    for parameter in parameters(tool, 'a')? {
+    for parameter in parameters(tool, "</arg_value>")? {
         let written = Expr::Seq(vec![
             Expr::literal(format!("<arg_key>{}</arg_key>\n<arg_value>", parameter.key)),
             parameter.value.clone(),
@@ -646,35 +852,48 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
     vec![("<tool_call>".into(), Action::Call(region))]
 }
 
-/// A string value as text: anything without `</` and then `closing` (the first letter of
-/// its closing tag's name), so that tag ends it. A run of `<` is one step, so `<<` and
-/// `<</` are text while `<</p` still ends the value.
-fn text_value(closing: char) -> Expr {
+/// A string value as text: anything without `end`, the start of its closing tag, so that
+/// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
+/// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
+/// strictly than needed, a partial `end` is not followed by another `<`).
+fn text_value(end: &str) -> Expr {
+    let chars: Vec<char> = end.chars().collect();
     let not = |chars: &[char]| {
         Expr::Class(CharClass::new(
             true,
             chars.iter().map(|&c| ClassItem::Char(c)).collect(),
         ))
     };
-    let angles = || Expr::repeat(Expr::literal("<"), 1, None);
+    let first = chars.first().copied().unwrap_or('<');
+    let runs = || Expr::repeat(Expr::literal(first.to_string()), 1, None);
+    // After `end`'s first `i` characters: a character that breaks the match, or the next
+    // one and on, never the whole of `end`.
+    let mut after = not(&[first, chars.last().copied().unwrap_or(first)]);
+    let mut partial: Option<Expr> = None;
+    for &c in chars.iter().skip(1).rev().skip(1) {
+        after = Expr::group(Expr::Alt(vec![
+            not(&[first, c]),
+            Expr::Seq(vec![Expr::literal(c.to_string()), after]),
+        ]));
+        let tail = match partial {
+            Some(tail) => Expr::Seq(vec![Expr::literal(c.to_string()), tail]),
+            None => Expr::literal(c.to_string()),
+        };
+        partial = Some(Expr::optional(Expr::group(tail)));
+    }
+    let ending = match partial {
+        Some(partial) => Expr::Seq(vec![runs(), partial]),
+        None => runs(),
+    };
     Expr::Seq(vec![
         Expr::repeat(
             Expr::group(Expr::Alt(vec![
-                not(&['<']),
-                Expr::Seq(vec![
-                    angles(),
-                    Expr::group(Expr::Alt(vec![
-                        not(&['/', '<']),
-                        Expr::Seq(vec![Expr::literal("/"), not(&[closing, '<'])]),
-                    ])),
-                ]),
+                not(&[first]),
+                Expr::Seq(vec![runs(), after]),
             ])),
             0,
             None,
         ),
-        Expr::optional(Expr::group(Expr::Seq(vec![
-            angles(),
-            Expr::optional(Expr::literal("/")),
-        ]))),
+        Expr::optional(Expr::group(ending)),
     ])
 }

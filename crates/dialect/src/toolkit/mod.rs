@@ -7,6 +7,7 @@
 //! So it is solved once, here, and tested here against every way of cutting the input; the
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
+//! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
@@ -26,6 +27,7 @@
 //! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
+pub mod attributes;
 pub mod call_json;
 pub mod framed;
 pub mod gemma_notation;

@@ -408,7 +408,7 @@ pub fn random_calls_round_trip(
 
 /// [`random_calls_round_trip`] for formats that write values as text, whose types only
 /// the prepared parser (which knows the schemas) gives back; strings holding `</` are
-/// left out, as the grammar ends a text value there.
+/// left out, as a text value may not hold its closing tag.
 pub fn random_calls_round_trip_typed(
     dialect: &dyn Dialect,
     template: &ChatTemplate,
