@@ -18,7 +18,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use toolbridge_engine::Engine;
-use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
+use toolbridge_server::{ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride};
 use toolbridge_template::source::{is_ollama_path, OllamaSource};
 use toolbridge_template::TemplateSource;
 
@@ -52,7 +52,8 @@ pub struct ServeArgs {
     /// CPU threads for generation (default: the engine's choice from the cores available).
     #[arg(short, long)]
     threads: Option<usize>,
-    /// Context size in tokens (default: the model's training context, capped by the engine).
+    /// Context size in tokens (default: a Modelfile's `num_ctx`, else the model's training
+    /// context, capped by the engine).
     #[arg(short = 'c', long = "ctx-size")]
     ctx_size: Option<u32>,
     /// Requests generated at once, each its own sequence in shared batches.
@@ -77,11 +78,17 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         Some(path) => (path.clone(), None),
         None => (default_model::ensure()?, None),
     };
-    let engine = load_engine(args, &model_path)?;
     let template = match &args.template {
         Some(path) => Some(load_template(path)?),
         None => modelfile.map(TemplateOverride::Ollama),
     };
+    let context_length = match (&template, args.ctx_size) {
+        (Some(TemplateOverride::Ollama(source)), None) => {
+            ModelfileDefaults::read(&source.parameters)?.context_length
+        }
+        (_, flag) => flag,
+    };
+    let engine = load_engine(args, &model_path, context_length)?;
     let model = ServedModel::new(engine, template, args.dialect.as_deref())?;
     let options = ServerOptions {
         api_key: args.api_key.clone(),
@@ -139,14 +146,19 @@ fn modelfile_weights(modelfile: &Path, source: &OllamaSource) -> Result<PathBuf>
     }
 }
 
-/// Loads `model` into the embedded llama.cpp engine with the flags' settings.
+/// Loads `model` into the embedded llama.cpp engine with the flags' settings and a
+/// context of `context_length` tokens (`None`: the engine's choice).
 #[cfg(feature = "llama")]
-fn load_engine(args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
+fn load_engine(
+    args: &ServeArgs,
+    model: &Path,
+    context_length: Option<u32>,
+) -> Result<Arc<dyn Engine>> {
     use toolbridge_engine::llama::{LlamaEngine, LlamaOptions};
     let engine = LlamaEngine::load(LlamaOptions {
         model: model.to_owned(),
         threads: args.threads,
-        context_length: args.ctx_size,
+        context_length,
         gpu_layers: args.n_gpu_layers,
         parallel: args.parallel,
         progress: true,
@@ -157,7 +169,11 @@ fn load_engine(args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
 
 /// Without the `llama` feature there is no engine to serve with.
 #[cfg(not(feature = "llama"))]
-fn load_engine(_args: &ServeArgs, model: &Path) -> Result<Arc<dyn Engine>> {
+fn load_engine(
+    _args: &ServeArgs,
+    model: &Path,
+    _context_length: Option<u32>,
+) -> Result<Arc<dyn Engine>> {
     anyhow::bail!(
         "cannot serve {}: this toolbridge was built without the embedded engine (cargo feature `llama`)",
         model.display()

@@ -39,6 +39,23 @@ pub struct Sampling {
     pub max_tokens: Option<u32>,
 }
 
+impl Sampling {
+    /// These settings, with `defaults`' wherever one is left unset.
+    pub fn or(self, defaults: &Sampling) -> Sampling {
+        Sampling {
+            temperature: self.temperature.or(defaults.temperature),
+            top_p: self.top_p.or(defaults.top_p),
+            top_k: self.top_k.or(defaults.top_k),
+            min_p: self.min_p.or(defaults.min_p),
+            seed: self.seed.or(defaults.seed),
+            repeat_penalty: self.repeat_penalty.or(defaults.repeat_penalty),
+            frequency_penalty: self.frequency_penalty.or(defaults.frequency_penalty),
+            presence_penalty: self.presence_penalty.or(defaults.presence_penalty),
+            max_tokens: self.max_tokens.or(defaults.max_tokens),
+        }
+    }
+}
+
 /// One generation asked of an engine.
 #[derive(Debug, Clone, Default)]
 pub struct Generation {

@@ -27,6 +27,7 @@ pub mod checks;
 pub mod error;
 pub mod generate;
 pub mod model;
+pub mod modelfile;
 pub mod repeats;
 pub mod respond;
 pub mod routes;
@@ -36,4 +37,5 @@ pub mod stream;
 
 pub use error::Failure;
 pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
+pub use modelfile::ModelfileDefaults;
 pub use server::{Server, ServerOptions};

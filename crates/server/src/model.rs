@@ -8,8 +8,9 @@
 //! tokens the override does not name are still the model's. When the source ships a
 //! `tool_use` template, requests with tools render with it, as `transformers` chooses.
 //! An Ollama model's Go template ([`OllamaSource`], from a Modelfile) renders as Ollama
-//! renders it, with the Modelfile's system prompt and example messages, and its stop
-//! strings end every answer.
+//! renders it, with the Modelfile's system prompt and example messages; its stop strings
+//! end every answer and its parameters are the sampling defaults
+//! ([`crate::modelfile`]).
 //!
 //! The dialect is the one named (`--dialect`), else the one the dialect crate detects from
 //! the default template's text ([`detect::dialect_name`]): the template's own family where
@@ -22,11 +23,12 @@ use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use toolbridge_dialect::registry::Registry;
-use toolbridge_engine::Engine;
+use toolbridge_engine::{Engine, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 use crate::answer_format::AnswerFormat;
 use crate::error::Failure;
+use crate::modelfile::ModelfileDefaults;
 
 /// Why a model cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +39,12 @@ pub enum SetupError {
     Template(#[from] DialectError),
     #[error("unknown dialect {name:?}; known dialects: {}", known.join(", "))]
     UnknownDialect { name: String, known: Vec<String> },
+    #[error("the Modelfile's PARAMETER {name} {value}: not a {expected}")]
+    Parameter {
+        name: String,
+        value: String,
+        expected: &'static str,
+    },
 }
 
 /// A chat template given instead of the model's own.
@@ -56,6 +64,9 @@ pub struct ServedModel {
     /// Stop strings of the template's source (a Modelfile's `PARAMETER stop`), added to
     /// every request's.
     stop: Vec<String>,
+    /// Sampling settings of the template's source (a Modelfile's parameters), for what a
+    /// request leaves unset.
+    sampling: Sampling,
 }
 
 /// The compiled templates: the default, and `tool_use` when the model ships one.
@@ -73,10 +84,14 @@ impl ServedModel {
         dialect: Option<&str>,
     ) -> Result<ServedModel, SetupError> {
         let registry = Registry::default();
-        let (templates, dialect, stop) = match template {
+        let mut stop = Vec::new();
+        let mut sampling = Sampling::default();
+        let (templates, dialect) = match template {
             Some(TemplateOverride::Ollama(source)) => {
                 let dialect = choose_dialect(&registry, dialect, &source.template)?;
-                (Templates::ollama(&source)?, dialect, source.stop)
+                sampling = ModelfileDefaults::read(&source.parameters)?.sampling;
+                stop = source.stop.clone();
+                (Templates::ollama(&source)?, dialect)
             }
             Some(TemplateOverride::HuggingFace(source)) => {
                 Templates::hugging_face(source, engine.as_ref(), &registry, dialect)?
@@ -94,6 +109,7 @@ impl ServedModel {
             registry,
             dialect,
             stop,
+            sampling,
         })
     }
 
@@ -109,6 +125,11 @@ impl ServedModel {
 
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.engine
+    }
+
+    /// The sampling settings used where a request leaves one unset.
+    pub fn sampling_defaults(&self) -> &Sampling {
+        &self.sampling
     }
 
     /// The prompt, constraint, stops and parser for `request`; when the dialect leaves the
@@ -152,18 +173,18 @@ impl ServedModel {
 }
 
 impl Templates {
-    /// The Jinja templates of `source` (the engine's model's where it names none), the
-    /// dialect for them, and no stop strings of their own.
+    /// The Jinja templates of `source` (the engine's model's where it names none) and the
+    /// dialect for them.
     fn hugging_face(
         source: TemplateSource,
         engine: &dyn Engine,
         registry: &Registry,
         dialect: Option<&str>,
-    ) -> Result<(Templates, &'static str, Vec<String>), SetupError> {
+    ) -> Result<(Templates, &'static str), SetupError> {
         let source = with_model_tokens(source, engine);
         let default_text = source.select(None).map_err(|_| SetupError::NoTemplate)?;
         let dialect = choose_dialect(registry, dialect, default_text)?;
-        Ok((Templates::compile(&source)?, dialect, Vec::new()))
+        Ok((Templates::compile(&source)?, dialect))
     }
 
     fn ollama(source: &OllamaSource) -> Result<Templates, DialectError> {

@@ -63,7 +63,7 @@ async fn chat_completions(
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let request = parse_request(&body)?;
-    let sampling = sampling(&request)?;
+    let sampling = sampling(&request)?.or(state.model.sampling_defaults());
     let prepared = state.model.prepare(&request)?;
     let generation = Generation {
         prompt: prepared.prompt,

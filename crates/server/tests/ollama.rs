@@ -1,7 +1,7 @@
 //! A model served with an Ollama Modelfile's Go template: the prompt is the template
 //! rendered as Ollama renders the chat (the Modelfile's `SYSTEM` added), the Modelfile's
-//! stop strings end the answer, and the dialect detected from the Go template reads the
-//! calls back. Ollama's own Qwen 2.5 template from the corpus, over a scripted engine.
+//! stop strings end the answer, its parameters are the sampling defaults, and the dialect
+//! detected from the Go template reads the calls back. Ollama's own Qwen 2.5 template from the corpus, over a scripted engine.
 
 mod common;
 
@@ -36,7 +36,7 @@ fn qwen_modelfile() -> OllamaSource {
     std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
     let path = dir.join("Modelfile");
     let modelfile = format!(
-        "FROM ./qwen2.5.gguf\nTEMPLATE \"\"\"{template}\"\"\"\nSYSTEM {SYSTEM}\nPARAMETER stop <|im_end|>\n"
+        "FROM ./qwen2.5.gguf\nTEMPLATE \"\"\"{template}\"\"\"\nSYSTEM {SYSTEM}\nPARAMETER stop <|im_end|>\nPARAMETER temperature 0.3\nPARAMETER top_k 7\n"
     );
     std::fs::write(&path, modelfile).unwrap_or_else(|error| panic!("{error}"));
     OllamaSource::from_path(&path).unwrap_or_else(|error| panic!("{error}"))
@@ -94,6 +94,8 @@ async fn a_modelfile_template_renders_the_prompt_as_ollama_does() {
         .starts_with(&format!("<|im_start|>system\n{SYSTEM}\n\n# Tools\n")));
     assert!(generation.prompt.ends_with("<|im_start|>assistant\n"));
     assert!(generation.stop.iter().any(|stop| stop == "<|im_end|>"));
+    assert_eq!(generation.sampling.temperature, Some(0.3));
+    assert_eq!(generation.sampling.top_k, Some(7));
 
     let message = &answer["choices"][0]["message"];
     assert_eq!(answer["choices"][0]["finish_reason"], "tool_calls");
@@ -120,10 +122,14 @@ async fn past_calls_and_results_render_in_the_templates_own_syntax() {
             {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 24 C"},
         ],
         "tools": [weather_tool()],
+        "temperature": 0,
     });
     let (status, answer) = chat(&app(&engine, &source), &body).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    let prompt = engine.generation().prompt;
+    let generation = engine.generation();
+    assert_eq!(generation.sampling.temperature, Some(0.0));
+    assert_eq!(generation.sampling.top_k, Some(7));
+    let prompt = generation.prompt;
     assert_eq!(prompt, as_ollama_renders(&source, &body));
     assert!(prompt.contains(
         "<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\"}}\n</tool_call><|im_end|>\n"

@@ -236,6 +236,8 @@ pub struct OllamaSource {
     pub system: Option<String>,
     /// `PARAMETER stop` strings.
     pub stop: Vec<String>,
+    /// Every other `PARAMETER`, name and value as written (`temperature`, `num_ctx`, …).
+    pub parameters: Vec<(String, String)>,
     /// `MESSAGE` turns Ollama puts before every conversation.
     pub messages: Vec<Message>,
     /// A Modelfile's `FROM`: the weights, as a path (resolved against the Modelfile's
@@ -274,6 +276,12 @@ impl OllamaSource {
         let modelfile =
             Modelfile::parse(&read_text(path)?).map_err(|err| invalid(path, err.to_string()))?;
         let stop = modelfile.stop();
+        let parameters = modelfile
+            .parameters
+            .iter()
+            .filter(|(name, _)| !name.eq_ignore_ascii_case("stop"))
+            .cloned()
+            .collect();
         let template = modelfile.template.ok_or_else(|| SourceError::NoTemplate {
             path: path.to_owned(),
             reason: "the Modelfile has no TEMPLATE (Ollama would take the one of its FROM \
@@ -285,6 +293,7 @@ impl OllamaSource {
             template,
             system: modelfile.system,
             stop,
+            parameters,
             messages: modelfile.messages,
             from: Some(from),
         })

@@ -38,6 +38,7 @@ TEMPLATE """{{- if .System }}<|start_header_id|>system<|end_header_id|>
 SYSTEM You are a careful assistant.
 PARAMETER stop <|eot_id|>
 PARAMETER stop "<|start_header_id|>"
+PARAMETER temperature 0.2
 MESSAGE user Hi?
 MESSAGE assistant Hello!
 "#;
@@ -53,6 +54,10 @@ fn a_modelfile_gives_template_system_stops_and_messages() {
     );
     assert_eq!(source.stop, ["<|eot_id|>", "<|start_header_id|>"]);
     assert_eq!(source.from, Some(dir.join("./firefunction-v2.gguf")));
+    assert_eq!(
+        source.parameters,
+        [("temperature".to_string(), "0.2".to_string())]
+    );
     assert_eq!(
         source.messages,
         [
