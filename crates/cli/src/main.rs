@@ -4,6 +4,7 @@ mod bench;
 mod default_model;
 mod detect;
 mod grammar;
+mod model_source;
 mod parse;
 mod prepare;
 mod render;

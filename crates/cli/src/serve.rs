@@ -7,9 +7,9 @@
 //! `--port 0` lets the system pick a free port; the address actually bound is printed
 //! first, on its own line, so scripts and tests can read it.
 //!
-//! An Ollama user's model comes as a Modelfile: `--model Modelfile` serves the GGUF its
-//! `FROM` names with its Go template, system prompt and stop strings, rendered as Ollama
-//! renders them; `--template` takes a Modelfile or `.gotmpl` file for any GGUF.
+//! An Ollama user's model is served as Ollama serves it, from a Modelfile or by its name
+//! in Ollama's store ([`crate::model_source`]); `--template` takes a Modelfile or
+//! `.gotmpl` file for any GGUF.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -19,17 +19,17 @@ use anyhow::{Context, Result};
 use clap::Args;
 use toolbridge_engine::Engine;
 use toolbridge_server::{ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride};
-use toolbridge_template::source::{is_ollama_path, OllamaSource};
-use toolbridge_template::TemplateSource;
 
 use crate::default_model;
+use crate::model_source::{self, ModelSource};
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// The GGUF model to serve, or an Ollama Modelfile whose `FROM` is a GGUF file;
-    /// without it, the default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), fetched and
-    /// verified on first use.
-    #[arg(short, long, value_name = "FILE.gguf|Modelfile")]
+    /// The model to serve: a GGUF file, an Ollama Modelfile, or the name of a model in
+    /// Ollama's store (`qwen2.5:7b`; `$OLLAMA_MODELS`, else `~/.ollama/models`); without
+    /// it, the default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), fetched and verified on
+    /// first use.
+    #[arg(short, long, value_name = "FILE.gguf|Modelfile|NAME")]
     model: Option<PathBuf>,
     /// A chat template to use instead of the model's: a Jinja file, a
     /// `tokenizer_config.json`, a model folder, another GGUF, or an Ollama Modelfile or
@@ -40,6 +40,10 @@ pub struct ServeArgs {
     /// by default chosen from the chat template.
     #[arg(long, value_name = "NAME")]
     dialect: Option<String>,
+    /// The id clients know the model by (`/v1/models`, answers' `model`); by default an
+    /// Ollama model's name, else the GGUF's file name.
+    #[arg(short, long)]
+    alias: Option<String>,
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -70,18 +74,16 @@ pub struct ServeArgs {
 
 pub fn run(args: &ServeArgs) -> Result<()> {
     init_logging();
-    let (model_path, modelfile) = match &args.model {
-        Some(path) if is_ollama_path(path) => {
-            let source = load_ollama(path)?;
-            (modelfile_weights(path, &source)?, Some(source))
-        }
-        Some(path) => (path.clone(), None),
-        None => (default_model::ensure()?, None),
+    let model = match &args.model {
+        Some(path) => model_source::resolve(path)?,
+        None => ModelSource::gguf(default_model::ensure()?),
     };
     let template = match &args.template {
-        Some(path) => Some(load_template(path)?),
-        None => modelfile.map(TemplateOverride::Ollama),
+        Some(path) => Some(model_source::load_template(path)?),
+        None => model.ollama.map(TemplateOverride::Ollama),
     };
+    let model_path = model.weights;
+    let alias = args.alias.clone().or(model.name);
     let context_length = match (&template, args.ctx_size) {
         (Some(TemplateOverride::Ollama(source)), None) => {
             ModelfileDefaults::read(&source.parameters)?.context_length
@@ -89,7 +91,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         (_, flag) => flag,
     };
     let engine = load_engine(args, &model_path, context_length)?;
-    let model = ServedModel::new(engine, template, args.dialect.as_deref())?;
+    let model = ServedModel::new(engine, template, args.dialect.as_deref())?.with_alias(alias);
     let options = ServerOptions {
         api_key: args.api_key.clone(),
         parallel: args.parallel,
@@ -110,40 +112,6 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             .await
             .context("the server failed")
     })
-}
-
-/// The template at `path`: Jinja in any of its sources, or an Ollama Go template.
-fn load_template(path: &Path) -> Result<TemplateOverride> {
-    if is_ollama_path(path) {
-        return load_ollama(path).map(TemplateOverride::Ollama);
-    }
-    TemplateSource::from_path(path)
-        .map(TemplateOverride::HuggingFace)
-        .with_context(|| format!("cannot load the template {}", path.display()))
-}
-
-fn load_ollama(path: &Path) -> Result<OllamaSource> {
-    OllamaSource::from_path(path)
-        .with_context(|| format!("cannot load the Ollama template {}", path.display()))
-}
-
-/// The GGUF file a Modelfile's `FROM` names. An Ollama model name (`llama3.2`) would be
-/// looked up in Ollama's own store, which this does not read.
-fn modelfile_weights(modelfile: &Path, source: &OllamaSource) -> Result<PathBuf> {
-    match &source.from {
-        Some(from) if from.is_file() => Ok(from.clone()),
-        Some(from) => anyhow::bail!(
-            "{}: FROM {} is not a GGUF file here; an Ollama model name is not looked up. \
-             Give the weights with --model FILE.gguf and the Modelfile with --template",
-            modelfile.display(),
-            from.display()
-        ),
-        None => anyhow::bail!(
-            "{} is a Go template without weights; give the model with --model FILE.gguf and \
-             the template with --template",
-            modelfile.display()
-        ),
-    }
 }
 
 /// Loads `model` into the embedded llama.cpp engine with the flags' settings and a

@@ -19,7 +19,7 @@ use common::ServeProcess;
 #[test]
 fn the_openai_python_sdk_gets_openai_answers() {
     let python = sdk_python();
-    let server = ServeProcess::start(&[]);
+    let server = ServeProcess::start(&[], &[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
     let status = Command::new(&python)
         .arg(&script)

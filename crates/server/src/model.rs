@@ -67,6 +67,8 @@ pub struct ServedModel {
     /// Sampling settings of the template's source (a Modelfile's parameters), for what a
     /// request leaves unset.
     sampling: Sampling,
+    /// The id clients know the model by, when not the engine's.
+    alias: Option<String>,
 }
 
 /// The compiled templates: the default, and `tool_use` when the model ships one.
@@ -110,12 +112,20 @@ impl ServedModel {
             dialect,
             stop,
             sampling,
+            alias: None,
         })
+    }
+
+    /// Known to clients as `alias` (`--alias`, or an Ollama model's name) rather than by
+    /// the engine's id; `None` keeps the engine's.
+    pub fn with_alias(mut self, alias: Option<String>) -> ServedModel {
+        self.alias = alias;
+        self
     }
 
     /// The id clients know the model by.
     pub fn id(&self) -> &str {
-        &self.engine.model().id
+        self.alias.as_deref().unwrap_or(&self.engine.model().id)
     }
 
     /// The name of the dialect requests are prepared with.

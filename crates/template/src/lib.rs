@@ -7,6 +7,7 @@ pub mod gguf;
 pub mod gotmpl;
 pub mod jinja;
 pub mod modelfile;
+pub mod ollama_store;
 pub mod source;
 
 pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};

@@ -330,7 +330,7 @@ fn resolve_from(modelfile: &Path, from: &str) -> PathBuf {
 }
 
 /// The `stop` list of an Ollama template parameters file.
-fn stop_strings(path: &Path, parameters: &Value) -> Result<Vec<String>> {
+pub(crate) fn stop_strings(path: &Path, parameters: &Value) -> Result<Vec<String>> {
     match parameters.get("stop") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -480,7 +480,7 @@ fn special_token(path: &Path, config: &Value, field: &str) -> Result<Option<Stri
     }
 }
 
-fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -491,14 +491,14 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-fn invalid(path: &Path, message: String) -> SourceError {
+pub(crate) fn invalid(path: &Path, message: String) -> SourceError {
     SourceError::Invalid {
         path: path.to_owned(),
         message,
     }
 }
 
-fn read_json(path: &Path) -> Result<Value> {
+pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = read_text(path)?;
     let value: Value = serde_json::from_str(&text).map_err(|source| SourceError::Json {
         path: path.to_owned(),
@@ -514,7 +514,7 @@ fn read_json(path: &Path) -> Result<Value> {
 }
 
 /// Reads a UTF-8 text file of at most [`MAX_TEXT_FILE_LEN`] bytes.
-fn read_text(path: &Path) -> Result<String> {
+pub(crate) fn read_text(path: &Path) -> Result<String> {
     let io_error = |source| SourceError::Io {
         path: path.to_owned(),
         source,

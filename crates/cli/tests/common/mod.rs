@@ -3,6 +3,7 @@
 #![allow(dead_code)] // Each test file uses its own part of the harness.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -19,12 +20,14 @@ pub struct ServeProcess {
 }
 
 impl ServeProcess {
-    /// Starts `toolbridge serve --port 0` with `args` (none: the default model) and
-    /// waits for the address it prints; the banner's lines are kept.
-    pub fn start(args: &[&str]) -> ServeProcess {
+    /// Starts `toolbridge serve --port 0` with `args` (none: the default model) and the
+    /// environment variables `env`, and waits for the address it prints; the banner's
+    /// lines are kept.
+    pub fn start(args: &[&str], env: &[(&str, &Path)]) -> ServeProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
             .args(["serve", "--port", "0"])
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -1,0 +1,209 @@
+//! `toolbridge serve` on an Ollama user's model, both ways one comes: a Modelfile whose
+//! `FROM` is the default model's GGUF and whose `TEMPLATE` is Ollama's own Qwen 2.5
+//! template, and a model pulled into Ollama's store (laid out as `ollama pull` leaves it:
+//! a manifest naming the GGUF blob, the template and the parameters), served by name. The
+//! server must pick the Hermes dialect from the Go template and answer a required call
+//! with a valid one, streamed and not. Built with the `llama` feature only.
+
+#![cfg(feature = "llama")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use common::ServeProcess;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The default model's sha256, as `scripts/fetch-model.sh` verifies it: its blob's name.
+const MODEL_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+
+fn default_model() -> PathBuf {
+    let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(
+        model.is_file(),
+        "default model not found (scripts/fetch-model.sh fetches it): looked at {}",
+        model.display()
+    );
+    model
+}
+
+/// Ollama's own Qwen 2.5 template, from the corpus.
+fn qwen_template() -> String {
+    let path = workspace().join("../shared/corpus/gotmpl/registry/qwen2.5.gotmpl");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("corpus not found: cannot read {}: {error}", path.display()))
+}
+
+/// A fresh folder under the test target's scratch space.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
+    dir
+}
+
+/// A Modelfile in a fresh folder: `FROM` the default model, Ollama's Qwen 2.5 template.
+fn modelfile() -> PathBuf {
+    let path = scratch("serve-modelfile").join("Modelfile");
+    let text = format!(
+        "FROM {}\nTEMPLATE \"\"\"{}\"\"\"\nPARAMETER stop <|im_end|>\n",
+        default_model().display(),
+        qwen_template()
+    );
+    std::fs::write(&path, text).unwrap_or_else(|error| panic!("{error}"));
+    path
+}
+
+/// An Ollama store holding the default model as `qwen2.5-coder:0.5b`: its GGUF linked in
+/// as the model blob, Ollama's template and parameters as blobs of their own.
+fn ollama_store() -> PathBuf {
+    let store = scratch("ollama-store");
+    let blobs = store.join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap_or_else(|error| panic!("{error}"));
+    std::os::unix::fs::symlink(
+        default_model(),
+        blobs.join(format!("sha256-{MODEL_SHA256}")),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let layer = |media: &str, digest: String| json!({"mediaType": format!("application/vnd.ollama.image.{media}"), "digest": format!("sha256:{digest}")});
+    let text_blob = |media: &str, text: &str| {
+        let digest = format!("{:x}", Sha256::digest(text.as_bytes()));
+        std::fs::write(blobs.join(format!("sha256-{digest}")), text)
+            .unwrap_or_else(|error| panic!("{error}"));
+        layer(media, digest)
+    };
+    let params = json!({"stop": ["<|im_start|>", "<|im_end|>"], "temperature": 0.7});
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+        "layers": [
+            layer("model", MODEL_SHA256.to_owned()),
+            text_blob("template", &qwen_template()),
+            text_blob("params", &params.to_string()),
+        ],
+    });
+    let path = store.join("manifests/registry.ollama.ai/library/qwen2.5-coder/0.5b");
+    std::fs::create_dir_all(path.parent().expect("a folder"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    std::fs::write(path, manifest.to_string()).unwrap_or_else(|error| panic!("{error}"));
+    store
+}
+
+fn weather_request(stream: bool) -> Value {
+    json!({
+        "model": "qwen",
+        "messages": [{"role": "user", "content": "What is the weather like in Paris today?"}],
+        "tools": [{
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the current weather in a city.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }],
+        "tool_choice": "required",
+        "temperature": 0,
+        "max_tokens": 64,
+        "stream": stream,
+    })
+}
+
+fn post(server: &ServeProcess, body: &Value) -> String {
+    ureq::post(&format!("{}/v1/chat/completions", server.base_url))
+        .timeout(Duration::from_secs(300))
+        .send_json(body.clone())
+        .unwrap_or_else(|error| panic!("the request failed: {error}"))
+        .into_string()
+        .unwrap_or_else(|error| panic!("the answer is not text: {error}"))
+}
+
+/// The call's name and its arguments, parsed.
+fn call_of(message: &Value) -> (String, Value) {
+    let function = &message["tool_calls"][0]["function"];
+    let arguments = function["arguments"].as_str().unwrap_or_default();
+    let arguments = serde_json::from_str(arguments)
+        .unwrap_or_else(|error| panic!("arguments are not JSON ({error}): {message}"));
+    (
+        function["name"].as_str().unwrap_or_default().to_owned(),
+        arguments,
+    )
+}
+
+/// The streamed deltas' call: its name and its argument fragments joined.
+fn streamed_call(body: &str) -> (String, Value) {
+    let mut name = String::new();
+    let mut arguments = String::new();
+    for data in body.lines().filter_map(|line| line.strip_prefix("data: ")) {
+        if data == "[DONE]" {
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}"));
+        for call in chunk["choices"][0]["delta"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            name.push_str(call["function"]["name"].as_str().unwrap_or_default());
+            arguments.push_str(call["function"]["arguments"].as_str().unwrap_or_default());
+        }
+    }
+    let arguments = serde_json::from_str(&arguments)
+        .unwrap_or_else(|error| panic!("streamed arguments are not JSON ({error}): {body}"));
+    (name, arguments)
+}
+
+#[test]
+fn a_modelfile_is_served_with_its_go_template() {
+    let path = modelfile();
+    let server = ServeProcess::start(&["--model", path.to_str().expect("a UTF-8 path")], &[]);
+    answers_a_required_call(&server);
+}
+
+#[test]
+fn a_model_in_ollamas_store_is_served_by_name() {
+    let store = ollama_store();
+    let server = ServeProcess::start(
+        &["--model", "qwen2.5-coder:0.5b"],
+        &[("OLLAMA_MODELS", store.as_path())],
+    );
+    let serving = answers_a_required_call(&server);
+    assert!(
+        serving.starts_with("serving qwen2.5-coder:0.5b "),
+        "{serving}"
+    );
+}
+
+/// The banner names the Hermes dialect, and a required call comes back valid, the same
+/// streamed and not. Returns the banner's `serving …` line.
+fn answers_a_required_call(server: &ServeProcess) -> String {
+    let serving = std::iter::from_fn(|| server.banner.recv_timeout(Duration::from_secs(10)).ok())
+        .find(|line| line.starts_with("serving "))
+        .expect("the banner names the model and dialect");
+    assert!(serving.contains("(dialect hermes)"), "{serving}");
+
+    let answer: Value = serde_json::from_str(&post(server, &weather_request(false)))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let message = &answer["choices"][0]["message"];
+    assert_eq!(
+        answer["choices"][0]["finish_reason"], "tool_calls",
+        "{answer}"
+    );
+    let (name, arguments) = call_of(message);
+    assert_eq!(name, "get_weather", "{answer}");
+    assert!(arguments["city"].is_string(), "{answer}");
+
+    let streamed = streamed_call(&post(server, &weather_request(true)));
+    assert_eq!(streamed, (name, arguments));
+    serving
+}
