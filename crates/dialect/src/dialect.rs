@@ -9,6 +9,8 @@
 //! the three in one value keeps them consistent: the grammar admits exactly what the parser
 //! reads, and the parser knows how the prompt ended (inside `<think>`, say).
 
+use std::sync::OnceLock;
+
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
 use toolbridge_grammar::schema::{self, Options};
@@ -20,6 +22,7 @@ use toolbridge_template::{
 };
 
 use crate::parser::StreamParser;
+use crate::probe::TemplateCaps;
 
 /// What rendering a prompt needs: the model's compiled chat template and the texts of its
 /// special tokens, which Jinja templates print as `{{ bos_token }}` and `{{ eos_token }}`.
@@ -32,6 +35,8 @@ pub struct ChatTemplate {
     renderer: Renderer,
     pub bos_token: String,
     pub eos_token: String,
+    /// What the template can render, probed on first use (a dozen renders) and kept.
+    caps: OnceLock<TemplateCaps>,
 }
 
 enum Renderer {
@@ -76,6 +81,7 @@ impl ChatTemplate {
             renderer: Renderer::Jinja(template),
             bos_token: bos_token.into(),
             eos_token: eos_token.into(),
+            caps: OnceLock::new(),
         }
     }
 
@@ -91,6 +97,7 @@ impl ChatTemplate {
             },
             bos_token: String::new(),
             eos_token: String::new(),
+            caps: OnceLock::new(),
         })
     }
 
@@ -110,6 +117,11 @@ impl ChatTemplate {
             source.bos_token.clone().unwrap_or_default(),
             source.eos_token.clone().unwrap_or_default(),
         )
+    }
+
+    /// What the template can render ([`TemplateCaps::probe`]), probed once.
+    pub fn caps(&self) -> &TemplateCaps {
+        self.caps.get_or_init(|| TemplateCaps::probe(self))
     }
 
     /// Renders the template with `input` and the special tokens.

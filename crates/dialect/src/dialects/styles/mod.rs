@@ -41,7 +41,6 @@ use crate::dialect::{
     PromptParts, RenderInput,
 };
 use crate::parser::StreamParser;
-use crate::probe::TemplateCaps;
 use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
 
 /// The system prompt of a style: how it describes the tools to the model.
@@ -103,8 +102,7 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         messages: &[Message],
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
-        let caps = TemplateCaps::probe(template);
-        let history = rewrite_history(messages, &caps, self.writer(request));
+        let history = rewrite_history(messages, template.caps(), self.writer(request));
         template.render(&RenderInput {
             messages: messages_json(&history)?,
             tools: &[],

@@ -1,0 +1,64 @@
+//! What preparing one request costs: the prompt style over a template without tool
+//! support (Qwen 1.5's ChatML), which rewrites history from what the template was found
+//! to render, beside the probing itself, which the template now does once and keeps.
+//! `cargo bench -p toolbridge-dialect --bench prepare`.
+
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::json;
+use toolbridge_chat::ChatRequest;
+use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::probe::TemplateCaps;
+use toolbridge_dialect::registry::Registry;
+
+const TEMPLATE: &str = "jinja/hfjs-e2e/Qwen_Qwen1.5-72B-Chat.jinja";
+
+fn template() -> ChatTemplate {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(TEMPLATE);
+    let source = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("corpus not found: {}: {error}", path.display()));
+    ChatTemplate::new(&source, "<s>", "</s>").unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn request() -> ChatRequest {
+    serde_json::from_value(json!({
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+            {"role": "user", "content": "And in Rome?"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                           "required": ["city"]}}}],
+    }))
+    .unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn prepare(c: &mut Criterion) {
+    let template = template();
+    let request = request();
+    let registry = Registry::default();
+    let dialect = registry
+        .get("hermes_2_pro")
+        .unwrap_or_else(|| panic!("hermes_2_pro is registered"));
+    c.bench_function("probe the template", |b| {
+        b.iter(|| TemplateCaps::probe(&template))
+    });
+    c.bench_function("prepare a request (hermes_2_pro style)", |b| {
+        b.iter(|| {
+            dialect
+                .prepare(&request, &template)
+                .map(|prepared| prepared.prompt.len())
+        })
+    });
+}
+
+criterion_group!(benches, prepare);
+criterion_main!(benches);
