@@ -4,7 +4,7 @@
 mod framed_common;
 
 use framed_common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use toolbridge_dialect::dialect::ChatTemplate;
 
 fn minicpm3_template() -> ChatTemplate {
@@ -17,22 +17,7 @@ fn minicpm3_template() -> ChatTemplate {
 
 /// Calls as the grammar has the model write them: JSON values, Python's booleans.
 fn minicpm3(text: &str, calls: &[Call]) -> String {
-    let lines: Vec<String> = calls
-        .iter()
-        .map(|(name, arguments)| {
-            let arguments: Vec<String> = arguments
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(key, value)| match value {
-                    Value::Bool(true) => format!("{key}=True"),
-                    Value::Bool(false) => format!("{key}=False"),
-                    other => format!("{key}={other}"),
-                })
-                .collect();
-            format!("{name}({})", arguments.join(", "))
-        })
-        .collect();
+    let lines: Vec<String> = calls.iter().map(python_call).collect();
     format!(
         "{text}<|tool_call_start|>\n```python\n{}\n```\n<|tool_call_end|>",
         lines.join("\n")

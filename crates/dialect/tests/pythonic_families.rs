@@ -4,7 +4,7 @@
 mod framed_common;
 
 use framed_common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use toolbridge_chat::ToolChoiceMode;
 use toolbridge_dialect::dialect::ChatTemplate;
 
@@ -18,22 +18,7 @@ fn lfm2() -> ChatTemplate {
 
 /// A call list as the grammar writes it: values as JSON, booleans as Python's.
 fn python_list(calls: &[Call]) -> String {
-    let calls: Vec<String> = calls
-        .iter()
-        .map(|(name, arguments)| {
-            let arguments: Vec<String> = arguments
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(key, value)| match value {
-                    Value::Bool(true) => format!("{key}=True"),
-                    Value::Bool(false) => format!("{key}=False"),
-                    other => format!("{key}={other}"),
-                })
-                .collect();
-            format!("{name}({})", arguments.join(", "))
-        })
-        .collect();
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!("[{}]", calls.join(", "))
 }
 

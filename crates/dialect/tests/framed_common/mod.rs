@@ -200,6 +200,22 @@ pub fn call(name: &str, arguments: Value) -> Call {
     (name.to_string(), arguments)
 }
 
+/// A call as the pythonic grammars write it: `name(key=value, …)`, values as JSON but
+/// booleans as Python's.
+pub fn python_call((name, arguments): &Call) -> String {
+    let arguments: Vec<String> = arguments
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| match value {
+            Value::Bool(true) => format!("{key}=True"),
+            Value::Bool(false) => format!("{key}=False"),
+            other => format!("{key}={other}"),
+        })
+        .collect();
+    format!("{name}({})", arguments.join(", "))
+}
+
 /// `text` read by the dialect's own parser and by the parser `prepare` makes for a request
 /// with [`tools`]: both give `expected` calls, and the message is returned.
 pub fn reads(
