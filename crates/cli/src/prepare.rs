@@ -15,8 +15,6 @@ use std::path::Path;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Prepared};
 use toolbridge_dialect::registry::Registry;
-use toolbridge_grammar::gbnf;
-use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_template::{JinjaTemplate, RenderOptions, TemplateSource};
 
 use crate::styles;
@@ -129,10 +127,13 @@ fn grammar_text(prepared: &Prepared) -> Result<String> {
 /// The grammar with every embedded schema expanded into rules, printed as GBNF; what the
 /// conversion cannot enforce is warned about on stderr.
 fn gbnf_of(constraint: &Constraint) -> Result<String> {
-    let (grammar, warnings) = expand_embedded(&constraint.grammar, &Options::default())
+    let gbnf = constraint
+        .gbnf()
         .context("a tool's schema does not convert")?;
-    for warning in warnings {
+    for warning in gbnf.warnings {
         eprintln!("warning: {warning}");
     }
+    Ok(gbnf.text)
+}
     Ok(gbnf::print(&grammar)?)
 }

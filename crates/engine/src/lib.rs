@@ -13,11 +13,13 @@ use toolbridge_grammar::Constraint;
 mod constraint;
 #[cfg(feature = "llama")]
 pub mod llama;
+pub mod remote;
 pub mod scripted;
 pub mod stop;
 
 #[cfg(feature = "llama")]
 pub use llama::{LlamaEngine, LlamaOptions};
+pub use remote::{EngineKind, RemoteEngine, RemoteOptions};
 pub use scripted::ScriptedEngine;
 
 /// How the next token is chosen. `None` leaves a setting at the engine's default.
@@ -128,6 +130,10 @@ pub struct ModelInfo {
     pub eos_token: Option<String>,
     /// The context size generations run with, in tokens.
     pub context_length: u32,
+    /// The Modelfile an Ollama server reports for the model (`/api/show`): its `TEMPLATE`
+    /// is a Go template, rendered as Ollama renders it, with its system prompt,
+    /// parameters and messages.
+    pub ollama_modelfile: Option<String>,
 }
 
 /// Why a generation failed.
@@ -147,6 +153,15 @@ pub enum EngineError {
     /// The engine itself failed (decoding, the backend went away).
     #[error("engine: {0}")]
     Backend(String),
+    /// A remote engine failed, or answered with something that cannot be read.
+    #[error("the upstream engine failed: {0}")]
+    Upstream(String),
+    /// No remote engine can take the generation (every replica is down or unhealthy).
+    #[error("no upstream engine is available: {0}")]
+    Unavailable(String),
+    /// A remote engine said nothing for longer than the configured timeout.
+    #[error("the upstream engine timed out: {0}")]
+    Timeout(String),
 }
 
 /// Something that generates text from a prompt. Implementations are shared between
@@ -158,7 +173,9 @@ pub trait Engine: Send + Sync {
     /// Runs `generation`, handing each decoded piece of text to `on_piece` as it comes,
     /// until the model ends, a stop string appears, `max_tokens` is reached or `on_piece`
     /// returns [`Flow::Stop`]. The pieces together are the whole output, stop string
-    /// excluded; a piece is never a partial UTF-8 character.
+    /// excluded; a piece is never a partial UTF-8 character. An engine waiting long for
+    /// its first piece (a remote engine evaluating the prompt) may pass an empty piece
+    /// now and then, to learn whether to go on.
     fn generate(
         &self,
         generation: &Generation,

@@ -1,7 +1,15 @@
 //! The constraint on one generation, as dialects make it and engines enforce it. It lives
 //! here, below both, so that the engine crate never needs to know about dialects.
+//!
+//! Engines read it in their own notation: llguidance in-process takes Lark
+//! ([`crate::lark`]), a llama.cpp server takes GBNF with its triggers ([`Constraint::gbnf`]),
+//! and engines whose lazy grammars are tags (xgrammar's structural tags in vLLM and SGLang)
+//! take what follows each trigger ([`Constraint::after_trigger`]).
 
-use crate::tree::{Grammar, Trigger};
+use crate::error::GrammarError;
+use crate::gbnf;
+use crate::schema::{expand_embedded, Options};
+use crate::tree::{Expr, Grammar, Token, Trigger};
 
 /// A grammar tree, and when it is lazy, the triggers that switch it on (text before the
 /// first trigger is free).
@@ -12,4 +20,114 @@ pub struct Constraint {
     /// Whether generation is free until a trigger appears. False when `tool_choice` forces
     /// a call: then the output must follow the grammar from its first byte.
     pub lazy: bool,
+}
+
+/// A constraint printed as GBNF.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gbnf {
+    pub text: String,
+    /// What the schemas' conversion cannot enforce (a grammar admits more there).
+    pub warnings: Vec<String>,
+}
+
+impl Constraint {
+    /// The grammar as GBNF, every embedded schema expanded into rules the way llama.cpp's
+    /// json-schema-to-grammar writes them. A lazy grammar's root starts with its trigger,
+    /// as llama.cpp's lazy grammars do.
+    pub fn gbnf(&self) -> Result<Gbnf, GrammarError> {
+        let (grammar, warnings) = expand_embedded(&self.grammar, &Options::default())?;
+        Ok(Gbnf {
+            text: gbnf::print(&grammar)?,
+            warnings,
+        })
+    }
+
+    /// The grammar of what follows `trigger`, its root named `root`: for engines that take
+    /// a lazy grammar as a trigger and a grammar for the rest. `None` when the grammar
+    /// cannot begin with `trigger`.
+    pub fn after_trigger(&self, trigger: &Trigger) -> Option<Grammar> {
+        let root = self.grammar.rule(&self.grammar.root)?;
+        let rest = self.grammar.after_trigger(&root.body, trigger)?;
+        let mut grammar = self.grammar.clone();
+        grammar.set_rule(grammar.root.clone(), rest);
+        Some(grammar)
+    }
+
+    /// The text of every trigger and special token the grammar names: the markers an engine
+    /// must keep in its output text (llama.cpp's `preserved_tokens`), in first-seen order.
+    pub fn markers(&self) -> Vec<String> {
+        let mut markers: Vec<String> = Vec::new();
+        let mut add = |text: &str| {
+            if !text.is_empty() && !markers.iter().any(|known| known == text) {
+                markers.push(text.to_owned());
+            }
+        };
+        for trigger in &self.triggers {
+            match trigger {
+                Trigger::Word(word) => add(word),
+                Trigger::Token(Token::Text(text)) => add(text),
+                Trigger::Token(Token::Id(_)) => {}
+            }
+        }
+        for rule in &self.grammar.rules {
+            rule.body.walk(&mut |e| {
+                if let Expr::Token(Token::Text(text)) = e {
+                    add(text);
+                }
+            });
+        }
+        markers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool_call() -> Constraint {
+        let mut grammar = Grammar::new("root");
+        grammar.set_rule(
+            "root",
+            Expr::Seq(vec![
+                Expr::literal("<tool_call>\n"),
+                Expr::Json(serde_json::json!({"type": "object"})),
+                Expr::Token(Token::Text("<|im_end|>".into())),
+            ]),
+        );
+        Constraint {
+            grammar,
+            triggers: vec![Trigger::Word("<tool_call>".into())],
+            lazy: true,
+        }
+    }
+
+    #[test]
+    fn gbnf_expands_embedded_schemas() {
+        let gbnf = tool_call().gbnf().expect("prints");
+        assert!(
+            gbnf.text
+                .starts_with("root ::= \"<tool_call>\\n\" json-0 <|im_end|>\n"),
+            "{}",
+            gbnf.text
+        );
+        assert!(gbnf.text.contains("json-0 ::="), "{}", gbnf.text);
+    }
+
+    #[test]
+    fn the_rest_after_a_trigger_is_a_grammar_of_its_own() {
+        let constraint = tool_call();
+        let rest = constraint
+            .after_trigger(&Trigger::Word("<tool_call>".into()))
+            .expect("the root starts with the trigger");
+        let root = rest.rule("root").expect("root");
+        assert!(matches!(&root.body, Expr::Seq(items) if items[0] == Expr::literal("\n")));
+        assert!(constraint
+            .after_trigger(&Trigger::Word("[TOOL_CALLS]".into()))
+            .is_none());
+    }
+
+    #[test]
+    fn markers_are_triggers_and_tokens() {
+        assert_eq!(tool_call().markers(), vec!["<tool_call>", "<|im_end|>"]);
+    }
 }

@@ -35,7 +35,7 @@ pub fn print_lazy(grammar: &Grammar, triggers: &[Trigger]) -> String {
     for (i, trigger) in triggers.iter().enumerate() {
         let Some(rest) = root
             .as_ref()
-            .and_then(|r| after_trigger(grammar, r, trigger, 0))
+            .and_then(|r| grammar.after_trigger(r, trigger))
         else {
             continue;
         };
@@ -230,42 +230,6 @@ fn push_regex_char(out: &mut String, c: char) {
 
 /// What `e` admits after the trigger, or `None` when `e` cannot start with it. Rule
 /// references are followed to a bounded depth; repetitions are not looked into.
-fn after_trigger(grammar: &Grammar, e: &Expr, trigger: &Trigger, depth: usize) -> Option<Expr> {
-    if depth > 32 {
-        return None;
-    }
-    let next = |e: &Expr| after_trigger(grammar, e, trigger, depth + 1);
-    match (e, trigger) {
-        (Expr::Literal(text), Trigger::Word(word)) => {
-            text.strip_prefix(word.as_str()).map(|rest| {
-                if rest.is_empty() {
-                    Expr::Empty
-                } else {
-                    Expr::literal(rest)
-                }
-            })
-        }
-        (Expr::Token(token), Trigger::Token(wanted)) if token == wanted => Some(Expr::Empty),
-        (Expr::Ref(name), _) => next(&grammar.rule(name)?.body),
-        (Expr::Group { inner, .. }, _) => next(inner),
-        (Expr::Alt(items), _) => {
-            let rests: Vec<Expr> = items.iter().filter_map(next).collect();
-            match rests.len() {
-                0 => None,
-                1 => rests.into_iter().next(),
-                _ => Some(Expr::group(Expr::Alt(rests))),
-            }
-        }
-        (Expr::Seq(items), _) => {
-            let (first, tail) = items.split_first()?;
-            let mut seq = vec![next(first)?];
-            seq.extend(tail.iter().cloned());
-            Some(Expr::Seq(seq))
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,12 +272,7 @@ mod tests {
                 Expr::reference("call"),
             ]),
         );
-        let rest = after_trigger(
-            &g,
-            &g.rules[0].body,
-            &Trigger::Word("<tool_call>".into()),
-            0,
-        );
+        let rest = g.after_trigger(&g.rules[0].body, &Trigger::Word("<tool_call>".into()));
         assert_eq!(
             rest,
             Some(Expr::Seq(vec![

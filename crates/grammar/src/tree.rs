@@ -167,6 +167,49 @@ impl Grammar {
             None => self.rules.push(Rule { name, body }),
         }
     }
+
+    /// What `e` admits after `trigger`: its alternatives that begin with the trigger, each
+    /// without it, as the rest of a lazy grammar once its trigger has appeared. `None`
+    /// where none begins with it (or they nest too deep to tell).
+    pub fn after_trigger(&self, e: &Expr, trigger: &Trigger) -> Option<Expr> {
+        self.after_trigger_at(e, trigger, 0)
+    }
+
+    fn after_trigger_at(&self, e: &Expr, trigger: &Trigger, depth: usize) -> Option<Expr> {
+        if depth > 32 {
+            return None;
+        }
+        let next = |e: &Expr| self.after_trigger_at(e, trigger, depth + 1);
+        match (e, trigger) {
+            (Expr::Literal(text), Trigger::Word(word)) => {
+                text.strip_prefix(word.as_str()).map(|rest| {
+                    if rest.is_empty() {
+                        Expr::Empty
+                    } else {
+                        Expr::literal(rest)
+                    }
+                })
+            }
+            (Expr::Token(token), Trigger::Token(wanted)) if token == wanted => Some(Expr::Empty),
+            (Expr::Ref(name), _) => next(&self.rule(name)?.body),
+            (Expr::Group { inner, .. }, _) => next(inner),
+            (Expr::Alt(items), _) => {
+                let rests: Vec<Expr> = items.iter().filter_map(next).collect();
+                match rests.len() {
+                    0 => None,
+                    1 => rests.into_iter().next(),
+                    _ => Some(Expr::group(Expr::Alt(rests))),
+                }
+            }
+            (Expr::Seq(items), _) => {
+                let (first, tail) = items.split_first()?;
+                let mut seq = vec![next(first)?];
+                seq.extend(tail.iter().cloned());
+                Some(Expr::Seq(seq))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Expr {

@@ -266,6 +266,7 @@ fn model_info(options: &LlamaOptions, model: &LlamaModel, context_length: u32) -
         bos_token: token_text(vocab.bos()),
         eos_token: token_text(vocab.eos()),
         context_length,
+        ollama_modelfile: None,
     }
 }
 

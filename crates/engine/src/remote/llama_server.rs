@@ -1,0 +1,309 @@
+//! llama.cpp's `llama-server`, through its native `/completion` endpoint.
+//!
+//! The grammar travels as GBNF. A lazy one sets `grammar_lazy` with the dialect's triggers
+//! (`grammar_triggers`, type 1: a word, which the server turns into a token trigger when
+//! the word is one token; type 0 with `token` for a trigger known only by its id); its
+//! root starts with the trigger, as the server's own lazy grammars do, because the server
+//! hands the grammar the text from the trigger on. The dialect's markers are
+//! `preserved_tokens`: the server only writes a special token's text into the output (and
+//! only accepts a one-token trigger word) when it is preserved.
+//!
+//! The model's template and its BOS and EOS texts come from `GET /props`. The server
+//! tokenizes a text prompt with the model's BOS added (when the model adds one), so a
+//! prompt that starts with the BOS text, as rendered templates do, is sent without it.
+//!
+//! Fields as llama.cpp's server reads and writes them (`tools/server/README.md`, and the
+//! exchanges captured from a real server in `tests/fixtures/llama_server/`).
+
+use serde_json::{json, Map, Value};
+use toolbridge_grammar::{Constraint, Token, Trigger};
+
+use super::http::Http;
+use super::protocol::{Description, Ending, Framing, Reader, Target, Update, WireRequest};
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+
+pub(crate) const HEALTH: &str = "/health";
+
+/// `grammar_triggers` types, as llama.cpp's `common_grammar_trigger_type` numbers them.
+const TRIGGER_TOKEN: u8 = 0;
+const TRIGGER_WORD: u8 = 1;
+
+/// Whether `base` is a llama-server: `/props` describes its generation settings.
+pub(crate) async fn answers(http: &Http, base: &str) -> bool {
+    match http.get_json(&format!("{base}/props")).await {
+        Ok(props) => props.get("default_generation_settings").is_some() || props.get("total_slots").is_some(),
+        Err(_) => false,
+    }
+}
+
+pub(crate) async fn describe(http: &Http, base: &str) -> Result<Description, EngineError> {
+    let props = http
+        .get_json(&format!("{base}/props"))
+        .await
+        .map_err(|failure| failure.into_engine_error())?;
+    let adds_bos = adds_bos(http, base).await;
+    Ok(description(&props, adds_bos))
+}
+
+/// Whether the server puts a BOS before a text prompt: it does when tokenizing nothing
+/// "with special tokens" gives a token.
+async fn adds_bos(http: &Http, base: &str) -> bool {
+    let asked = json!({"content": "", "add_special": true});
+    match http.post_json(&format!("{base}/tokenize"), &asked).await {
+        Ok(answer) => answer
+            .get("tokens")
+            .and_then(Value::as_array)
+            .is_some_and(|tokens| !tokens.is_empty()),
+        Err(_) => false,
+    }
+}
+
+fn description(props: &Value, adds_bos: bool) -> Description {
+    let text = |key: &str| props.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let bos_token = text("bos_token");
+    let id = text("model_alias")
+        .or_else(|| text("model_path").map(|path| file_stem(&path)))
+        .unwrap_or_else(|| "llama-server".to_owned());
+    let context_length = props
+        .pointer("/default_generation_settings/n_ctx")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u32;
+    Description {
+        info: ModelInfo {
+            id,
+            chat_template: text("chat_template"),
+            bos_token: bos_token.clone(),
+            eos_token: text("eos_token"),
+            context_length,
+            ollama_modelfile: None,
+        },
+        capacity: props.get("total_slots").and_then(Value::as_u64).map(|n| n as usize),
+        target: Target {
+            model: None,
+            added_bos: bos_token.filter(|_| adds_bos),
+        },
+    }
+}
+
+fn file_stem(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.strip_suffix(".gguf").unwrap_or(name).to_owned()
+}
+
+pub(crate) fn request(generation: &Generation, target: &Target) -> Result<WireRequest, EngineError> {
+    let prompt = match &target.added_bos {
+        Some(bos) => generation.prompt.strip_prefix(bos.as_str()).unwrap_or(&generation.prompt),
+        None => &generation.prompt,
+    };
+    let mut body = Map::new();
+    body.insert("prompt".into(), json!(prompt));
+    body.insert("stream".into(), json!(true));
+    body.insert("cache_prompt".into(), json!(true));
+    let sampling = &generation.sampling;
+    body.insert("n_predict".into(), json!(sampling.max_tokens.map_or(-1, i64::from)));
+    if !generation.stop.is_empty() {
+        body.insert("stop".into(), json!(generation.stop));
+    }
+    let settings = [
+        ("temperature", sampling.temperature.map(f64::from)),
+        ("top_p", sampling.top_p.map(f64::from)),
+        ("top_k", sampling.top_k.map(f64::from)),
+        ("min_p", sampling.min_p.map(f64::from)),
+        ("repeat_penalty", sampling.repeat_penalty.map(f64::from)),
+        ("frequency_penalty", sampling.frequency_penalty.map(f64::from)),
+        ("presence_penalty", sampling.presence_penalty.map(f64::from)),
+    ];
+    for (name, value) in settings {
+        if let Some(value) = value {
+            body.insert(name.into(), json_number(name, value));
+        }
+    }
+    if let Some(seed) = sampling.seed {
+        body.insert("seed".into(), json!(seed));
+    }
+    if let Some(constraint) = &generation.constraint {
+        add_grammar(&mut body, constraint)?;
+    }
+    Ok(WireRequest {
+        path: "/completion",
+        body: Value::Object(body),
+        framing: Framing::Sse,
+    })
+}
+
+/// An integer setting as an integer, others rounded to what an `f32` meant.
+fn json_number(name: &str, value: f64) -> Value {
+    if name == "top_k" {
+        json!(value as i64)
+    } else {
+        json!((value * 1e6).round() / 1e6)
+    }
+}
+
+fn add_grammar(body: &mut Map<String, Value>, constraint: &Constraint) -> Result<(), EngineError> {
+    let gbnf = constraint
+        .gbnf()
+        .map_err(|error| EngineError::Constraint(error.to_string()))?;
+    body.insert("grammar".into(), json!(gbnf.text));
+    let markers = constraint.markers();
+    if !markers.is_empty() {
+        body.insert("preserved_tokens".into(), json!(markers));
+    }
+    if constraint.lazy {
+        body.insert("grammar_lazy".into(), json!(true));
+        let triggers: Vec<Value> = constraint.triggers.iter().map(trigger).collect();
+        body.insert("grammar_triggers".into(), Value::Array(triggers));
+    }
+    Ok(())
+}
+
+fn trigger(trigger: &Trigger) -> Value {
+    match trigger {
+        Trigger::Word(word) | Trigger::Token(Token::Text(word)) => {
+            json!({"type": TRIGGER_WORD, "value": word})
+        }
+        Trigger::Token(Token::Id(id)) => json!({"type": TRIGGER_TOKEN, "value": "", "token": id}),
+    }
+}
+
+/// A 400 for a prompt longer than the context (`exceed_context_size_error`), with the
+/// counts the server gives.
+pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let error = value.get("error")?;
+    let kind = error.get("type").and_then(Value::as_str)?;
+    if status != 400 || kind != "exceed_context_size_error" {
+        return None;
+    }
+    let count = |key: &str| error.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
+    Some(EngineError::PromptTooLong {
+        prompt_tokens: count("n_prompt_tokens"),
+        context_length: count("n_ctx"),
+    })
+}
+
+/// Reads `/completion`'s stream: each event a JSON object with the next `content`; the
+/// last one has `"stop": true`, why (`stop_type`) and the counts.
+#[derive(Debug, Default)]
+pub(crate) struct StreamReader {
+    done: Option<Ending>,
+}
+
+impl Reader for StreamReader {
+    fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
+        if frame.trim() == "[DONE]" {
+            return Ok(Vec::new());
+        }
+        let value: Value = serde_json::from_str(frame)
+            .map_err(|error| EngineError::Upstream(format!("llama-server sent an unreadable event ({error}): {frame}")))?;
+        if let Some(error) = value.get("error") {
+            return Err(EngineError::Upstream(super::protocol::error_message(&json!({"error": error}).to_string())));
+        }
+        let mut updates = Vec::new();
+        if let Some(content) = value.get("content").and_then(Value::as_str) {
+            if !content.is_empty() {
+                updates.push(Update::Text(content.to_owned()));
+            }
+        }
+        if value.get("stop").and_then(Value::as_bool) == Some(true) {
+            let ending = ending(&value);
+            self.done = Some(ending);
+            updates.push(Update::Done(ending));
+        }
+        Ok(updates)
+    }
+
+    fn closed(&mut self) -> Result<Ending, EngineError> {
+        self.done
+            .ok_or_else(|| EngineError::Upstream("llama-server closed the stream before its last event".into()))
+    }
+}
+
+fn ending(last: &Value) -> Ending {
+    let number = |pointer: &str| last.pointer(pointer).and_then(Value::as_f64);
+    let finish = match last.get("stop_type").and_then(Value::as_str) {
+        Some("limit") => FinishReason::Length,
+        _ if last.get("truncated").and_then(Value::as_bool) == Some(true) => FinishReason::Length,
+        _ => FinishReason::Stop,
+    };
+    let prompt_tokens = number("/timings/prompt_n")
+        .zip(number("/timings/cache_n"))
+        .map(|(evaluated, cached)| evaluated + cached)
+        .or_else(|| number("/tokens_evaluated"))
+        .unwrap_or(0.0);
+    Ending {
+        finish,
+        usage: Usage {
+            prompt_tokens: prompt_tokens as u32,
+            completion_tokens: number("/tokens_predicted").unwrap_or(0.0) as u32,
+            cached_tokens: number("/timings/cache_n").unwrap_or(0.0) as u32,
+        },
+        prompt_ms: number("/timings/prompt_ms"),
+        generation_ms: number("/timings/predicted_ms"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolbridge_grammar::{Expr, Grammar};
+
+    #[test]
+    fn a_lazy_grammar_travels_with_triggers_and_markers() {
+        let mut grammar = Grammar::new("root");
+        grammar.set_rule("root", Expr::Seq(vec![Expr::literal("<tool_call>\n"), Expr::Json(json!({"type": "object"})), Expr::literal("\n</tool_call>")]));
+        let generation = Generation {
+            prompt: "<s>hi".into(),
+            constraint: Some(Constraint {
+                grammar,
+                triggers: vec![Trigger::Word("<tool_call>".into()), Trigger::Token(Token::Id(7))],
+                lazy: true,
+            }),
+            stop: vec!["<|im_end|>".into()],
+            ..Generation::default()
+        };
+        let target = Target {
+            model: None,
+            added_bos: Some("<s>".into()),
+        };
+        let body = request(&generation, &target).expect("built").body;
+        assert_eq!(body["prompt"], "hi");
+        assert_eq!(body["grammar_lazy"], true);
+        assert_eq!(
+            body["grammar_triggers"],
+            json!([{"type": 1, "value": "<tool_call>"}, {"type": 0, "value": "", "token": 7}])
+        );
+        assert_eq!(body["preserved_tokens"], json!(["<tool_call>"]));
+        assert!(body["grammar"].as_str().unwrap().starts_with("root ::= \"<tool_call>\\n\""));
+        assert_eq!(body["stop"], json!(["<|im_end|>"]));
+        assert_eq!(body["n_predict"], -1);
+    }
+
+    #[test]
+    fn the_last_event_says_why_and_how_much() {
+        let mut reader = StreamReader::default();
+        assert_eq!(
+            reader.frame(r#"{"content":"Hi","stop":false}"#).unwrap(),
+            vec![Update::Text("Hi".into())]
+        );
+        let last = r#"{"content":"","stop":true,"stop_type":"limit","tokens_predicted":8,"tokens_evaluated":20,
+            "timings":{"prompt_n":5,"cache_n":15,"prompt_ms":12.5,"predicted_ms":80.0}}"#;
+        let updates = reader.frame(last).unwrap();
+        let Update::Done(ending) = &updates[0] else { panic!("{updates:?}") };
+        assert_eq!(ending.finish, FinishReason::Length);
+        assert_eq!(ending.usage, Usage { prompt_tokens: 20, completion_tokens: 8, cached_tokens: 15 });
+        assert_eq!(reader.closed().unwrap(), *ending);
+    }
+
+    #[test]
+    fn errors_in_the_stream_and_too_long_prompts() {
+        let mut reader = StreamReader::default();
+        assert!(reader.frame(r#"{"error":{"code":500,"message":"boom"}}"#).is_err());
+        assert!(StreamReader::default().closed().is_err());
+        let too_long = r#"{"error":{"code":400,"message":"too long","type":"exceed_context_size_error","n_prompt_tokens":300,"n_ctx":256}}"#;
+        assert!(matches!(
+            refusal(400, too_long),
+            Some(EngineError::PromptTooLong { prompt_tokens: 300, context_length: 256 })
+        ));
+    }
+}

@@ -1,0 +1,290 @@
+//! What every remote backend provides, and the one place a backend is chosen by kind.
+//!
+//! A backend is a module that knows one server's wire protocol: how to tell that a URL
+//! is such a server ([`EngineKind::detect`]), what the server says of its model
+//! ([`Description`]), the request body for one [`Generation`] ([`WireRequest`]), and how
+//! to read the frames its streamed answer is made of ([`Reader`]). The HTTP, the replicas
+//! and the hand-over to the caller's thread are shared ([`super::http`],
+//! [`super::replicas`]); a backend never opens a connection of its own.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::http::{Failure, Http};
+use super::{llama_server, ollama, sglang, vllm};
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+
+/// The kinds of remote engine toolbridge can stand in front of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// llama.cpp's `llama-server` (`/completion`, GBNF with lazy triggers).
+    LlamaServer,
+    /// vLLM's OpenAI server (`/v1/completions`, structured outputs).
+    Vllm,
+    /// SGLang's native `/generate`.
+    Sglang,
+    /// Ollama's `/api/generate` in raw mode.
+    Ollama,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::LlamaServer,
+        EngineKind::Vllm,
+        EngineKind::Sglang,
+        EngineKind::Ollama,
+    ];
+
+    /// The name used on the command line (`--engine-kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::LlamaServer => "llama-server",
+            EngineKind::Vllm => "vllm",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Ollama => "ollama",
+        }
+    }
+
+    /// The kind of server at `base`, from the endpoints only it answers; the probes run in
+    /// an order where no kind's probe is answered by a kind tried later.
+    pub(crate) async fn detect(http: &Http, base: &str) -> Result<EngineKind, EngineError> {
+        for kind in [
+            EngineKind::LlamaServer,
+            EngineKind::Ollama,
+            EngineKind::Sglang,
+            EngineKind::Vllm,
+        ] {
+            if kind.answers(http, base).await {
+                return Ok(kind);
+            }
+        }
+        Err(EngineError::Unavailable(format!(
+            "{base} answers none of the endpoints of llama-server (/props), Ollama \
+             (/api/version), SGLang or vLLM; is it running? (--engine-kind names the kind)"
+        )))
+    }
+
+    async fn answers(self, http: &Http, base: &str) -> bool {
+        match self {
+            EngineKind::LlamaServer => llama_server::answers(http, base).await,
+            EngineKind::Vllm => vllm::answers(http, base).await,
+            EngineKind::Sglang => sglang::answers(http, base).await,
+            EngineKind::Ollama => ollama::answers(http, base).await,
+        }
+    }
+
+    /// What the server at `base` serves; `model` is the upstream model name the user gave
+    /// (`--engine-model`), else the server's only or first model.
+    pub(crate) async fn describe(
+        self,
+        http: &Http,
+        base: &str,
+        model: Option<&str>,
+    ) -> Result<Description, EngineError> {
+        match self {
+            EngineKind::LlamaServer => llama_server::describe(http, base).await,
+            EngineKind::Vllm => vllm::describe(http, base, model).await,
+            EngineKind::Sglang => sglang::describe(http, base, model).await,
+            EngineKind::Ollama => ollama::describe(http, base, model).await,
+        }
+    }
+
+    /// The request that runs `generation` on a server described by `target`.
+    pub(crate) fn request(
+        self,
+        generation: &Generation,
+        target: &Target,
+    ) -> Result<WireRequest, EngineError> {
+        match self {
+            EngineKind::LlamaServer => llama_server::request(generation, target),
+            EngineKind::Vllm => vllm::request(generation, target),
+            EngineKind::Sglang => sglang::request(generation, target),
+            EngineKind::Ollama => ollama::request(generation, target),
+        }
+    }
+
+    /// A reader for one streamed answer.
+    pub(crate) fn reader(self) -> Box<dyn Reader> {
+        match self {
+            EngineKind::LlamaServer => Box::new(llama_server::StreamReader::default()),
+            EngineKind::Vllm => Box::new(vllm::StreamReader::default()),
+            EngineKind::Sglang => Box::new(sglang::StreamReader::default()),
+            EngineKind::Ollama => Box::new(ollama::StreamReader::default()),
+        }
+    }
+
+    /// The path whose 200 says a replica is up and ready.
+    pub(crate) fn health_path(self) -> &'static str {
+        match self {
+            EngineKind::LlamaServer => llama_server::HEALTH,
+            EngineKind::Vllm => vllm::HEALTH,
+            EngineKind::Sglang => sglang::HEALTH,
+            EngineKind::Ollama => ollama::HEALTH,
+        }
+    }
+
+    /// The error a failed request stands for: a server's refusal read from its body where
+    /// the kind has a shape for it (a prompt longer than the context), else the shared
+    /// mapping ([`Failure::into_engine_error`]).
+    pub(crate) fn error(self, failure: Failure) -> EngineError {
+        let refused = match &failure {
+            Failure::Status { status, body } => match self {
+                EngineKind::LlamaServer => llama_server::refusal(*status, body),
+                EngineKind::Vllm => vllm::refusal(*status, body),
+                EngineKind::Sglang => sglang::refusal(*status, body),
+                EngineKind::Ollama => ollama::refusal(*status, body),
+            },
+            _ => None,
+        };
+        refused.unwrap_or_else(|| failure.into_engine_error())
+    }
+
+    /// What this kind cannot enforce, said at start-up and with every answer it affects.
+    pub fn limitation(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Ollama => Some(ollama::LIMITATION),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let wanted = name.to_ascii_lowercase().replace('_', "-");
+        EngineKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == wanted || (wanted == "llama.cpp" && *kind == EngineKind::LlamaServer))
+            .ok_or_else(|| {
+                format!("unknown engine kind {name:?}; known: llama-server, vllm, sglang, ollama")
+            })
+    }
+}
+
+/// What a server says of itself at start-up.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Description {
+    pub info: ModelInfo,
+    /// How many generations it runs at once (llama-server's slots), when it says.
+    pub capacity: Option<usize>,
+    pub target: Target,
+}
+
+/// What every request to one kind of server needs to say, learned at start-up.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Target {
+    /// The upstream's name for the model (`model` in vLLM, SGLang and Ollama requests).
+    pub model: Option<String>,
+    /// A BOS text the server adds itself to a text prompt (llama-server on a model that
+    /// adds BOS): a prompt starting with it is sent without it, so it is not doubled.
+    pub added_bos: Option<String>,
+}
+
+/// One HTTP request: where to POST, what, and how its streamed answer is framed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct WireRequest {
+    pub path: &'static str,
+    pub body: Value,
+    pub framing: Framing,
+}
+
+/// How a streamed answer is cut into frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events: each event's `data:` lines are a frame.
+    Sse,
+    /// One JSON value per line.
+    Ndjson,
+}
+
+/// What a frame of an answer says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Update {
+    /// More output text.
+    Text(String),
+    /// The generation is over.
+    Done(Ending),
+}
+
+/// How a remote generation ended, as the server reported it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Ending {
+    pub finish: FinishReason,
+    pub usage: Usage,
+    /// The server's own timings, where it gives them (milliseconds).
+    pub prompt_ms: Option<f64>,
+    pub generation_ms: Option<f64>,
+}
+
+impl Ending {
+    /// An ending with no numbers: the server closed its stream without a last report.
+    pub fn stopped() -> Ending {
+        Ending {
+            finish: FinishReason::Stop,
+            usage: Usage::default(),
+            prompt_ms: None,
+            generation_ms: None,
+        }
+    }
+}
+
+/// Reads one streamed answer, frame by frame.
+pub(crate) trait Reader: Send {
+    /// What `frame` (one SSE event's data, or one NDJSON line) says. An error frame is an
+    /// error; so is a frame that is not what the protocol sends.
+    fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError>;
+
+    /// The stream closed before a frame said it was done: the ending, if the protocol
+    /// allows that (a `[DONE]` already seen), else an error.
+    fn closed(&mut self) -> Result<Ending, EngineError>;
+}
+
+/// The first of `keys` that `body` has as a string: the shared way error bodies name
+/// their message (`{"error": {"message": …}}`, `{"error": "…"}`, `{"detail": "…"}`).
+pub(crate) fn error_message(body: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return body.trim().chars().take(500).collect();
+    };
+    let candidates = [
+        value.pointer("/error/message"),
+        value.get("error"),
+        value.get("message"),
+        value.get("detail"),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find_map(|v| v.as_str().map(str::to_owned));
+    found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_by_their_names() {
+        for kind in EngineKind::ALL {
+            assert_eq!(kind.name().parse::<EngineKind>(), Ok(kind));
+        }
+        assert_eq!("LLAMA_SERVER".parse::<EngineKind>(), Ok(EngineKind::LlamaServer));
+        assert!("tgi".parse::<EngineKind>().unwrap_err().contains("vllm"));
+    }
+
+    #[test]
+    fn error_messages_are_found_in_each_shape() {
+        assert_eq!(error_message(r#"{"error":{"message":"bad"}}"#), "bad");
+        assert_eq!(error_message(r#"{"error":"worse"}"#), "worse");
+        assert_eq!(error_message(r#"{"detail":"gone"}"#), "gone");
+        assert_eq!(error_message("plain text\n"), "plain text");
+    }
+}
