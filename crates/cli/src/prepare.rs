@@ -135,5 +135,3 @@ fn gbnf_of(constraint: &Constraint) -> Result<String> {
     }
     Ok(gbnf.text)
 }
-    Ok(gbnf::print(&grammar)?)
-}

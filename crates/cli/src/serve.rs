@@ -1,4 +1,6 @@
-//! `toolbridge serve`: the OpenAI-compatible server over the embedded llama.cpp engine.
+//! `toolbridge serve`: the OpenAI-compatible server over the embedded llama.cpp engine,
+//! or in front of remote engines (`--engine URL`, repeatable: llama.cpp servers, vLLM,
+//! SGLang or Ollama, their kind detected from the endpoints they answer).
 //!
 //! Flags are named as llama.cpp's `llama-server` names them where it has them (`--model`,
 //! `--host`, `--port`, `--api-key`, `--threads`, `--ctx-size`, `--parallel`,
@@ -10,14 +12,21 @@
 //! An Ollama user's model is served as Ollama serves it, from a Modelfile or by its name
 //! in Ollama's store ([`crate::model_source`]); `--template` takes a Modelfile or
 //! `.gotmpl` file for any GGUF.
+//!
+//! In front of remote engines, the template comes from the engine where it reports one
+//! (llama-server's `/props`, Ollama's `/api/show`), else `--template` must name it (vLLM
+//! and SGLang do not report theirs); everything else works as with the embedded engine.
+//! Unless `--parallel` says otherwise, as many requests generate at once as the replicas
+//! run together.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use toolbridge_engine::Engine;
+use toolbridge_engine::{Engine, EngineKind, RemoteEngine, RemoteOptions};
 use toolbridge_server::{ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride};
 
 use crate::default_model;
@@ -29,8 +38,36 @@ pub struct ServeArgs {
     /// Ollama's store (`qwen2.5:7b`; `$OLLAMA_MODELS`, else `~/.ollama/models`); without
     /// it, the default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), fetched and verified on
     /// first use.
-    #[arg(short, long, value_name = "FILE.gguf|Modelfile|NAME")]
+    #[arg(short, long, value_name = "FILE.gguf|Modelfile|NAME", conflicts_with = "engine")]
     model: Option<PathBuf>,
+    /// Serve in front of a remote engine at this base URL (`http://host:8000`) instead of
+    /// the embedded one; repeat it for replicas of one kind.
+    #[arg(long, value_name = "URL")]
+    engine: Vec<String>,
+    /// The remote engine's kind (llama-server, vllm, sglang, ollama); by default detected
+    /// from the endpoints it answers.
+    #[arg(long, value_name = "KIND", requires = "engine")]
+    engine_kind: Option<EngineKind>,
+    /// The remote engine's name of the model, when it serves several; by default the
+    /// first of its model list.
+    #[arg(long, value_name = "NAME", requires = "engine")]
+    engine_model: Option<String>,
+    /// Seconds a remote engine may stay silent (before its answer, or between two pieces)
+    /// before the request fails with 504.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "engine")]
+    engine_timeout: u64,
+    /// Generations each replica runs at once; by default what it reports (llama-server's
+    /// slots), else 64 for vLLM and SGLang and 4 for Ollama.
+    #[arg(long, value_name = "N", requires = "engine")]
+    engine_capacity: Option<usize>,
+    /// An API key the remote engine requires, sent as a bearer token.
+    #[arg(
+        long,
+        env = "TOOLBRIDGE_ENGINE_API_KEY",
+        hide_env_values = true,
+        requires = "engine"
+    )]
+    engine_api_key: Option<String>,
     /// A chat template to use instead of the model's: a Jinja file, a
     /// `tokenizer_config.json`, a model folder, another GGUF, or an Ollama Modelfile or
     /// `.gotmpl` Go template.
@@ -60,9 +97,10 @@ pub struct ServeArgs {
     /// context, capped by the engine).
     #[arg(short = 'c', long = "ctx-size")]
     ctx_size: Option<u32>,
-    /// Requests generated at once, each its own sequence in shared batches.
-    #[arg(long, default_value_t = 1)]
-    parallel: usize,
+    /// Requests generated at once, each its own sequence in shared batches (default 1; in
+    /// front of remote engines, as many as the replicas run together).
+    #[arg(long)]
+    parallel: Option<usize>,
     /// Model layers to offload to the GPU (a GPU build only).
     #[arg(
         long = "n-gpu-layers",
@@ -74,27 +112,16 @@ pub struct ServeArgs {
 
 pub fn run(args: &ServeArgs) -> Result<()> {
     init_logging();
-    let model = match &args.model {
-        Some(path) => model_source::resolve(path)?,
-        None => ModelSource::gguf(default_model::ensure()?),
+    let served = if args.engine.is_empty() {
+        embedded(args)?
+    } else {
+        remote(args)?
     };
-    let template = match &args.template {
-        Some(path) => Some(model_source::load_template(path)?),
-        None => model.ollama.map(TemplateOverride::Ollama),
-    };
-    let model_path = model.weights;
-    let alias = args.alias.clone().or(model.name);
-    let context_length = match (&template, args.ctx_size) {
-        (Some(TemplateOverride::Ollama(source)), None) => {
-            ModelfileDefaults::read(&source.parameters)?.context_length
-        }
-        (_, flag) => flag,
-    };
-    let engine = load_engine(args, &model_path, context_length)?;
-    let model = ServedModel::new(engine, template, args.dialect.as_deref())?.with_alias(alias);
+    let model = ServedModel::new(served.engine, served.template, args.dialect.as_deref())?
+        .with_alias(args.alias.clone().or(served.alias));
     let options = ServerOptions {
         api_key: args.api_key.clone(),
-        parallel: args.parallel,
+        parallel: args.parallel.unwrap_or(served.parallel),
         ..ServerOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -106,12 +133,102 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let address = listener.local_addr()?;
-        print_banner(address, &model, options.api_key.is_some());
+        print_banner(address, &model, options.api_key.is_some(), &served.notes);
         Server::new(model, options)
             .serve(listener)
             .await
             .context("the server failed")
     })
+}
+
+/// An engine ready to serve, with what comes with it.
+struct Served {
+    engine: Arc<dyn Engine>,
+    template: Option<TemplateOverride>,
+    /// The model's name, when it has one clients should know it by.
+    alias: Option<String>,
+    /// Generations at once, unless `--parallel` says.
+    parallel: usize,
+    /// Lines for the banner: where generation happens, and what is not enforced there.
+    notes: Vec<String>,
+}
+
+/// The embedded engine on `--model` (or the default model).
+fn embedded(args: &ServeArgs) -> Result<Served> {
+    let model = match &args.model {
+        Some(path) => model_source::resolve(path)?,
+        None => ModelSource::gguf(default_model::ensure()?),
+    };
+    let template = match &args.template {
+        Some(path) => Some(model_source::load_template(path)?),
+        None => model.ollama.map(TemplateOverride::Ollama),
+    };
+    let context_length = match (&template, args.ctx_size) {
+        (Some(TemplateOverride::Ollama(source)), None) => {
+            ModelfileDefaults::read(&source.parameters)?.context_length
+        }
+        (_, flag) => flag,
+    };
+    let engine = load_engine(args, &model.weights, context_length)?;
+    Ok(Served {
+        engine,
+        template,
+        alias: model.name,
+        parallel: 1,
+        notes: Vec::new(),
+    })
+}
+
+/// The remote engines of `--engine`, with the template they report unless `--template`
+/// names one.
+fn remote(args: &ServeArgs) -> Result<Served> {
+    let engine = RemoteEngine::connect(RemoteOptions {
+        urls: args.engine.clone(),
+        kind: args.engine_kind,
+        model: args.engine_model.clone(),
+        timeout: Duration::from_secs(args.engine_timeout.max(1)),
+        capacity: args.engine_capacity,
+        api_key: args.engine_api_key.clone(),
+        ..RemoteOptions::default()
+    })
+    .with_context(|| format!("cannot use the engine at {}", args.engine.join(", ")))?;
+    let template = args
+        .template
+        .as_deref()
+        .map(model_source::load_template)
+        .transpose()?;
+    let info = engine.model();
+    if template.is_none() && info.chat_template.is_none() && info.ollama_modelfile.is_none() {
+        anyhow::bail!(
+            "{} does not report its model's chat template; give it with --template \
+             (a tokenizer_config.json, a .jinja file, a model folder or a GGUF)",
+            engine.kind()
+        );
+    }
+    let mut notes = vec![remote_note(&engine)];
+    notes.extend(engine.kind().limitation().map(|text| format!("note: {text}")));
+    Ok(Served {
+        parallel: engine.capacity(),
+        template,
+        alias: None,
+        notes,
+        engine: Arc::new(engine),
+    })
+}
+
+/// "generating on llama-server at URL, URL (2 replicas, 8 at once)".
+fn remote_note(engine: &RemoteEngine) -> String {
+    let replicas: Vec<String> = engine
+        .replicas()
+        .into_iter()
+        .map(|(url, healthy)| if healthy { url } else { format!("{url} (not answering yet)") })
+        .collect();
+    format!(
+        "generating on {} at {} ({} at once)",
+        engine.kind(),
+        replicas.join(", "),
+        engine.capacity()
+    )
 }
 
 /// Loads `model` into the embedded llama.cpp engine with the flags' settings and a
@@ -128,7 +245,7 @@ fn load_engine(
         threads: args.threads,
         context_length,
         gpu_layers: args.n_gpu_layers,
-        parallel: args.parallel,
+        parallel: args.parallel.unwrap_or(1),
         progress: true,
     })
     .with_context(|| format!("cannot load {}", model.display()))?;
@@ -175,7 +292,7 @@ fn init_logging() {
 }
 
 /// The address first, alone on its line (scripts read it), then how to try the server.
-fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool) {
+fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool, notes: &[String]) {
     let base = format!("http://{address}");
     println!("listening on {base}");
     println!(
@@ -183,6 +300,9 @@ fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool) {
         model.id(),
         model.dialect_name()
     );
+    for note in notes {
+        println!("{note}");
+    }
     let auth = if needs_key {
         " -H 'Authorization: Bearer YOUR_API_KEY'"
     } else {

@@ -181,4 +181,10 @@ pub trait Engine: Send + Sync {
         generation: &Generation,
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError>;
+
+    /// What of `generation` this engine cannot enforce (a remote engine that takes no
+    /// grammar), to be said with the answer; `None` when it enforces everything.
+    fn unenforced(&self, _generation: &Generation) -> Option<&'static str> {
+        None
+    }
 }

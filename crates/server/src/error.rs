@@ -69,6 +69,14 @@ impl Failure {
         }
     }
 
+    /// A remote engine's failure: 502, 503 or 504, a `server_error` with `code`.
+    fn gateway(status: StatusCode, code: &str, message: String) -> Self {
+        Failure {
+            status,
+            error: ApiError::server(message).with_code(code),
+        }
+    }
+
     /// 500: the engine ended without saying how (its thread panicked).
     pub fn engine_vanished() -> Self {
         Failure::api(ApiError::server(
@@ -126,6 +134,13 @@ impl From<EngineError> for Failure {
             ),
             EngineError::Constraint(_) => Failure::api(ApiError::invalid_request(message)),
             EngineError::Backend(_) => Failure::api(ApiError::new(ErrorType::Server, message)),
+            EngineError::Upstream(_) => Failure::gateway(StatusCode::BAD_GATEWAY, "upstream_error", message),
+            EngineError::Unavailable(_) => {
+                Failure::gateway(StatusCode::SERVICE_UNAVAILABLE, "upstream_unavailable", message)
+            }
+            EngineError::Timeout(_) => {
+                Failure::gateway(StatusCode::GATEWAY_TIMEOUT, "upstream_timeout", message)
+            }
         }
     }
 }
@@ -148,6 +163,16 @@ mod tests {
         assert_eq!(Failure::no_route("GET", "/x").status, StatusCode::NOT_FOUND);
         let backend = Failure::from(EngineError::Backend("decode failed".into()));
         assert_eq!(backend.status, StatusCode::INTERNAL_SERVER_ERROR);
+        let upstream = [
+            (EngineError::Upstream("500: boom".into()), StatusCode::BAD_GATEWAY),
+            (EngineError::Unavailable("down".into()), StatusCode::SERVICE_UNAVAILABLE),
+            (EngineError::Timeout("quiet".into()), StatusCode::GATEWAY_TIMEOUT),
+        ];
+        for (error, status) in upstream {
+            let failure = Failure::from(error);
+            assert_eq!(failure.status, status);
+            assert_eq!(failure.error.kind, ErrorType::Server);
+        }
     }
 
     #[test]

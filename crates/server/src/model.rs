@@ -39,6 +39,8 @@ pub enum SetupError {
     Template(#[from] DialectError),
     #[error("unknown dialect {name:?}; known dialects: {}", known.join(", "))]
     UnknownDialect { name: String, known: Vec<String> },
+    #[error("the Ollama server's Modelfile for the model: {0}")]
+    EngineModelfile(#[source] toolbridge_template::SourceError),
     #[error("the Modelfile's PARAMETER {name} {value}: not a {expected}")]
     Parameter {
         name: String,
@@ -86,6 +88,10 @@ impl ServedModel {
         dialect: Option<&str>,
     ) -> Result<ServedModel, SetupError> {
         let registry = Registry::default();
+        let template = match template {
+            Some(template) => Some(template),
+            None => engine_modelfile(engine.as_ref())?.map(TemplateOverride::Ollama),
+        };
         let mut stop = Vec::new();
         let mut sampling = Sampling::default();
         let (templates, dialect) = match template {
@@ -221,6 +227,17 @@ impl Templates {
             _ => &self.default,
         }
     }
+}
+
+/// The Ollama template of an engine that serves an Ollama model (its server's Modelfile).
+fn engine_modelfile(engine: &dyn Engine) -> Result<Option<OllamaSource>, SetupError> {
+    let Some(text) = &engine.model().ollama_modelfile else {
+        return Ok(None);
+    };
+    let origin = std::path::Path::new("/api/show");
+    OllamaSource::from_modelfile_text(text, origin)
+        .map(Some)
+        .map_err(SetupError::EngineModelfile)
 }
 
 /// `source`, with the engine's model's template when it has none at all and the model's

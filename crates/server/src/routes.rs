@@ -73,15 +73,24 @@ async fn chat_completions(
     };
     let permit = state.admission.admit().await?;
     let engine = std::sync::Arc::clone(state.model.engine());
+    let unenforced = engine.unenforced(&generation);
     let steps = generate::start(engine, generation, prepared.parser, permit);
     let meta = AnswerMeta::new(state.model.id());
-    if request.is_stream() {
+    let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;
-        Ok(events.into_response())
+        events.into_response()
     } else {
-        Ok(Json(respond(meta, steps).await?).into_response())
+        Json(respond(meta, steps).await?).into_response()
+    };
+    if let Some(warning) = unenforced.and_then(|text| header::HeaderValue::from_str(text).ok()) {
+        response.headers_mut().insert(UNENFORCED, warning);
     }
+    Ok(response)
 }
+
+/// The header that says what the engine did not enforce of a request (a remote engine
+/// without grammars), so a client can tell a constrained answer from a hopeful one.
+const UNENFORCED: &str = "x-toolbridge-unenforced";
 
 /// A body that could not be read: too large (413), or cut off.
 fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {

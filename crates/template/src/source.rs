@@ -273,8 +273,24 @@ impl OllamaSource {
     /// A Modelfile's `TEMPLATE`, `SYSTEM`, `PARAMETER stop` and `MESSAGE`s.
     pub fn from_modelfile(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let modelfile =
-            Modelfile::parse(&read_text(path)?).map_err(|err| invalid(path, err.to_string()))?;
+        let text = read_text(path)?;
+        let (source, from) = Self::parse_modelfile(&text, path)?;
+        Ok(OllamaSource {
+            from: Some(resolve_from(path, &from)),
+            ..source
+        })
+    }
+
+    /// A Modelfile's text as an Ollama server reports it for a model it serves
+    /// (`/api/show`): `FROM` names the server's own weights and is left out. `origin`
+    /// names the text in errors.
+    pub fn from_modelfile_text(text: &str, origin: &Path) -> Result<Self> {
+        Self::parse_modelfile(text, origin).map(|(source, _)| source)
+    }
+
+    /// The source a Modelfile's text gives, and its `FROM` as written.
+    fn parse_modelfile(text: &str, origin: &Path) -> Result<(Self, String)> {
+        let modelfile = Modelfile::parse(text).map_err(|err| invalid(origin, err.to_string()))?;
         let stop = modelfile.stop();
         let parameters = modelfile
             .parameters
@@ -283,20 +299,20 @@ impl OllamaSource {
             .cloned()
             .collect();
         let template = modelfile.template.ok_or_else(|| SourceError::NoTemplate {
-            path: path.to_owned(),
+            path: origin.to_owned(),
             reason: "the Modelfile has no TEMPLATE (Ollama would take the one of its FROM \
                      model, which is not read here)"
                 .into(),
         })?;
-        let from = resolve_from(path, &modelfile.from);
-        Ok(OllamaSource {
+        let source = OllamaSource {
             template,
             system: modelfile.system,
             stop,
             parameters,
             messages: modelfile.messages,
-            from: Some(from),
-        })
+            from: None,
+        };
+        Ok((source, modelfile.from))
     }
 
     /// A Go template file; its stop strings come from `<name>.json` beside it

@@ -66,8 +66,16 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub fn new(idle: Duration) -> Result<Http, EngineError> {
+    /// A client whose waits are bounded by `idle`, sending `api_key` as a bearer token.
+    pub fn new(idle: Duration, api_key: Option<&str>) -> Result<Http, EngineError> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(key) = api_key {
+            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
+                .map_err(|_| EngineError::Backend("the engine API key is not a valid header value".into()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         let client = reqwest::Client::builder()
+            .default_headers(headers)
             .connect_timeout(idle.min(Duration::from_secs(10)))
             .pool_idle_timeout(Duration::from_secs(60))
             .build()

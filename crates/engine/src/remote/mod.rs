@@ -53,6 +53,9 @@ pub struct RemoteOptions {
     pub capacity: Option<usize>,
     /// How often each replica's health is checked.
     pub health_interval: Duration,
+    /// Sent as `Authorization: Bearer …` to every replica (vLLM's and SGLang's
+    /// `--api-key`, llama-server's).
+    pub api_key: Option<String>,
 }
 
 impl Default for RemoteOptions {
@@ -64,6 +67,7 @@ impl Default for RemoteOptions {
             timeout: Duration::from_secs(300),
             capacity: None,
             health_interval: Duration::from_secs(5),
+            api_key: None,
         }
     }
 }
@@ -108,7 +112,7 @@ impl RemoteEngine {
             .enable_all()
             .build()
             .map_err(|error| EngineError::Backend(format!("cannot start a runtime: {error}")))?;
-        let http = Http::new(options.timeout)?;
+        let http = Http::new(options.timeout, options.api_key.as_deref())?;
         let urls: Vec<String> = options
             .urls
             .iter()
@@ -246,6 +250,10 @@ impl Engine for RemoteEngine {
         let outcome = hand_over(&receiver, on_piece, started);
         task.abort();
         outcome
+    }
+
+    fn unenforced(&self, generation: &Generation) -> Option<&'static str> {
+        self.kind.unenforced(generation)
     }
 }
 

@@ -35,3 +35,7 @@ impl Reader for StreamReader {
     }
 }
 pub(crate) const LIMITATION: &str = "Ollama takes no grammar: tool calls are parsed, not constrained";
+
+pub(crate) fn unenforced(generation: &Generation) -> Option<&'static str> {
+    generation.constraint.as_ref().map(|_| LIMITATION)
+}

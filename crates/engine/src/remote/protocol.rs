@@ -141,10 +141,18 @@ impl EngineKind {
         refused.unwrap_or_else(|| failure.into_engine_error())
     }
 
-    /// What this kind cannot enforce, said at start-up and with every answer it affects.
+    /// What this kind cannot enforce, said at start-up.
     pub fn limitation(self) -> Option<&'static str> {
         match self {
             EngineKind::Ollama => Some(ollama::LIMITATION),
+            _ => None,
+        }
+    }
+
+    /// What of `generation` this kind cannot enforce, said with its answer.
+    pub(crate) fn unenforced(self, generation: &Generation) -> Option<&'static str> {
+        match self {
+            EngineKind::Ollama => ollama::unenforced(generation),
             _ => None,
         }
     }
