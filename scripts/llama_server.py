@@ -9,10 +9,11 @@ Usage:
   llama_server.py --model PATH [--port N] [--parallel N] [--ctx-size N]
                   [--threads N] [--host H] [--kv-unified] [--exit-with-stdin]
 
---port 0 (the default) picks a free port. --ctx-size is the total context,
-which llama-server splits evenly across the --parallel slots unless
---kv-unified is given. Once GET /health answers 200 the script prints exactly
-one line to stdout:
+--port 0 (the default) lets the server bind a free port; the line below
+names it. --ctx-size is the total context, which llama-server splits evenly
+across the --parallel slots (at least 256 tokens each) unless --kv-unified
+is given; 0 means the model's training context. Once GET /health answers 200
+the script prints exactly one line to stdout:
 
   listening on http://127.0.0.1:PORT
 
@@ -24,18 +25,11 @@ leave it behind). Everything else (llama.cpp's log) goes to stderr.
 import argparse
 import os
 import signal
-import socket
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-
-
-def free_port(host):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def wait_healthy(base, deadline_s):
@@ -55,7 +49,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True, help="path of a GGUF model")
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0, help="0 = pick a free port")
+    ap.add_argument("--port", type=int, default=0, help="0 = let the server bind a free port")
     ap.add_argument("--parallel", type=int, default=1, help="number of slots")
     ap.add_argument("--ctx-size", type=int, default=0,
                     help="total context (0 = the model's), split across slots")
@@ -90,12 +84,10 @@ def main():
 
     import xllamacpp as xlc
 
-    port = args.port if args.port != 0 else free_port(args.host)
-
     params = xlc.CommonParams()
     params.model.path = args.model
     params.hostnames = [args.host]
-    params.port = port
+    params.port = args.port  # 0: the server binds a free port and reports it
     params.n_parallel = args.parallel
     if args.ctx_size:
         params.n_ctx = args.ctx_size
@@ -111,8 +103,7 @@ def main():
     params.ui = False
 
     server = xlc.Server(params)  # loads the model; HTTP runs on its own threads
-    base = server.listening_address.rstrip("/") if server.listening_address else \
-        f"http://{args.host}:{port}"
+    base = server.listening_address.rstrip("/")  # e.g. http://127.0.0.1:44699
     if not wait_healthy(base, args.startup_timeout):
         sys.exit(f"llama_server.py: {base}/health did not answer 200 in time")
     sys.stdout.write(f"listening on {base}\n")

@@ -11,10 +11,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::ServeProcess;
+use common::{sdk_python, ServeProcess};
 
 #[test]
 fn the_openai_python_sdk_gets_openai_answers() {
@@ -30,40 +30,4 @@ fn the_openai_python_sdk_gets_openai_answers() {
         status.success(),
         "openai_e2e.py: {status} (its output above says which checks failed)"
     );
-}
-
-/// A Python with `openai` installed, in a virtual environment made on first use.
-fn sdk_python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
-    let python = venv.join("bin/python");
-    let has_sdk = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import openai"])
-            .status()
-            .is_ok_and(|status| status.success())
-    };
-    if python.is_file() && has_sdk(&python) {
-        return python;
-    }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "openai",
-    ]));
-    assert!(
-        has_sdk(&python),
-        "openai is not importable after installing it"
-    );
-    python
-}
-
-fn run(command: &mut Command) {
-    let status = command
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
-    assert!(status.success(), "{command:?} failed: {status}");
 }

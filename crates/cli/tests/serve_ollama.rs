@@ -15,24 +15,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use common::ServeProcess;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{default_model, workspace, ServeProcess};
 
 /// The default model's sha256, as `scripts/fetch-model.sh` verifies it: its blob's name.
 const MODEL_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
-
-fn default_model() -> PathBuf {
-    let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
-    assert!(
-        model.is_file(),
-        "default model not found (scripts/fetch-model.sh fetches it): looked at {}",
-        model.display()
-    );
-    model
-}
 
 /// Ollama's own Qwen 2.5 template, from the corpus.
 fn qwen_template() -> String {

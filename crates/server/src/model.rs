@@ -23,12 +23,14 @@ use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use toolbridge_dialect::registry::Registry;
-use toolbridge_engine::{Engine, Sampling};
+use toolbridge_dialect::parser::StreamParser;
+use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 use crate::answer_format::AnswerFormat;
 use crate::error::Failure;
 use crate::modelfile::ModelfileDefaults;
+use crate::sampling::sampling;
 
 /// Why a model cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -143,11 +145,6 @@ impl ServedModel {
         &self.engine
     }
 
-    /// The sampling settings used where a request leaves one unset.
-    pub fn sampling_defaults(&self) -> &Sampling {
-        &self.sampling
-    }
-
     /// The prompt, constraint, stops and parser for `request`; when the dialect leaves the
     /// answer free and the request asks for JSON, the JSON's schema (see
     /// [`crate::answer_format`]).
@@ -155,6 +152,24 @@ impl ServedModel {
         let mut prepared = self.prepare_in_dialect(request)?;
         prepared.stop.extend(self.stop.iter().cloned());
         Ok(prepared)
+    }
+
+    /// What the engine is asked to generate for `request` (the prepared prompt, constraint
+    /// and stops, the request's sampling over the model's defaults), and the parser for
+    /// its output.
+    pub fn generation(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
+        let sampling = sampling(request)?.or(&self.sampling);
+        let prepared = self.prepare(request)?;
+        let generation = Generation {
+            prompt: prepared.prompt,
+            constraint: prepared.constraint,
+            stop: prepared.stop,
+            sampling,
+        };
+        Ok((generation, prepared.parser))
     }
 
     /// [`Self::prepare`] before the model's own stop strings.

@@ -18,7 +18,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use toolbridge_chat::ApiError;
-use toolbridge_engine::Generation;
 use tower_http::cors::{Any, CorsLayer};
 
 use crate::answer::AnswerMeta;
@@ -26,7 +25,6 @@ use crate::checks::parse_request;
 use crate::error::Failure;
 use crate::generate;
 use crate::respond::respond;
-use crate::sampling::sampling;
 use crate::server::AppState;
 use crate::stream::stream;
 
@@ -63,18 +61,11 @@ async fn chat_completions(
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let request = parse_request(&body)?;
-    let sampling = sampling(&request)?.or(state.model.sampling_defaults());
-    let prepared = state.model.prepare(&request)?;
-    let generation = Generation {
-        prompt: prepared.prompt,
-        constraint: prepared.constraint,
-        stop: prepared.stop,
-        sampling,
-    };
+    let (generation, parser) = state.model.generation(&request)?;
     let permit = state.admission.admit().await?;
     let engine = std::sync::Arc::clone(state.model.engine());
     let unenforced = engine.unenforced(&generation);
-    let steps = generate::start(engine, generation, prepared.parser, permit);
+    let steps = generate::start(engine, generation, parser, permit);
     let meta = AnswerMeta::new(state.model.id());
     let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;

@@ -4,6 +4,7 @@
 mod bfcl;
 mod mask_time;
 mod maskbench;
+mod proxy;
 mod vocab;
 
 use anyhow::Result;
@@ -22,6 +23,9 @@ enum Which {
     Bfcl(bfcl::BfclArgs),
     /// Time llguidance's token masks for a tool-call grammar over a GGUF model's vocabulary.
     MaskTime(mask_time::MaskTimeArgs),
+    /// Time the same requests to a llama.cpp server directly and through a toolbridge in
+    /// front of it: decode speed ratio and added time to first token.
+    Proxy(proxy::ProxyArgs),
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -29,5 +33,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Which::Bfcl(args) => bfcl::run(args),
         Which::Maskbench(args) => maskbench::run(args),
         Which::MaskTime(args) => mask_time::run(args),
+        Which::Proxy(args) => proxy::run(args),
     }
 }

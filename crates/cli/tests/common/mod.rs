@@ -62,3 +62,107 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The workspace's root folder.
+pub fn workspace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The default model, as `scripts/fetch-model.sh` leaves it.
+pub fn default_model() -> std::path::PathBuf {
+    let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(
+        model.is_file(),
+        "default model not found (scripts/fetch-model.sh fetches it): looked at {}",
+        model.display()
+    );
+    model
+}
+
+/// A real llama.cpp server (`scripts/llama-server.sh`: llama.cpp's own server from the
+/// `xllamacpp` wheel) on the default model and a free port, killed when dropped; it also
+/// exits when the test process dies (its stdin closes).
+pub struct LlamaServer {
+    child: Child,
+    pub base_url: String,
+}
+
+impl LlamaServer {
+    /// Starts one with `parallel` slots of `ctx_per_slot` tokens each.
+    pub fn start(parallel: usize, ctx_per_slot: usize) -> LlamaServer {
+        let script = workspace().join("scripts/llama-server.sh");
+        let mut child = Command::new(&script)
+            .arg("--model")
+            .arg(default_model())
+            .args(["--port", "0", "--threads", "2", "--exit-with-stdin"])
+            .args(["--parallel", &parallel.to_string()])
+            .args(["--ctx-size", &(parallel * ctx_per_slot).to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let base_url = receiver
+            .recv_timeout(START_TIMEOUT)
+            .expect("llama-server printed its address (scripts/llama-server.sh)");
+        println!("llama-server at {base_url}");
+        LlamaServer { child, base_url }
+    }
+
+    /// Kills the server now, as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A Python with `openai` installed, in a virtual environment made on first use.
+pub fn sdk_python() -> std::path::PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
+    let python = venv.join("bin/python");
+    let has_sdk = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import openai"])
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if python.is_file() && has_sdk(&python) {
+        return python;
+    }
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "openai",
+    ]));
+    assert!(
+        has_sdk(&python),
+        "openai is not importable after installing it"
+    );
+    python
+}
+
+pub fn run(command: &mut Command) {
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert!(status.success(), "{command:?} failed: {status}");
+}

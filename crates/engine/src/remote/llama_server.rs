@@ -62,7 +62,8 @@ fn description(props: &Value, adds_bos: bool) -> Description {
     let text = |key: &str| props.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
     let bos_token = text("bos_token");
     let id = text("model_alias")
-        .or_else(|| text("model_path").map(|path| file_stem(&path)))
+        .or_else(|| text("model_path"))
+        .map(|name| file_stem(&name))
         .unwrap_or_else(|| "llama-server".to_owned());
     let context_length = props
         .pointer("/default_generation_settings/n_ctx")

@@ -169,6 +169,13 @@ impl RemoteEngine {
             .collect()
     }
 
+    /// The path and JSON body `generation` is sent as to a replica: what
+    /// [`Engine::generate`] posts, for tools that show it or replay it directly.
+    pub fn wire_request(&self, generation: &Generation) -> Result<(&'static str, serde_json::Value), EngineError> {
+        let request = self.kind.request(generation, &self.target)?;
+        Ok((request.path, request.body))
+    }
+
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, EngineError> {
         self.runtime
             .as_ref()

@@ -1,0 +1,200 @@
+//! `toolbridge bench proxy`: what standing in front of a llama.cpp server costs.
+//!
+//! The same requests go to the upstream directly and through a toolbridge serving it
+//! (`serve --engine UPSTREAM`), taking turns in one run. "Directly" is the exact request
+//! toolbridge itself sends upstream (the prompt it renders, the grammar it builds, the
+//! same sampling), made here by the same library code, so the two differ only by the
+//! proxy: its HTTP hop, request preparation, the stream parser and the SSE writing.
+//! Reported per kind of request (free text, a lazy tool grammar, a forced call): decode
+//! speed through toolbridge over direct, and the time to first token added (median).
+//! The first round of each kind is a warm-up (prompt cache, the grammar's first
+//! compile) and is not counted.
+
+use std::io::{BufRead, BufReader};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use toolbridge_chat::ChatRequest;
+use toolbridge_engine::{RemoteEngine, RemoteOptions};
+use toolbridge_server::ServedModel;
+
+#[derive(clap::Args)]
+pub struct ProxyArgs {
+    /// The llama.cpp server, asked directly.
+    #[arg(long)]
+    upstream: String,
+    /// The toolbridge serving it (`toolbridge serve --engine UPSTREAM`).
+    #[arg(long)]
+    through: String,
+    /// Rounds per kind of request, after one warm-up round.
+    #[arg(long, default_value_t = 10)]
+    rounds: usize,
+    /// Tokens generated per request.
+    #[arg(long, default_value_t = 64)]
+    max_tokens: u32,
+}
+
+/// One request's timing.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    first_token: Duration,
+    /// From the first token to the last.
+    decoding: Duration,
+    tokens: u64,
+}
+
+pub fn run(args: &ProxyArgs) -> Result<()> {
+    let engine = RemoteEngine::connect(RemoteOptions {
+        urls: vec![args.upstream.clone()],
+        ..RemoteOptions::default()
+    })
+    .with_context(|| format!("cannot use {}", args.upstream))?;
+    let engine = Arc::new(engine);
+    let model = ServedModel::new(Arc::clone(&engine) as _, None, None)?;
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(600))
+        .build();
+    let through = format!("{}/v1/chat/completions", args.through.trim_end_matches('/'));
+    println!(
+        "bench proxy: {} direct vs through {}, {} rounds of {} tokens",
+        args.upstream, args.through, args.rounds, args.max_tokens
+    );
+    for (kind, request) in requests(args.max_tokens) {
+        let chat: ChatRequest = serde_json::from_value(request.clone())?;
+        let (generation, _) = model.generation(&chat).map_err(|failure| anyhow::anyhow!("{}", failure.error.message))?;
+        let (path, body) = engine.wire_request(&generation)?;
+        let direct_url = format!("{}{path}", args.upstream.trim_end_matches('/'));
+        let mut pairs = Vec::with_capacity(args.rounds);
+        for round in 0..=args.rounds {
+            let direct = timed(&agent, &direct_url, &body, direct_token)?;
+            let proxied = timed(&agent, &through, &request, proxy_token)?;
+            if round > 0 {
+                pairs.push((direct, proxied));
+            }
+        }
+        report(kind, &pairs);
+    }
+    Ok(())
+}
+
+/// The kinds of request, as chat requests to toolbridge.
+fn requests(max_tokens: u32) -> Vec<(&'static str, Value)> {
+    let tools = json!([{"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}
+        }, "required": ["city"]}
+    }}]);
+    let ask = |content: &str| json!([{"role": "user", "content": content}]);
+    let base = |messages: Value| {
+        json!({
+            "model": "default", "messages": messages, "temperature": 0,
+            "max_tokens": max_tokens, "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    };
+    let free = base(ask("Write a long poem about the sea."));
+    let mut lazy = base(ask("What is the weather like in Paris, in celsius?"));
+    lazy["tools"] = tools.clone();
+    let mut forced = base(ask("What is the weather like in Paris, in celsius?"));
+    forced["tools"] = tools;
+    forced["tool_choice"] = json!("required");
+    vec![
+        ("free text", free),
+        ("tools, lazy grammar (auto)", lazy),
+        ("tools, forced call (required)", forced),
+    ]
+}
+
+/// What one streamed event says: the generated tokens once the stream reports them, and
+/// whether it carries output.
+struct Seen {
+    output: bool,
+    tokens: Option<u64>,
+}
+
+/// A llama-server `/completion` event.
+fn direct_token(event: &Value) -> Seen {
+    Seen {
+        output: event["content"].as_str().is_some_and(|text| !text.is_empty()),
+        tokens: event["stop"]
+            .as_bool()
+            .filter(|stop| *stop)
+            .and(event["tokens_predicted"].as_u64()),
+    }
+}
+
+/// A toolbridge chat-completion chunk.
+fn proxy_token(event: &Value) -> Seen {
+    let delta = &event["choices"][0]["delta"];
+    Seen {
+        output: delta["content"].as_str().is_some_and(|text| !text.is_empty())
+            || delta["tool_calls"].is_array(),
+        tokens: event["usage"]["completion_tokens"].as_u64(),
+    }
+}
+
+/// Streams one request and times it.
+fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen) -> Result<Timing> {
+    let started = Instant::now();
+    let response = match agent.post(url).send_json(body) {
+        Ok(response) => response,
+        Err(ureq::Error::Status(status, response)) => {
+            bail!("{url}: {status}: {}", response.into_string().unwrap_or_default())
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let mut first = None;
+    let mut last = started.elapsed();
+    let mut tokens = None;
+    for line in BufReader::new(response.into_reader()).lines() {
+        let line = line?;
+        let Some(data) = line.strip_prefix("data: ") else { continue };
+        let Ok(event) = serde_json::from_str::<Value>(data) else { continue };
+        let seen = read(&event);
+        if seen.output {
+            first.get_or_insert(started.elapsed());
+            last = started.elapsed();
+        }
+        tokens = seen.tokens.or(tokens);
+    }
+    let first = first.with_context(|| format!("{url}: no output"))?;
+    Ok(Timing {
+        first_token: first,
+        decoding: last.saturating_sub(first),
+        tokens: tokens.with_context(|| format!("{url}: no token count"))?,
+    })
+}
+
+fn report(kind: &str, pairs: &[(Timing, Timing)]) {
+    let rate = |timings: &mut dyn Iterator<Item = &Timing>| {
+        let (tokens, seconds) = timings.fold((0u64, 0f64), |(t, s), timing| {
+            (t + timing.tokens.saturating_sub(1), s + timing.decoding.as_secs_f64())
+        });
+        tokens as f64 / seconds.max(1e-9)
+    };
+    let direct = rate(&mut pairs.iter().map(|(d, _)| d));
+    let proxied = rate(&mut pairs.iter().map(|(_, p)| p));
+    let mut added: Vec<f64> = pairs
+        .iter()
+        .map(|(d, p)| (p.first_token.as_secs_f64() - d.first_token.as_secs_f64()) * 1e3)
+        .collect();
+    added.sort_by(f64::total_cmp);
+    let median = added.get(added.len() / 2).copied().unwrap_or(f64::NAN);
+    let first_direct = median_ms(pairs.iter().map(|(d, _)| d.first_token));
+    println!(
+        "{kind}: decode {direct:.1} tok/s direct, {proxied:.1} through toolbridge (ratio {:.3}); \
+         first token {first_direct:.1} ms direct, +{median:.1} ms through toolbridge (median of {})",
+        proxied / direct,
+        pairs.len()
+    );
+}
+
+fn median_ms(durations: impl Iterator<Item = Duration>) -> f64 {
+    let mut ms: Vec<f64> = durations.map(|d| d.as_secs_f64() * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN)
+}
