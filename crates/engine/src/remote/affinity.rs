@@ -2,11 +2,14 @@
 //!
 //! A conversation's second turn is its first turn's prompt, the answer, and more: sent to
 //! the replica that served the first turn, that replica's prompt cache skips everything
-//! before the new part. Each replica keeps a [`PrefixIndex`] of the prompts sent to it,
-//! as chained hashes of fixed-size blocks (block `n`'s hash covers blocks `0..=n`), so
-//! "how much of this prompt has that replica seen" is a walk from the first block until
-//! the first unseen one. The index is bounded: past its size, the least recently used half
-//! is forgotten, as a cache evicts.
+//! before the new part. A prompt is hashed in fixed-size blocks, each block's hash
+//! chained to the ones before it (block `n`'s hash covers blocks `0..=n`); each replica
+//! keeps a [`PrefixIndex`] of where the prompts sent to it ended (their last whole
+//! block's hash). "Which earlier prompt does this one continue" is then a walk over its
+//! blocks, looking each up. Only whole earlier prompts count: a new conversation that
+//! merely shares a system prompt and tools with others continues none of them, so it is
+//! free to go to the least busy replica instead of piling onto one. The index is
+//! bounded: past its size, the least recently used half is forgotten, as a cache evicts.
 //!
 //! Cost per request (`cargo bench -p toolbridge-engine --bench affinity`, 2 cores): a
 //! 4 KiB prompt hashed and matched against 4 replicas' full indexes in 9 µs.
@@ -34,48 +37,48 @@ pub(crate) fn block_hashes(prompt: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The block hashes one replica has been sent, each with when it was last sent.
+/// Where the prompts sent to one replica ended, each with when it was last sent.
 #[derive(Debug)]
 pub(crate) struct PrefixIndex {
-    seen: HashMap<u64, u64>,
+    ends: HashMap<u64, u64>,
     clock: u64,
     capacity: usize,
 }
 
 impl PrefixIndex {
-    /// An index remembering at most `capacity` blocks.
+    /// An index remembering at most `capacity` prompts.
     pub fn new(capacity: usize) -> PrefixIndex {
         PrefixIndex {
-            seen: HashMap::new(),
+            ends: HashMap::new(),
             clock: 0,
             capacity: capacity.max(2),
         }
     }
 
-    /// How many leading blocks of a prompt (given as its [`block_hashes`]) were sent here.
+    /// How many blocks of a prompt (given as its [`block_hashes`]) continue the longest
+    /// prompt sent here before; 0 when it continues none.
     pub fn matched(&self, blocks: &[u64]) -> usize {
         blocks
             .iter()
-            .take_while(|hash| self.seen.contains_key(hash))
-            .count()
+            .rposition(|hash| self.ends.contains_key(hash))
+            .map_or(0, |last| last + 1)
     }
 
     /// Remembers a prompt sent here.
     pub fn record(&mut self, blocks: &[u64]) {
+        let Some(end) = blocks.last() else { return };
         self.clock += 1;
-        for hash in blocks {
-            self.seen.insert(*hash, self.clock);
-        }
-        if self.seen.len() > self.capacity {
+        self.ends.insert(*end, self.clock);
+        if self.ends.len() > self.capacity {
             self.forget_older_half();
         }
     }
 
     fn forget_older_half(&mut self) {
-        let mut stamps: Vec<u64> = self.seen.values().copied().collect();
+        let mut stamps: Vec<u64> = self.ends.values().copied().collect();
         let middle = stamps.len() / 2;
         let (_, &mut cut, _) = stamps.select_nth_unstable(middle);
-        self.seen.retain(|_, stamp| *stamp > cut);
+        self.ends.retain(|_, stamp| *stamp > cut);
     }
 }
 
@@ -100,11 +103,13 @@ mod tests {
     }
 
     #[test]
-    fn a_different_start_matches_nothing() {
+    fn a_shared_beginning_alone_is_no_match() {
         let mut index = PrefixIndex::new(1 << 16);
         index.record(&block_hashes(&prompt(3)));
         let other = block_hashes(&format!("x{}", prompt(3)));
         assert_eq!(index.matched(&other), 0);
+        let sharing_two_turns = block_hashes(&format!("{}{}", prompt(2), "other ".repeat(200)));
+        assert_eq!(index.matched(&sharing_two_turns), 0);
     }
 
     #[test]
@@ -113,7 +118,7 @@ mod tests {
         for n in 0..100 {
             index.record(&block_hashes(&format!("{n:04}{}", prompt(2))));
         }
-        assert!(index.seen.len() <= 64);
+        assert!(index.ends.len() <= 64);
         let recent = block_hashes(&format!("{:04}{}", 99, prompt(2)));
         assert_eq!(index.matched(&recent), recent.len());
     }

@@ -100,6 +100,8 @@ pub(crate) fn request(generation: &Generation, target: &Target) -> Result<WireRe
     body.insert("prompt".into(), json!(prompt));
     body.insert("stream".into(), json!(true));
     body.insert("cache_prompt".into(), json!(true));
+    // Counts with every event, so a generation cancelled midway still knows its usage.
+    body.insert("timings_per_token".into(), json!(true));
     let sampling = &generation.sampling;
     body.insert("n_predict".into(), json!(sampling.max_tokens.map_or(-1, i64::from)));
     if !generation.stop.is_empty() {
@@ -206,10 +208,12 @@ impl Reader for StreamReader {
                 updates.push(Update::Text(content.to_owned()));
             }
         }
+        let ending = ending(&value);
         if value.get("stop").and_then(Value::as_bool) == Some(true) {
-            let ending = ending(&value);
             self.done = Some(ending);
             updates.push(Update::Done(ending));
+        } else if value.get("timings").is_some() {
+            updates.push(Update::Usage(ending.usage));
         }
         Ok(updates)
     }

@@ -36,7 +36,9 @@ pub use protocol::{EngineKind, Target};
 use self::http::Http;
 use self::protocol::{Description, Ending, Update};
 use self::replicas::{Pool, Replica};
-use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings};
+use crate::{
+    Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
+};
 
 /// How to reach the remote engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -272,12 +274,13 @@ fn hand_over(
     started: Instant,
 ) -> Result<Completion, EngineError> {
     let mut first_piece = None;
+    let mut usage = Usage::default();
     loop {
         let update = match receiver.recv_timeout(QUIET_POLL) {
             Ok(update) => update?,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if on_piece("") == Flow::Stop {
-                    return Ok(cancelled(started, first_piece));
+                    return Ok(cancelled(started, first_piece, usage));
                 }
                 continue;
             }
@@ -289,18 +292,23 @@ fn hand_over(
             Update::Text(text) => {
                 first_piece.get_or_insert_with(|| started.elapsed());
                 if on_piece(&text) == Flow::Stop {
-                    return Ok(cancelled(started, first_piece));
+                    return Ok(cancelled(started, first_piece, usage));
                 }
             }
+            Update::Usage(so_far) => usage = so_far,
             Update::Done(ending) => return Ok(completion(ending, started, first_piece)),
         }
     }
 }
 
-fn cancelled(started: Instant, first_piece: Option<Duration>) -> Completion {
-    let mut completion = completion(Ending::stopped(), started, first_piece);
-    completion.finish_reason = FinishReason::Cancelled;
-    completion
+/// A generation the caller ended, with the last counts the server gave.
+fn cancelled(started: Instant, first_piece: Option<Duration>, usage: Usage) -> Completion {
+    let ending = Ending {
+        finish: FinishReason::Cancelled,
+        usage,
+        ..Ending::stopped()
+    };
+    completion(ending, started, first_piece)
 }
 
 fn completion(ending: Ending, started: Instant, first_piece: Option<Duration>) -> Completion {

@@ -152,7 +152,7 @@ impl EngineKind {
     /// What of `generation` this kind cannot enforce, said with its answer.
     pub(crate) fn unenforced(self, generation: &Generation) -> Option<&'static str> {
         match self {
-            EngineKind::Ollama => ollama::unenforced(generation),
+            EngineKind::Ollama if generation.constraint.is_some() => Some(ollama::LIMITATION),
             _ => None,
         }
     }
@@ -219,6 +219,8 @@ pub(crate) enum Framing {
 pub(crate) enum Update {
     /// More output text.
     Text(String),
+    /// The counts so far, for a generation cancelled before its last report.
+    Usage(Usage),
     /// The generation is over.
     Done(Ending),
 }

@@ -1,12 +1,12 @@
 //! The replicas of a remote engine: which one a generation goes to, how many each runs at
 //! once, and which are fit to be sent anything.
 //!
-//! - **Affinity.** A prompt goes to the replica that has seen the most of its beginning
-//!   ([`super::affinity`]) when that is at least half the prompt (a conversation's next
-//!   turn), so the replica's prompt cache is reused; otherwise, and when that replica is
-//!   full while another has room, to the least busy replica (fewest generations in
-//!   flight, then the one used longest ago). A shared system prompt alone does not pin
-//!   every conversation to one replica.
+//! - **Affinity.** A prompt that continues an earlier one (a conversation's next turn)
+//!   goes to the replica that was sent the longest such earlier prompt
+//!   ([`super::affinity`]), so that replica's prompt cache is reused; otherwise, and when
+//!   that replica is full while another has room, to the least busy replica (fewest
+//!   generations in flight, then the one used longest ago). A shared system prompt alone
+//!   does not pin every conversation to one replica.
 //! - **Capacity.** Each replica runs at most its capacity (llama-server's slots, or
 //!   `--engine-capacity`); more wait for a place there.
 //! - **Health.** A replica that refuses a connection or answers 5xx is ejected at once;
@@ -24,8 +24,8 @@ use super::http::Http;
 use super::protocol::EngineKind;
 use crate::EngineError;
 
-/// Blocks of prompt each replica's index remembers (256 bytes each: 16 MiB of prompts).
-const INDEX_BLOCKS: usize = 1 << 16;
+/// Prompts each replica's index remembers.
+const INDEX_PROMPTS: usize = 1 << 14;
 
 /// One upstream server.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Replica {
             last_used: AtomicU64::new(0),
             capacity,
             places: Arc::new(Semaphore::new(capacity)),
-            index: Mutex::new(PrefixIndex::new(INDEX_BLOCKS)),
+            index: Mutex::new(PrefixIndex::new(INDEX_PROMPTS)),
         }
     }
 
@@ -148,8 +148,7 @@ impl Pool {
             .max_by_key(|&(matched, n)| (matched, std::cmp::Reverse(n)));
         Ok(match best {
             Some((matched, n))
-                if matched * 2 >= blocks.len()
-                    && matched > 0
+                if matched > 0
                     && (self.replicas[n].has_room() || !self.replicas[least_busy].has_room()) =>
             {
                 n
