@@ -78,6 +78,108 @@ impl Constraint {
         }
         markers
     }
+
+    /// Texts inside the grammar's literals that look like a model's special markers
+    /// (`<tool_call>`, `<|python_tag|>`, `</s>`, `[TOOL_CALLS]`), in first-seen order: the
+    /// ones an engine whose vocabulary has them as single tokens must match as those
+    /// tokens ([`Constraint::with_tokens`]). Embedded schemas are not looked into: their
+    /// literals are the caller's data, not the dialect's syntax.
+    pub fn marker_candidates(&self) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        for rule in &self.grammar.rules {
+            rule.body.walk(&mut |e| {
+                if let Expr::Literal(text) = e {
+                    for marker in tag_like(text) {
+                        if !found.iter().any(|known| known == marker) {
+                            found.push(marker.to_owned());
+                        }
+                    }
+                }
+            });
+        }
+        found
+    }
+
+    /// The constraint with every occurrence of `tokens` inside a literal matched as that
+    /// special token rather than spelled as text. llama.cpp's grammars match a quoted
+    /// literal only with text tokens, so `"</tool_call>"` would make a model spell out the
+    /// tag it was trained to write as one token.
+    pub fn with_tokens(&self, tokens: &[String]) -> Constraint {
+        let mut constrained = self.clone();
+        if tokens.is_empty() {
+            return constrained;
+        }
+        for rule in &mut constrained.grammar.rules {
+            rule.body.map_literals(&mut |text| split_at_tokens(text, tokens));
+        }
+        constrained
+    }
+}
+
+/// The substrings of `text` shaped like special markers: `<…>` without blanks or a
+/// second `<` inside (at most 64 bytes), and `[UPPER_CASE]`.
+fn tag_like(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        let close = match bytes[start] {
+            b'<' => b'>',
+            b'[' => b']',
+            _ => {
+                start += 1;
+                continue;
+            }
+        };
+        let inside = |b: u8| {
+            if close == b'>' {
+                !b.is_ascii_whitespace() && b != b'<'
+            } else {
+                b.is_ascii_uppercase() || b == b'_'
+            }
+        };
+        let end = bytes[start + 1..]
+            .iter()
+            .take(64)
+            .position(|&b| b == close || !inside(b))
+            .map(|n| start + 1 + n)
+            .filter(|&n| bytes[n] == close && n > start + 1);
+        match end {
+            Some(end) => {
+                found.push(&text[start..=end]);
+                start = end + 1;
+            }
+            None => start += 1,
+        }
+    }
+    found
+}
+
+/// `text` as literals and the special tokens found in it, leftmost (then longest) first.
+fn split_at_tokens(text: &str, tokens: &[String]) -> Option<Expr> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let next = tokens
+            .iter()
+            .filter(|token| !token.is_empty())
+            .filter_map(|token| rest.find(token.as_str()).map(|at| (at, token)))
+            .min_by_key(|(at, token)| (*at, std::cmp::Reverse(token.len())));
+        let Some((at, token)) = next else {
+            parts.push(Expr::literal(rest));
+            break;
+        };
+        if at > 0 {
+            parts.push(Expr::literal(&rest[..at]));
+        }
+        parts.push(Expr::Token(Token::Text(token.clone())));
+        rest = &rest[at + token.len()..];
+    }
+    match parts.len() {
+        1 if parts[0] == Expr::literal(text) => None,
+        1 => parts.pop(),
+        _ => Some(Expr::Seq(parts)),
+    }
 }
 
 #[cfg(test)]
@@ -124,6 +226,30 @@ mod tests {
         assert!(constraint
             .after_trigger(&Trigger::Word("[TOOL_CALLS]".into()))
             .is_none());
+    }
+
+    #[test]
+    fn tag_like_texts_are_marker_candidates() {
+        assert_eq!(
+            tag_like("\n</tool_call> a < b > [TOOL_CALLS][x]<|im_end|><｜tool▁sep｜>"),
+            vec!["</tool_call>", "[TOOL_CALLS]", "<|im_end|>", "<｜tool▁sep｜>"]
+        );
+    }
+
+    #[test]
+    fn literals_split_at_special_tokens() {
+        let mut grammar = Grammar::new("root");
+        grammar.set_rule("root", Expr::literal("<tool_call>\n{\"a\": 1}\n</tool_call>"));
+        let constraint = Constraint {
+            grammar,
+            triggers: vec![Trigger::Word("<tool_call>".into())],
+            lazy: true,
+        };
+        assert_eq!(constraint.marker_candidates(), vec!["<tool_call>", "</tool_call>"]);
+        let tokens = vec!["<tool_call>".to_string(), "</tool_call>".to_string()];
+        let gbnf = constraint.with_tokens(&tokens).gbnf().expect("prints").text;
+        assert_eq!(gbnf, "root ::= <tool_call> \"\\n{\\\"a\\\": 1}\\n\" </tool_call>\n");
+        assert_eq!(constraint.with_tokens(&[]), constraint);
     }
 
     #[test]

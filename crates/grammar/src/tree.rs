@@ -272,6 +272,24 @@ impl Expr {
     }
 
     /// Visits this expression and every expression inside it, depth first.
+    /// Replaces each literal for which `replace` gives an expression.
+    pub fn map_literals(&mut self, replace: &mut impl FnMut(&str) -> Option<Expr>) {
+        match self {
+            Expr::Literal(text) => {
+                if let Some(replaced) = replace(text) {
+                    *self = replaced;
+                }
+            }
+            Expr::Seq(items) | Expr::Alt(items) => {
+                items.iter_mut().for_each(|e| e.map_literals(replace))
+            }
+            Expr::Group { inner: item, .. } | Expr::Repeat { item, .. } => {
+                item.map_literals(replace)
+            }
+            _ => {}
+        }
+    }
+
     pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a Expr)) {
         visit(self);
         match self {

@@ -88,7 +88,12 @@ mod tests {
 
     fn prompt(turns: usize) -> String {
         (0..turns)
-            .map(|n| format!("<|im_start|>user\n{}<|im_end|>\n", "question ".repeat(40 + n)))
+            .map(|n| {
+                format!(
+                    "<|im_start|>user\n{}<|im_end|>\n",
+                    "question ".repeat(40 + n)
+                )
+            })
             .collect()
     }
 

@@ -18,15 +18,19 @@ use crate::EngineError;
 /// Why an HTTP exchange failed, in the terms that decide what happens next: a replica
 /// that cannot be reached is ejected and the request retried elsewhere; a status is the
 /// server's answer, read by its backend.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum Failure {
     /// No connection, or it broke before any answer.
+    #[error("cannot connect: {0}")]
     Connect(String),
     /// The server answered with a status other than 2xx.
+    #[error("answered {status}: {}", error_message(body))]
     Status { status: u16, body: String },
     /// Nothing arrived within the idle timeout.
+    #[error("{0}")]
     Timeout(String),
     /// The answer broke off, or is not what the protocol sends.
+    #[error("{0}")]
     Broken(String),
 }
 
@@ -70,8 +74,10 @@ impl Http {
     pub fn new(idle: Duration, api_key: Option<&str>) -> Result<Http, EngineError> {
         let mut headers = reqwest::header::HeaderMap::new();
         if let Some(key) = api_key {
-            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
-                .map_err(|_| EngineError::Backend("the engine API key is not a valid header value".into()))?;
+            let value =
+                reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    EngineError::Backend("the engine API key is not a valid header value".into())
+                })?;
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
         let client = reqwest::Client::builder()
@@ -79,7 +85,9 @@ impl Http {
             .connect_timeout(idle.min(Duration::from_secs(10)))
             .pool_idle_timeout(Duration::from_secs(60))
             .build()
-            .map_err(|error| EngineError::Backend(format!("cannot make an HTTP client: {error}")))?;
+            .map_err(|error| {
+                EngineError::Backend(format!("cannot make an HTTP client: {error}"))
+            })?;
         Ok(Http { client, idle })
     }
 
@@ -147,8 +155,11 @@ impl Http {
             Ok(Err(error)) => return Err(Failure::Broken(describe(&error))),
             Ok(Ok(body)) => body,
         };
-        serde_json::from_slice(&body)
-            .map_err(|error| Failure::Broken(format!("{url} answered with something other than JSON: {error}")))
+        serde_json::from_slice(&body).map_err(|error| {
+            Failure::Broken(format!(
+                "{url} answered with something other than JSON: {error}"
+            ))
+        })
     }
 
     fn timed_out(&self, what: &str) -> Failure {
@@ -318,7 +329,8 @@ mod tests {
 
     #[test]
     fn sse_events_survive_any_cut() {
-        let body = "data: {\"a\":\"é\"}\n\n: comment\nevent: x\ndata: one\ndata: two\n\ndata: [DONE]\n\n";
+        let body =
+            "data: {\"a\":\"é\"}\n\n: comment\nevent: x\ndata: one\ndata: two\n\ndata: [DONE]\n\n";
         let whole = frames(Framing::Sse, &[body.as_bytes()]);
         assert_eq!(whole, vec!["{\"a\":\"é\"}", "one\ntwo", "[DONE]"]);
         for cut in 1..body.len() {

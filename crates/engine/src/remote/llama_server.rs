@@ -8,6 +8,11 @@
 //! `preserved_tokens`: the server only writes a special token's text into the output (and
 //! only accepts a one-token trigger word) when it is preserved.
 //!
+//! llama.cpp's grammars match a quoted literal with text tokens only, so a dialect's
+//! markers that the model has as single tokens (`</tool_call>` in Qwen) are written in
+//! the grammar as tokens ([`Constraint::with_tokens`]); which markers those are is asked
+//! of the server's tokenizer once per marker ([`SpecialTokens`]).
+//!
 //! The model's template and its BOS and EOS texts come from `GET /props`. The server
 //! tokenizes a text prompt with the model's BOS added (when the model adds one), so a
 //! prompt that starts with the BOS text, as rendered templates do, is sent without it.
@@ -15,11 +20,16 @@
 //! Fields as llama.cpp's server reads and writes them (`tools/server/README.md`, and the
 //! exchanges captured from a real server in `tests/fixtures/llama_server/`).
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use serde_json::{json, Map, Value};
 use toolbridge_grammar::{Constraint, Token, Trigger};
 
 use super::http::Http;
-use super::protocol::{Description, Ending, Framing, Reader, Target, Update, WireRequest};
+use super::protocol::{
+    sampling_fields, Description, Ending, Framing, Reader, Target, Update, WireRequest,
+};
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
 pub(crate) const HEALTH: &str = "/health";
@@ -31,7 +41,9 @@ const TRIGGER_WORD: u8 = 1;
 /// Whether `base` is a llama-server: `/props` describes its generation settings.
 pub(crate) async fn answers(http: &Http, base: &str) -> bool {
     match http.get_json(&format!("{base}/props")).await {
-        Ok(props) => props.get("default_generation_settings").is_some() || props.get("total_slots").is_some(),
+        Ok(props) => {
+            props.get("default_generation_settings").is_some() || props.get("total_slots").is_some()
+        }
         Err(_) => false,
     }
 }
@@ -59,7 +71,13 @@ async fn adds_bos(http: &Http, base: &str) -> bool {
 }
 
 fn description(props: &Value, adds_bos: bool) -> Description {
-    let text = |key: &str| props.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let text = |key: &str| {
+        props
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     let bos_token = text("bos_token");
     let id = text("model_alias")
         .or_else(|| text("model_path"))
@@ -78,7 +96,10 @@ fn description(props: &Value, adds_bos: bool) -> Description {
             context_length,
             ollama_modelfile: None,
         },
-        capacity: props.get("total_slots").and_then(Value::as_u64).map(|n| n as usize),
+        capacity: props
+            .get("total_slots")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
         target: Target {
             model: None,
             added_bos: bos_token.filter(|_| adds_bos),
@@ -91,11 +112,66 @@ fn file_stem(path: &str) -> String {
     name.strip_suffix(".gguf").unwrap_or(name).to_owned()
 }
 
-pub(crate) fn request(generation: &Generation, target: &Target) -> Result<WireRequest, EngineError> {
-    let prompt = match &target.added_bos {
-        Some(bos) => generation.prompt.strip_prefix(bos.as_str()).unwrap_or(&generation.prompt),
-        None => &generation.prompt,
-    };
+/// Which marker texts the served model has as one token, asked of `/tokenize` once each.
+#[derive(Debug, Default)]
+pub(crate) struct SpecialTokens {
+    known: Mutex<HashMap<String, bool>>,
+}
+
+/// Markers remembered at most; past that, new ones are asked each time they come.
+const MAX_KNOWN_MARKERS: usize = 4096;
+/// Markers asked about for one request at most; the rest stay text.
+const MAX_ASKED_MARKERS: usize = 64;
+
+impl SpecialTokens {
+    /// The `candidates` the model at `base` has as single tokens.
+    pub async fn resolve(&self, http: &Http, base: &str, candidates: &[String]) -> Vec<String> {
+        let mut single = Vec::new();
+        for candidate in candidates.iter().take(MAX_ASKED_MARKERS) {
+            let known = self.lock().get(candidate).copied();
+            let is_token = match known {
+                Some(is_token) => is_token,
+                None => match one_token(http, base, candidate).await {
+                    Some(is_token) => {
+                        let mut known = self.lock();
+                        if known.len() < MAX_KNOWN_MARKERS {
+                            known.insert(candidate.clone(), is_token);
+                        }
+                        is_token
+                    }
+                    None => false,
+                },
+            };
+            if is_token {
+                single.push(candidate.clone());
+            }
+        }
+        single
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether the server's tokenizer makes `text` one token; `None` when it cannot say.
+async fn one_token(http: &Http, base: &str, text: &str) -> Option<bool> {
+    let asked = json!({"content": text, "add_special": false, "parse_special": true});
+    let answer = http
+        .post_json(&format!("{base}/tokenize"), &asked)
+        .await
+        .ok()?;
+    Some(answer.get("tokens")?.as_array()?.len() == 1)
+}
+
+/// The `/completion` request for `generation`; `special` are the markers the model has
+/// as single tokens ([`SpecialTokens`]).
+pub(crate) fn request(
+    generation: &Generation,
+    target: &Target,
+    special: &[String],
+) -> Result<WireRequest, EngineError> {
+    let prompt = target.prompt(&generation.prompt);
     let mut body = Map::new();
     body.insert("prompt".into(), json!(prompt));
     body.insert("stream".into(), json!(true));
@@ -103,44 +179,22 @@ pub(crate) fn request(generation: &Generation, target: &Target) -> Result<WireRe
     // Counts with every event, so a generation cancelled midway still knows its usage.
     body.insert("timings_per_token".into(), json!(true));
     let sampling = &generation.sampling;
-    body.insert("n_predict".into(), json!(sampling.max_tokens.map_or(-1, i64::from)));
+    body.insert(
+        "n_predict".into(),
+        json!(sampling.max_tokens.map_or(-1, i64::from)),
+    );
     if !generation.stop.is_empty() {
         body.insert("stop".into(), json!(generation.stop));
     }
-    let settings = [
-        ("temperature", sampling.temperature.map(f64::from)),
-        ("top_p", sampling.top_p.map(f64::from)),
-        ("top_k", sampling.top_k.map(f64::from)),
-        ("min_p", sampling.min_p.map(f64::from)),
-        ("repeat_penalty", sampling.repeat_penalty.map(f64::from)),
-        ("frequency_penalty", sampling.frequency_penalty.map(f64::from)),
-        ("presence_penalty", sampling.presence_penalty.map(f64::from)),
-    ];
-    for (name, value) in settings {
-        if let Some(value) = value {
-            body.insert(name.into(), json_number(name, value));
-        }
-    }
-    if let Some(seed) = sampling.seed {
-        body.insert("seed".into(), json!(seed));
-    }
+    sampling_fields(&mut body, sampling, "repeat_penalty", "seed");
     if let Some(constraint) = &generation.constraint {
-        add_grammar(&mut body, constraint)?;
+        add_grammar(&mut body, &constraint.with_tokens(special))?;
     }
     Ok(WireRequest {
         path: "/completion",
         body: Value::Object(body),
         framing: Framing::Sse,
     })
-}
-
-/// An integer setting as an integer, others rounded to what an `f32` meant.
-fn json_number(name: &str, value: f64) -> Value {
-    if name == "top_k" {
-        json!(value as i64)
-    } else {
-        json!((value * 1e6).round() / 1e6)
-    }
 }
 
 fn add_grammar(body: &mut Map<String, Value>, constraint: &Constraint) -> Result<(), EngineError> {
@@ -197,10 +251,15 @@ impl Reader for StreamReader {
         if frame.trim() == "[DONE]" {
             return Ok(Vec::new());
         }
-        let value: Value = serde_json::from_str(frame)
-            .map_err(|error| EngineError::Upstream(format!("llama-server sent an unreadable event ({error}): {frame}")))?;
+        let value: Value = serde_json::from_str(frame).map_err(|error| {
+            EngineError::Upstream(format!(
+                "llama-server sent an unreadable event ({error}): {frame}"
+            ))
+        })?;
         if let Some(error) = value.get("error") {
-            return Err(EngineError::Upstream(super::protocol::error_message(&json!({"error": error}).to_string())));
+            return Err(EngineError::Upstream(super::protocol::error_message(
+                &json!({"error": error}).to_string(),
+            )));
         }
         let mut updates = Vec::new();
         if let Some(content) = value.get("content").and_then(Value::as_str) {
@@ -219,8 +278,9 @@ impl Reader for StreamReader {
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        self.done
-            .ok_or_else(|| EngineError::Upstream("llama-server closed the stream before its last event".into()))
+        self.done.ok_or_else(|| {
+            EngineError::Upstream("llama-server closed the stream before its last event".into())
+        })
     }
 }
 
@@ -256,12 +316,22 @@ mod tests {
     #[test]
     fn a_lazy_grammar_travels_with_triggers_and_markers() {
         let mut grammar = Grammar::new("root");
-        grammar.set_rule("root", Expr::Seq(vec![Expr::literal("<tool_call>\n"), Expr::Json(json!({"type": "object"})), Expr::literal("\n</tool_call>")]));
+        grammar.set_rule(
+            "root",
+            Expr::Seq(vec![
+                Expr::literal("<tool_call>\n"),
+                Expr::Json(json!({"type": "object"})),
+                Expr::literal("\n</tool_call>"),
+            ]),
+        );
         let generation = Generation {
             prompt: "<s>hi".into(),
             constraint: Some(Constraint {
                 grammar,
-                triggers: vec![Trigger::Word("<tool_call>".into()), Trigger::Token(Token::Id(7))],
+                triggers: vec![
+                    Trigger::Word("<tool_call>".into()),
+                    Trigger::Token(Token::Id(7)),
+                ],
                 lazy: true,
             }),
             stop: vec!["<|im_end|>".into()],
@@ -271,7 +341,7 @@ mod tests {
             model: None,
             added_bos: Some("<s>".into()),
         };
-        let body = request(&generation, &target).expect("built").body;
+        let body = request(&generation, &target, &[]).expect("built").body;
         assert_eq!(body["prompt"], "hi");
         assert_eq!(body["grammar_lazy"], true);
         assert_eq!(
@@ -279,7 +349,10 @@ mod tests {
             json!([{"type": 1, "value": "<tool_call>"}, {"type": 0, "value": "", "token": 7}])
         );
         assert_eq!(body["preserved_tokens"], json!(["<tool_call>"]));
-        assert!(body["grammar"].as_str().unwrap().starts_with("root ::= \"<tool_call>\\n\""));
+        assert!(body["grammar"]
+            .as_str()
+            .unwrap()
+            .starts_with("root ::= \"<tool_call>\\n\""));
         assert_eq!(body["stop"], json!(["<|im_end|>"]));
         assert_eq!(body["n_predict"], -1);
     }
@@ -294,21 +367,35 @@ mod tests {
         let last = r#"{"content":"","stop":true,"stop_type":"limit","tokens_predicted":8,"tokens_evaluated":20,
             "timings":{"prompt_n":5,"cache_n":15,"prompt_ms":12.5,"predicted_ms":80.0}}"#;
         let updates = reader.frame(last).unwrap();
-        let Update::Done(ending) = &updates[0] else { panic!("{updates:?}") };
+        let Update::Done(ending) = &updates[0] else {
+            panic!("{updates:?}")
+        };
         assert_eq!(ending.finish, FinishReason::Length);
-        assert_eq!(ending.usage, Usage { prompt_tokens: 20, completion_tokens: 8, cached_tokens: 15 });
+        assert_eq!(
+            ending.usage,
+            Usage {
+                prompt_tokens: 20,
+                completion_tokens: 8,
+                cached_tokens: 15
+            }
+        );
         assert_eq!(reader.closed().unwrap(), *ending);
     }
 
     #[test]
     fn errors_in_the_stream_and_too_long_prompts() {
         let mut reader = StreamReader::default();
-        assert!(reader.frame(r#"{"error":{"code":500,"message":"boom"}}"#).is_err());
+        assert!(reader
+            .frame(r#"{"error":{"code":500,"message":"boom"}}"#)
+            .is_err());
         assert!(StreamReader::default().closed().is_err());
         let too_long = r#"{"error":{"code":400,"message":"too long","type":"exceed_context_size_error","n_prompt_tokens":300,"n_ctx":256}}"#;
         assert!(matches!(
             refusal(400, too_long),
-            Some(EngineError::PromptTooLong { prompt_tokens: 300, context_length: 256 })
+            Some(EngineError::PromptTooLong {
+                prompt_tokens: 300,
+                context_length: 256
+            })
         ));
     }
 }

@@ -26,6 +26,7 @@ mod protocol;
 mod replicas;
 mod sglang;
 mod vllm;
+mod xgrammar;
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -97,6 +98,7 @@ pub struct RemoteEngine {
     pool: Arc<Pool>,
     http: Http,
     model: ModelInfo,
+    special: llama_server::SpecialTokens,
 }
 
 impl RemoteEngine {
@@ -121,12 +123,9 @@ impl RemoteEngine {
             .map(|url| url.trim_end_matches('/').to_owned())
             .collect();
         let (kind, described) = runtime.block_on(describe_all(&http, &urls, &options))?;
-        let first = described
-            .iter()
-            .flatten()
-            .next()
-            .cloned()
-            .ok_or_else(|| EngineError::Unavailable(format!("no replica answers ({})", urls.join(", "))))?;
+        let first = described.iter().flatten().next().cloned().ok_or_else(|| {
+            EngineError::Unavailable(format!("no replica answers ({})", urls.join(", ")))
+        })?;
         let replicas = urls
             .iter()
             .zip(&described)
@@ -150,6 +149,7 @@ impl RemoteEngine {
             pool,
             http,
             model: first.info,
+            special: llama_server::SpecialTokens::default(),
         })
     }
 
@@ -173,9 +173,34 @@ impl RemoteEngine {
 
     /// The path and JSON body `generation` is sent as to a replica: what
     /// [`Engine::generate`] posts, for tools that show it or replay it directly.
-    pub fn wire_request(&self, generation: &Generation) -> Result<(&'static str, serde_json::Value), EngineError> {
-        let request = self.kind.request(generation, &self.target)?;
+    pub fn wire_request(
+        &self,
+        generation: &Generation,
+    ) -> Result<(&'static str, serde_json::Value), EngineError> {
+        let request = self.request(generation)?;
         Ok((request.path, request.body))
+    }
+
+    fn request(&self, generation: &Generation) -> Result<protocol::WireRequest, EngineError> {
+        let special = self.special_tokens(generation)?;
+        self.kind.request(generation, &self.target, &special)
+    }
+
+    /// The grammar's markers the model has as single tokens, for kinds that must know.
+    fn special_tokens(&self, generation: &Generation) -> Result<Vec<String>, EngineError> {
+        let Some(constraint) = &generation.constraint else {
+            return Ok(Vec::new());
+        };
+        if self.kind != EngineKind::LlamaServer {
+            return Ok(Vec::new());
+        }
+        let Some(base) = self.pool.any_healthy() else {
+            return Ok(Vec::new());
+        };
+        let candidates = constraint.marker_candidates();
+        Ok(self
+            .runtime()?
+            .block_on(self.special.resolve(&self.http, &base, &candidates)))
     }
 
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, EngineError> {
@@ -231,7 +256,10 @@ async fn describe_all(
     }
     match kind {
         Some(kind) if described.iter().any(Option::is_some) => Ok((kind, described)),
-        _ => Err(first_error.unwrap_or_else(|| EngineError::Unavailable("no replica answers".into()))),
+        _ => {
+            Err(first_error
+                .unwrap_or_else(|| EngineError::Unavailable("no replica answers".into())))
+        }
     }
 }
 
@@ -246,7 +274,7 @@ impl Engine for RemoteEngine {
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError> {
         let started = Instant::now();
-        let request = self.kind.request(generation, &self.target)?;
+        let request = self.request(generation)?;
         let (sender, receiver) = mpsc::channel();
         let run = Run {
             kind: self.kind,
@@ -285,7 +313,9 @@ fn hand_over(
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(EngineError::Upstream("the generation ended without a word".into()))
+                return Err(EngineError::Upstream(
+                    "the generation ended without a word".into(),
+                ))
             }
         };
         match update {
@@ -312,7 +342,10 @@ fn cancelled(started: Instant, first_piece: Option<Duration>, usage: Usage) -> C
 }
 
 fn completion(ending: Ending, started: Instant, first_piece: Option<Duration>) -> Completion {
-    let first_piece_ms = first_piece.unwrap_or_else(|| started.elapsed()).as_secs_f64() * 1e3;
+    let first_piece_ms = first_piece
+        .unwrap_or_else(|| started.elapsed())
+        .as_secs_f64()
+        * 1e3;
     let total_ms = started.elapsed().as_secs_f64() * 1e3;
     Completion {
         finish_reason: ending.finish,
@@ -352,11 +385,12 @@ impl Run {
                 Err(failed) => failed,
             };
             if failure.ejects() {
-                place.replica.set_healthy(false, &format!("{failure:?}"));
+                place.replica.set_healthy(false, &failure.to_string());
             }
             tried.push(n);
             drop(place);
-            let retry = !sent_text && failure.ejects() && tried.len() < 2 && self.pool.replicas.len() > 1;
+            let retry =
+                !sent_text && failure.ejects() && tried.len() < 2 && self.pool.replicas.len() > 1;
             if !retry {
                 let _ = sender.send(Err(self.kind.error(failure)));
                 return;

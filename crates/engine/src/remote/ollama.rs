@@ -1,41 +1,291 @@
-//! (being written)
+//! Ollama, through `/api/generate` in raw mode (the prompt is sent as rendered, Ollama's
+//! own template is not applied), streamed as newline-delimited JSON.
+//!
+//! Ollama takes no grammar. A lazy constraint is not sent: tool calls are parsed from
+//! whatever the model writes, not constrained ([`LIMITATION`], said at start-up and in
+//! each answer it affects). Where the whole answer must be one JSON value (a forced
+//! constraint whose root is one embedded schema) that schema goes as `format`, which
+//! Ollama does enforce; any other forced grammar cannot be sent and is an error.
+//!
+//! The model's Modelfile (its Go `TEMPLATE`, `SYSTEM` and `PARAMETER`s) comes from
+//! `/api/show` and is handed up whole, for toolbridge to render as Ollama would; its
+//! context is `PARAMETER num_ctx` where the Modelfile sets it, else what the model was
+//! trained with (`model_info`'s `<architecture>.context_length`).
+//!
+//! Fields as Ollama reads and writes them: `docs/api.md` (Generate a completion, Show
+//! Model Information, List Local Models, Version), `docs/api/errors.mdx` (errors
+//! mid-stream), `api/types.go` (`GenerateRequest`, `ShowResponse`).
+
+use serde_json::{json, Map, Value};
+use toolbridge_grammar::{Constraint, Expr};
 
 use super::http::Http;
-use super::protocol::{Description, Ending, Reader, Target, Update, WireRequest};
-use crate::{EngineError, Generation};
+use super::protocol::{
+    error_message, number_after, sampling_fields, Description, Ending, Framing, Reader, Target,
+    Update, WireRequest,
+};
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
-pub(crate) const HEALTH: &str = "/health";
+pub(crate) const HEALTH: &str = "/api/version";
 
-pub(crate) async fn answers(_http: &Http, _base: &str) -> bool {
-    false
+pub(crate) const LIMITATION: &str =
+    "Ollama takes no grammar: tool calls are parsed, not constrained, \
+     and only an answer that is one JSON value is enforced (as Ollama's `format`)";
+
+/// Whether `base` is Ollama: `/api/version` names its version.
+pub(crate) async fn answers(http: &Http, base: &str) -> bool {
+    match http.get_json(&format!("{base}{HEALTH}")).await {
+        Ok(version) => version.get("version").and_then(Value::as_str).is_some(),
+        Err(_) => false,
+    }
 }
 
-pub(crate) async fn describe(_http: &Http, base: &str, _model: Option<&str>) -> Result<Description, EngineError> {
-    Err(EngineError::Unavailable(format!("{base}: not yet supported")))
+pub(crate) async fn describe(
+    http: &Http,
+    base: &str,
+    model: Option<&str>,
+) -> Result<Description, EngineError> {
+    let engine_error = |failure: super::http::Failure| failure.into_engine_error();
+    let tags = http
+        .get_json(&format!("{base}/api/tags"))
+        .await
+        .map_err(engine_error)?;
+    let name = choose_model(base, &tags, model)?;
+    let show = http
+        .post_json(&format!("{base}/api/show"), &json!({"model": name}))
+        .await
+        .map_err(engine_error)?;
+    Ok(description(name, &show))
 }
 
-pub(crate) fn request(_generation: &Generation, _target: &Target) -> Result<WireRequest, EngineError> {
-    Err(EngineError::Unavailable("not yet supported".into()))
+/// The local model asked for (`--engine-model`, `:latest` implied as Ollama implies
+/// it), else the first listed.
+fn choose_model(base: &str, tags: &Value, wanted: Option<&str>) -> Result<String, EngineError> {
+    let names: Vec<&str> = tags
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|model| model.get("name").and_then(Value::as_str))
+        .collect();
+    let found = match wanted {
+        Some(wanted) => names
+            .iter()
+            .find(|name| **name == wanted || name.strip_suffix(":latest") == Some(wanted)),
+        None => names.first(),
+    };
+    found.map(|name| (*name).to_owned()).ok_or_else(|| {
+        EngineError::Unavailable(match wanted {
+            Some(wanted) => format!(
+                "{base} has no model {wanted:?} (--engine-model); it has: {} (ollama pull {wanted})",
+                names.join(", ")
+            ),
+            None => format!("{base} has no local model; pull one first (ollama pull …)"),
+        })
+    })
 }
 
-pub(crate) fn refusal(_status: u16, _body: &str) -> Option<EngineError> {
-    None
+fn description(name: String, show: &Value) -> Description {
+    let parameters = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let trained = show
+        .get("model_info")
+        .and_then(Value::as_object)
+        .and_then(|info| {
+            info.iter()
+                .find(|(key, _)| key.ends_with(".context_length"))
+        })
+        .and_then(|(_, value)| value.as_u64());
+    let context_length = parameter(parameters, "num_ctx").or(trained).unwrap_or(0) as u32;
+    Description {
+        info: ModelInfo {
+            id: name.clone(),
+            chat_template: None,
+            bos_token: None,
+            eos_token: None,
+            context_length,
+            ollama_modelfile: show
+                .get("modelfile")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        },
+        capacity: None,
+        target: Target {
+            model: Some(name),
+            added_bos: None,
+        },
+    }
 }
 
+/// A number-valued parameter of `/api/show`'s `parameters` text (`name   value` lines).
+fn parameter(parameters: &str, name: &str) -> Option<u64> {
+    parameters.lines().find_map(|line| {
+        let (key, value) = line.trim().split_once(char::is_whitespace)?;
+        (key == name).then(|| value.trim().parse().ok()).flatten()
+    })
+}
+
+pub(crate) fn request(
+    generation: &Generation,
+    target: &Target,
+) -> Result<WireRequest, EngineError> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(target.model));
+    body.insert("prompt".into(), json!(generation.prompt));
+    body.insert("raw".into(), json!(true));
+    body.insert("stream".into(), json!(true));
+    body.insert("options".into(), Value::Object(options(generation)));
+    if let Some(schema) = generation
+        .constraint
+        .as_ref()
+        .map(format)
+        .transpose()?
+        .flatten()
+    {
+        body.insert("format".into(), schema);
+    }
+    Ok(WireRequest {
+        path: "/api/generate",
+        body: Value::Object(body),
+        framing: Framing::Ndjson,
+    })
+}
+
+/// The settings that are set, under Ollama's option names.
+fn options(generation: &Generation) -> Map<String, Value> {
+    let mut options = Map::new();
+    sampling_fields(&mut options, &generation.sampling, "repeat_penalty", "seed");
+    if let Some(max_tokens) = generation.sampling.max_tokens {
+        options.insert("num_predict".into(), json!(max_tokens));
+    }
+    if !generation.stop.is_empty() {
+        options.insert("stop".into(), json!(generation.stop));
+    }
+    options
+}
+
+/// What Ollama leaves unenforced of `generation`: a lazy constraint (tool calls), which it
+/// cannot take; a forced one is sent as `format` or refused ([`format`]).
+pub(crate) fn unenforced(generation: &Generation) -> Option<&'static str> {
+    generation
+        .constraint
+        .as_ref()
+        .filter(|constraint| constraint.lazy)
+        .map(|_| LIMITATION)
+}
+
+/// What of `constraint` Ollama can enforce: nothing of a lazy one; a forced one only when
+/// its root is one JSON schema, sent as `format`.
+fn format(constraint: &Constraint) -> Result<Option<Value>, EngineError> {
+    if constraint.lazy {
+        return Ok(None);
+    }
+    match constraint.grammar.rule(&constraint.grammar.root).map(|rule| &rule.body) {
+        Some(Expr::Json(schema)) => Ok(Some(schema.clone())),
+        _ => Err(EngineError::Constraint(
+            "Ollama takes no grammar, only a JSON schema for the whole answer; this forced grammar is not one".into(),
+        )),
+    }
+}
+
+/// A prompt longer than the context: Ollama passes on its runner's "request (M tokens)
+/// exceeds the available context size (N tokens)", or says "the input length exceeds
+/// the context length".
+pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
+    if status != 400 {
+        return None;
+    }
+    too_long(&error_message(body))
+}
+
+fn too_long(message: &str) -> Option<EngineError> {
+    if !message.contains("exceeds the available context size")
+        && !message.contains("exceeds the context length")
+    {
+        return None;
+    }
+    Some(EngineError::PromptTooLong {
+        prompt_tokens: number_after(message, "request (").unwrap_or(0),
+        context_length: number_after(message, "context size (").unwrap_or(0),
+    })
+}
+
+/// Reads `/api/generate`'s lines: each the next `response` text, the last `done` with
+/// why (`done_reason`), the counts and the durations (nanoseconds).
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader;
+pub(crate) struct StreamReader {
+    done: Option<Ending>,
+}
 
 impl Reader for StreamReader {
-    fn frame(&mut self, _frame: &str) -> Result<Vec<Update>, EngineError> {
-        Ok(Vec::new())
+    fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
+        let value: Value = serde_json::from_str(frame).map_err(|error| {
+            EngineError::Upstream(format!("Ollama sent an unreadable line ({error}): {frame}"))
+        })?;
+        if value.get("error").is_some() {
+            let message = error_message(frame);
+            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+        }
+        let mut updates = Vec::new();
+        if let Some(text) = value.get("response").and_then(Value::as_str) {
+            updates.push(Update::Text(text.to_owned()));
+        }
+        if value.get("done").and_then(Value::as_bool) == Some(true) {
+            let ending = ending(&value);
+            self.done = Some(ending);
+            updates.push(Update::Done(ending));
+        }
+        Ok(updates)
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        Ok(Ending::stopped())
+        self.done.ok_or_else(|| {
+            EngineError::Upstream("Ollama closed the stream before its last line".into())
+        })
     }
 }
-pub(crate) const LIMITATION: &str = "Ollama takes no grammar: tool calls are parsed, not constrained";
 
-pub(crate) fn unenforced(generation: &Generation) -> Option<&'static str> {
-    generation.constraint.as_ref().map(|_| LIMITATION)
+fn ending(last: &Value) -> Ending {
+    let number = |key: &str| last.get(key).and_then(Value::as_f64);
+    let finish = match last.get("done_reason").and_then(Value::as_str) {
+        Some("length") => FinishReason::Length,
+        _ => FinishReason::Stop,
+    };
+    Ending {
+        finish,
+        usage: Usage {
+            prompt_tokens: number("prompt_eval_count").unwrap_or(0.0) as u32,
+            completion_tokens: number("eval_count").unwrap_or(0.0) as u32,
+            cached_tokens: 0,
+        },
+        prompt_ms: number("prompt_eval_duration").map(|ns| ns / 1e6),
+        generation_ms: number("eval_duration").map(|ns| ns / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_read_by_name() {
+        let parameters = "num_keep                       24\nnum_ctx                        8192\nstop \"<|eot_id|>\"";
+        assert_eq!(parameter(parameters, "num_ctx"), Some(8192));
+        assert_eq!(parameter(parameters, "num_batch"), None);
+    }
+
+    #[test]
+    fn too_long_prompts_say_their_numbers() {
+        let message = "request (309 tokens) exceeds the available context size (256 tokens), try increasing it";
+        assert!(matches!(
+            refusal(400, &json!({"error": message}).to_string()),
+            Some(EngineError::PromptTooLong {
+                prompt_tokens: 309,
+                context_length: 256
+            })
+        ));
+        assert!(refusal(400, r#"{"error":"model not found"}"#).is_none());
+    }
 }

@@ -10,11 +10,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
 use super::http::{Failure, Http};
 use super::{llama_server, ollama, sglang, vllm};
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Sampling, Usage};
 
 /// The kinds of remote engine toolbridge can stand in front of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,14 +91,17 @@ impl EngineKind {
         }
     }
 
-    /// The request that runs `generation` on a server described by `target`.
+    /// The request that runs `generation` on a server described by `target`; `special`
+    /// are the grammar's markers the model has as single tokens, where the kind needs
+    /// them told apart (llama-server).
     pub(crate) fn request(
         self,
         generation: &Generation,
         target: &Target,
+        special: &[String],
     ) -> Result<WireRequest, EngineError> {
         match self {
-            EngineKind::LlamaServer => llama_server::request(generation, target),
+            EngineKind::LlamaServer => llama_server::request(generation, target, special),
             EngineKind::Vllm => vllm::request(generation, target),
             EngineKind::Sglang => sglang::request(generation, target),
             EngineKind::Ollama => ollama::request(generation, target),
@@ -152,7 +155,7 @@ impl EngineKind {
     /// What of `generation` this kind cannot enforce, said with its answer.
     pub(crate) fn unenforced(self, generation: &Generation) -> Option<&'static str> {
         match self {
-            EngineKind::Ollama if generation.constraint.is_some() => Some(ollama::LIMITATION),
+            EngineKind::Ollama => ollama::unenforced(generation),
             _ => None,
         }
     }
@@ -171,7 +174,9 @@ impl FromStr for EngineKind {
         let wanted = name.to_ascii_lowercase().replace('_', "-");
         EngineKind::ALL
             .into_iter()
-            .find(|kind| kind.name() == wanted || (wanted == "llama.cpp" && *kind == EngineKind::LlamaServer))
+            .find(|kind| {
+                kind.name() == wanted || (wanted == "llama.cpp" && *kind == EngineKind::LlamaServer)
+            })
             .ok_or_else(|| {
                 format!("unknown engine kind {name:?}; known: llama-server, vllm, sglang, ollama")
             })
@@ -235,6 +240,16 @@ pub(crate) struct Ending {
     pub generation_ms: Option<f64>,
 }
 
+impl Target {
+    /// `prompt` as sent: without the BOS text the server adds itself.
+    pub fn prompt<'a>(&self, prompt: &'a str) -> &'a str {
+        match &self.added_bos {
+            Some(bos) => prompt.strip_prefix(bos.as_str()).unwrap_or(prompt),
+            None => prompt,
+        }
+    }
+}
+
 impl Ending {
     /// An ending with no numbers: the server closed its stream without a last report.
     pub fn stopped() -> Ending {
@@ -277,6 +292,49 @@ pub(crate) fn error_message(body: &str) -> String {
     found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
 }
 
+/// The sampling settings that are set, under vLLM's and SGLang's shared names;
+/// `repetition` and `seed` name the two fields they call differently.
+pub(crate) fn sampling_fields(
+    body: &mut Map<String, Value>,
+    sampling: &Sampling,
+    repetition: &str,
+    seed: &str,
+) {
+    let settings = [
+        ("temperature", sampling.temperature),
+        ("top_p", sampling.top_p),
+        ("min_p", sampling.min_p),
+        (repetition, sampling.repeat_penalty),
+        ("frequency_penalty", sampling.frequency_penalty),
+        ("presence_penalty", sampling.presence_penalty),
+    ];
+    for (name, value) in settings {
+        if let Some(value) = value {
+            body.insert(name.into(), json!((f64::from(value) * 1e6).round() / 1e6));
+        }
+    }
+    if let Some(top_k) = sampling.top_k {
+        body.insert("top_k".into(), json!(top_k));
+    }
+    if let Some(value) = sampling.seed {
+        body.insert(seed.into(), json!(value));
+    }
+}
+
+/// The number written right after `marker` in `text`.
+pub(crate) fn number_after(text: &str, marker: &str) -> Option<u32> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The number written right before `marker` in `text`.
+pub(crate) fn number_before(text: &str, marker: &str) -> Option<u32> {
+    let before = &text[..text.find(marker)?];
+    let start = before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    before[start..].parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,7 +344,10 @@ mod tests {
         for kind in EngineKind::ALL {
             assert_eq!(kind.name().parse::<EngineKind>(), Ok(kind));
         }
-        assert_eq!("LLAMA_SERVER".parse::<EngineKind>(), Ok(EngineKind::LlamaServer));
+        assert_eq!(
+            "LLAMA_SERVER".parse::<EngineKind>(),
+            Ok(EngineKind::LlamaServer)
+        );
         assert!("tgi".parse::<EngineKind>().unwrap_err().contains("vllm"));
     }
 

@@ -104,6 +104,14 @@ impl Pool {
         }
     }
 
+    /// The base URL of a healthy replica, if any.
+    pub fn any_healthy(&self) -> Option<String> {
+        self.replicas
+            .iter()
+            .find(|replica| replica.is_healthy())
+            .map(|replica| replica.base.clone())
+    }
+
     /// Generations the replicas run at once, together.
     pub fn capacity(&self) -> usize {
         self.replicas.iter().map(|replica| replica.capacity).sum()
@@ -111,15 +119,20 @@ impl Pool {
 
     /// A place for `prompt` at the best healthy replica not in `excluded` (see the module
     /// docs), waiting for room there if it is full.
-    pub async fn place(&self, prompt: &str, excluded: &[usize]) -> Result<(usize, Place), EngineError> {
+    pub async fn place(
+        &self,
+        prompt: &str,
+        excluded: &[usize],
+    ) -> Result<(usize, Place), EngineError> {
         let blocks = block_hashes(prompt);
         let chosen = self.choose(&blocks, excluded)?;
         let replica = Arc::clone(&self.replicas[chosen]);
         replica.index().record(&blocks);
         replica.in_flight.fetch_add(1, Ordering::AcqRel);
-        replica
-            .last_used
-            .store(self.clock.fetch_add(1, Ordering::AcqRel) + 1, Ordering::Release);
+        replica.last_used.store(
+            self.clock.fetch_add(1, Ordering::AcqRel) + 1,
+            Ordering::Release,
+        );
         let permit = Arc::clone(&replica.places).acquire_owned().await;
         let place = Place {
             replica,
@@ -162,7 +175,10 @@ impl Pool {
         if excluded.is_empty() {
             format!("every replica is unhealthy ({})", names.join(", "))
         } else {
-            format!("the request failed, and no other replica is healthy ({})", names.join(", "))
+            format!(
+                "the request failed, and no other replica is healthy ({})",
+                names.join(", ")
+            )
         }
     }
 
@@ -179,7 +195,14 @@ impl Pool {
                 for replica in &pool.replicas {
                     let url = format!("{}{}", replica.base, kind.health_path());
                     let healthy = http.get_ok(&url).await;
-                    replica.set_healthy(healthy, if healthy { "health check passed" } else { "health check failed" });
+                    replica.set_healthy(
+                        healthy,
+                        if healthy {
+                            "health check passed"
+                        } else {
+                            "health check failed"
+                        },
+                    );
                 }
             }
         });
@@ -199,9 +222,15 @@ mod tests {
     }
 
     fn conversation(name: &str, turns: usize) -> String {
-        let mut prompt = format!("<|im_start|>system\n{}<|im_end|>\n", "You are helpful. ".repeat(30));
+        let mut prompt = format!(
+            "<|im_start|>system\n{}<|im_end|>\n",
+            "You are helpful. ".repeat(30)
+        );
         for turn in 0..turns {
-            prompt.push_str(&format!("<|im_start|>user\n{name} asks {} {turn}<|im_end|>\n", "more ".repeat(60)));
+            prompt.push_str(&format!(
+                "<|im_start|>user\n{name} asks {} {turn}<|im_end|>\n",
+                "more ".repeat(60)
+            ));
         }
         prompt
     }
@@ -211,7 +240,10 @@ mod tests {
         let pool = pool(3, 4);
         let mut first = Vec::new();
         for name in ["ann", "bob", "cy"] {
-            let (n, place) = pool.place(&conversation(name, 1), &[]).await.expect("placed");
+            let (n, place) = pool
+                .place(&conversation(name, 1), &[])
+                .await
+                .expect("placed");
             first.push(n);
             drop(place);
         }
@@ -220,8 +252,14 @@ mod tests {
         spread.sort();
         spread.dedup();
         assert_eq!(spread.len(), 3, "{first:?}");
-        for (name, expected) in ["cy", "ann", "bob"].into_iter().zip([first[2], first[0], first[1]]) {
-            let (n, _place) = pool.place(&conversation(name, 2), &[]).await.expect("placed");
+        for (name, expected) in ["cy", "ann", "bob"]
+            .into_iter()
+            .zip([first[2], first[0], first[1]])
+        {
+            let (n, _place) = pool
+                .place(&conversation(name, 2), &[])
+                .await
+                .expect("placed");
             assert_eq!(n, expected, "{name}");
         }
     }

@@ -1,36 +1,271 @@
-//! (being written)
+//! SGLang, through its native `/generate` endpoint.
+//!
+//! SGLang enforces grammars with xgrammar (`--grammar-backend xgrammar`, its default), in
+//! the same notation as vLLM: a forced constraint as EBNF (`sampling_params.ebnf`), a
+//! lazy one as a structural tag (`sampling_params.structural_tag`); both are built in
+//! [`super::vllm`]. The output keeps special tokens (`skip_special_tokens: false`).
+//!
+//! `/generate` tokenizes `text` with the tokenizer's special tokens added, so a model
+//! whose tokenizer adds a BOS would get two when the rendered prompt starts with one. At
+//! start-up `/v1/tokenize` of nothing with special tokens says whether it adds one and
+//! `/v1/detokenize` what its text is; a prompt starting with that text is sent without
+//! it, as for llama-server. (Sending token ids instead would need the tokenizer here.)
+//!
+//! Its stream is cumulative: each event's `text` is the whole output so far, so the
+//! reader hands on only what is new. SGLang's detokenizer never ends an event inside a
+//! character, so what is new is always whole characters.
+//!
+//! Fields as SGLang reads and writes them: `python/sglang/srt/entrypoints/http_server.py`
+//! (`/generate`, `/get_model_info`, `/v1/models`, `/v1/tokenize`),
+//! `python/sglang/srt/sampling/sampling_params.py` (`SamplingParams`),
+//! `python/sglang/srt/managers/tokenizer_manager.py` (the context-length check).
+
+use serde_json::{json, Map, Value};
 
 use super::http::Http;
-use super::protocol::{Description, Ending, Reader, Target, Update, WireRequest};
-use crate::{EngineError, Generation};
+use super::protocol::{
+    error_message, number_after, sampling_fields, Description, Ending, Framing, Reader, Target,
+    Update, WireRequest,
+};
+use super::{vllm, xgrammar};
+use crate::{EngineError, FinishReason, Generation, Usage};
 
 pub(crate) const HEALTH: &str = "/health";
 
-pub(crate) async fn answers(_http: &Http, _base: &str) -> bool {
+/// Whether `base` is SGLang: `/get_model_info` (or its newer name `/model_info`) names
+/// the model's path and whether it generates.
+pub(crate) async fn answers(http: &Http, base: &str) -> bool {
+    for path in ["/model_info", "/get_model_info"] {
+        if let Ok(info) = http.get_json(&format!("{base}{path}")).await {
+            if info.get("model_path").is_some() && info.get("is_generation").is_some() {
+                return true;
+            }
+        }
+    }
     false
 }
 
-pub(crate) async fn describe(_http: &Http, base: &str, _model: Option<&str>) -> Result<Description, EngineError> {
-    Err(EngineError::Unavailable(format!("{base}: not yet supported")))
+pub(crate) async fn describe(
+    http: &Http,
+    base: &str,
+    model: Option<&str>,
+) -> Result<Description, EngineError> {
+    let models = http
+        .get_json(&format!("{base}/v1/models"))
+        .await
+        .map_err(|failure| failure.into_engine_error())?;
+    let card = vllm::choose_model(base, &models, model)?;
+    let added_bos = added_bos(http, base).await;
+    Ok(vllm::description(card, added_bos))
 }
 
-pub(crate) fn request(_generation: &Generation, _target: &Target) -> Result<WireRequest, EngineError> {
-    Err(EngineError::Unavailable("not yet supported".into()))
+/// The text of the BOS the server puts before a text prompt, if it puts one.
+async fn added_bos(http: &Http, base: &str) -> Option<String> {
+    let asked = json!({"prompt": "", "add_special_tokens": true});
+    let tokenized = http
+        .post_json(&format!("{base}/v1/tokenize"), &asked)
+        .await
+        .ok()?;
+    let first = tokenized.pointer("/tokens/0")?.as_u64()?;
+    let asked = json!({"tokens": [first]});
+    let text = http
+        .post_json(&format!("{base}/v1/detokenize"), &asked)
+        .await
+        .ok()?;
+    text.get("text")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
-pub(crate) fn refusal(_status: u16, _body: &str) -> Option<EngineError> {
-    None
+pub(crate) fn request(
+    generation: &Generation,
+    target: &Target,
+) -> Result<WireRequest, EngineError> {
+    let prompt = target.prompt(&generation.prompt);
+    let mut params = Map::new();
+    // `null` is "what the context leaves"; left out, SGLang would stop after 128 tokens.
+    params.insert(
+        "max_new_tokens".into(),
+        json!(generation.sampling.max_tokens),
+    );
+    sampling_fields(
+        &mut params,
+        &generation.sampling,
+        "repetition_penalty",
+        "sampling_seed",
+    );
+    if !generation.stop.is_empty() {
+        params.insert("stop".into(), json!(generation.stop));
+    }
+    params.insert("skip_special_tokens".into(), json!(false));
+    params.insert("spaces_between_special_tokens".into(), json!(false));
+    if let Some(constraint) = &generation.constraint {
+        let (key, value) = xgrammar::constraint(constraint)?;
+        let key = if key == "grammar" { "ebnf" } else { key };
+        params.insert(key.into(), value);
+    }
+    Ok(WireRequest {
+        path: "/generate",
+        body: json!({"text": prompt, "sampling_params": params, "stream": true}),
+        framing: Framing::Sse,
+    })
 }
 
+/// A 400 for a prompt longer than the context: "The input (M tokens) is longer than the
+/// model's context length (N tokens).", or "Requested token count exceeds the model's
+/// maximum context length of N tokens. You requested a total of T tokens: M tokens from
+/// the input messages and …".
+pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
+    if status != 400 {
+        return None;
+    }
+    too_long(&error_message(body))
+}
+
+fn too_long(message: &str) -> Option<EngineError> {
+    if let Some(context_length) = number_after(message, "context length (") {
+        return Some(EngineError::PromptTooLong {
+            prompt_tokens: number_after(message, "The input (").unwrap_or(0),
+            context_length,
+        });
+    }
+    let context_length = number_after(message, "maximum context length of ")?;
+    Some(EngineError::PromptTooLong {
+        prompt_tokens: number_after(message, " tokens: ").unwrap_or(0),
+        context_length,
+    })
+}
+
+/// Reads `/generate`'s stream: each event the whole `text` so far and its `meta_info`,
+/// whose `finish_reason` is set on the last; `[DONE]` ends it.
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader;
+pub(crate) struct StreamReader {
+    /// The output handed on so far.
+    text: String,
+    done: Option<Ending>,
+}
 
 impl Reader for StreamReader {
-    fn frame(&mut self, _frame: &str) -> Result<Vec<Update>, EngineError> {
-        Ok(Vec::new())
+    fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
+        if frame.trim() == "[DONE]" {
+            return Ok(self.done.map(Update::Done).into_iter().collect());
+        }
+        let value: Value = serde_json::from_str(frame).map_err(|error| {
+            EngineError::Upstream(format!(
+                "SGLang sent an unreadable event ({error}): {frame}"
+            ))
+        })?;
+        if value.get("error").is_some() {
+            let message = error_message(frame);
+            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+        }
+        let mut updates = Vec::new();
+        if let Some(text) = value.get("text").and_then(Value::as_str) {
+            updates.push(Update::Text(self.new_text(text)?));
+        }
+        if let Some(finish) = value
+            .pointer("/meta_info/finish_reason")
+            .filter(|f| !f.is_null())
+        {
+            let ending = ending(finish, &value["meta_info"])?;
+            self.done = Some(ending);
+            updates.push(Update::Done(ending));
+        }
+        Ok(updates)
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        Ok(Ending::stopped())
+        self.done.ok_or_else(|| {
+            EngineError::Upstream("SGLang closed the stream before its last event".into())
+        })
+    }
+}
+
+impl StreamReader {
+    /// What `text`, the whole output so far, adds to what was handed on.
+    fn new_text(&mut self, text: &str) -> Result<String, EngineError> {
+        let Some(new) = text.strip_prefix(self.text.as_str()) else {
+            return Err(EngineError::Upstream(format!(
+                "SGLang's stream is not cumulative (is --incremental-streaming-output set?): {text:?} does not continue {:?}",
+                self.text
+            )));
+        };
+        let new = new.to_owned();
+        self.text.push_str(&new);
+        Ok(new)
+    }
+}
+
+/// The ending the last event's `meta_info` reports; an aborted generation is an error.
+fn ending(finish: &Value, meta: &Value) -> Result<Ending, EngineError> {
+    let finish = match finish.get("type").and_then(Value::as_str) {
+        Some("length") => FinishReason::Length,
+        Some("abort") => {
+            let message = finish
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("aborted")
+                .to_owned();
+            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+        }
+        _ => FinishReason::Stop,
+    };
+    let count = |key: &str| meta.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
+    Ok(Ending {
+        finish,
+        usage: Usage {
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+            cached_tokens: count("cached_tokens"),
+        },
+        prompt_ms: None,
+        generation_ms: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cumulative_text_becomes_pieces() {
+        let mut reader = StreamReader::default();
+        let mut pieces = Vec::new();
+        for frame in [
+            r#"{"text":"Ca"}"#,
+            r#"{"text":"Café"}"#,
+            r#"{"text":"Café!"}"#,
+        ] {
+            for update in reader.frame(frame).unwrap() {
+                if let Update::Text(text) = update {
+                    pieces.push(text);
+                }
+            }
+        }
+        assert_eq!(pieces, vec!["Ca", "fé", "!"]);
+        assert!(reader.frame(r#"{"text":"Other"}"#).is_err());
+    }
+
+    #[test]
+    fn both_context_messages_are_too_long() {
+        let first =
+            "The input (309 tokens) is longer than the model's context length (256 tokens).";
+        assert!(matches!(
+            too_long(first),
+            Some(EngineError::PromptTooLong {
+                prompt_tokens: 309,
+                context_length: 256
+            })
+        ));
+        let second = "Requested token count exceeds the model's maximum context length of 256 tokens. \
+                      You requested a total of 400 tokens: 300 tokens from the input messages and 100 tokens for the completion.";
+        assert!(matches!(
+            too_long(second),
+            Some(EngineError::PromptTooLong {
+                prompt_tokens: 300,
+                context_length: 256
+            })
+        ));
     }
 }

@@ -1,36 +1,264 @@
-//! (being written)
+//! vLLM's OpenAI server, through `/v1/completions` with a raw prompt.
+//!
+//! vLLM enforces grammars with xgrammar (`--structured-outputs-config
+//! '{"backend":"xgrammar"}'`, the default `auto` picks it for these requests). A forced
+//! constraint travels as EBNF (`structured_outputs.grammar`); a lazy one as an xgrammar
+//! structural tag (`structured_outputs.structural_tag`): `triggered_tags`, one tag per
+//! trigger whose content is the grammar of what follows that trigger, so text before a
+//! trigger stays free. xgrammar's EBNF has no special-token syntax, so a token the grammar
+//! names is matched by its text; the prompt's special tokens are parsed as written
+//! (`add_special_tokens: false` keeps vLLM from adding a second BOS) and the output keeps
+//! them (`skip_special_tokens: false`), for the dialect's parser to see its markers.
+//!
+//! The model and its context come from `/v1/models`; vLLM does not expose the chat
+//! template, so `--template` names it. SGLang lists its models the same way: that part is
+//! shared from here.
+//!
+//! Fields as vLLM reads and writes them: `vllm/entrypoints/openai/completion/protocol.py`
+//! (`CompletionRequest`), `vllm/sampling_params.py` (`StructuredOutputsParams`),
+//! `vllm/v1/structured_output/backend_xgrammar.py`, and xgrammar's
+//! `docs/structural_tag/structural_tag.md`.
+
+use serde_json::{json, Map, Value};
 
 use super::http::Http;
-use super::protocol::{Description, Ending, Reader, Target, Update, WireRequest};
-use crate::{EngineError, Generation};
+use super::protocol::{
+    error_message, number_after, number_before, sampling_fields, Description, Ending, Framing,
+    Reader, Target, Update, WireRequest,
+};
+use super::xgrammar;
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
 pub(crate) const HEALTH: &str = "/health";
 
-pub(crate) async fn answers(_http: &Http, _base: &str) -> bool {
-    false
+/// Whether `base` is vLLM: its `/v1/models` cards say they are owned by vLLM.
+pub(crate) async fn answers(http: &Http, base: &str) -> bool {
+    match http.get_json(&format!("{base}/v1/models")).await {
+        Ok(models) => {
+            cards(&models).any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm"))
+        }
+        Err(_) => false,
+    }
 }
 
-pub(crate) async fn describe(_http: &Http, base: &str, _model: Option<&str>) -> Result<Description, EngineError> {
-    Err(EngineError::Unavailable(format!("{base}: not yet supported")))
+pub(crate) async fn describe(
+    http: &Http,
+    base: &str,
+    model: Option<&str>,
+) -> Result<Description, EngineError> {
+    let models = http
+        .get_json(&format!("{base}/v1/models"))
+        .await
+        .map_err(|failure| failure.into_engine_error())?;
+    let card = choose_model(base, &models, model)?;
+    Ok(description(card, None))
 }
 
-pub(crate) fn request(_generation: &Generation, _target: &Target) -> Result<WireRequest, EngineError> {
-    Err(EngineError::Unavailable("not yet supported".into()))
+fn cards(models: &Value) -> impl Iterator<Item = &Value> {
+    models
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
-pub(crate) fn refusal(_status: u16, _body: &str) -> Option<EngineError> {
-    None
+/// The `/v1/models` card of the model asked for (`--engine-model`), else the first.
+pub(super) fn choose_model<'a>(
+    base: &str,
+    models: &'a Value,
+    wanted: Option<&str>,
+) -> Result<&'a Value, EngineError> {
+    let id = |card: &'a Value| card.get("id").and_then(Value::as_str);
+    let found = match wanted {
+        Some(wanted) => cards(models).find(|card| id(card) == Some(wanted)),
+        None => cards(models).next(),
+    };
+    found.filter(|card| id(card).is_some()).ok_or_else(|| {
+        let served: Vec<&str> = cards(models).filter_map(id).collect();
+        EngineError::Unavailable(match wanted {
+            Some(wanted) => format!(
+                "{base} does not serve {wanted:?} (--engine-model); it serves: {}",
+                served.join(", ")
+            ),
+            None => format!("{base} lists no model at /v1/models"),
+        })
+    })
 }
 
+/// What a `/v1/models` card says: the model's name for requests and its context. The
+/// template is not served, and the BOS and EOS texts are unknown.
+pub(super) fn description(card: &Value, added_bos: Option<String>) -> Description {
+    let id = card
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let context_length = card
+        .get("max_model_len")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u32;
+    Description {
+        info: ModelInfo {
+            id: id.clone(),
+            chat_template: None,
+            bos_token: None,
+            eos_token: None,
+            context_length,
+            ollama_modelfile: None,
+        },
+        capacity: None,
+        target: Target {
+            model: Some(id),
+            added_bos,
+        },
+    }
+}
+
+pub(crate) fn request(
+    generation: &Generation,
+    target: &Target,
+) -> Result<WireRequest, EngineError> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(target.model));
+    body.insert("prompt".into(), json!(generation.prompt));
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    // `null` is "what the context leaves"; left out, vLLM would stop after 16 tokens.
+    body.insert("max_tokens".into(), json!(generation.sampling.max_tokens));
+    sampling_fields(
+        &mut body,
+        &generation.sampling,
+        "repetition_penalty",
+        "seed",
+    );
+    if !generation.stop.is_empty() {
+        body.insert("stop".into(), json!(generation.stop));
+    }
+    body.insert("add_special_tokens".into(), json!(false));
+    body.insert("skip_special_tokens".into(), json!(false));
+    body.insert("spaces_between_special_tokens".into(), json!(false));
+    if let Some(constraint) = &generation.constraint {
+        let (key, value) = xgrammar::constraint(constraint)?;
+        body.insert("structured_outputs".into(), json!({ key: value }));
+    }
+    Ok(WireRequest {
+        path: "/v1/completions",
+        body: Value::Object(body),
+        framing: Framing::Sse,
+    })
+}
+
+/// A 400 for a prompt (with its `max_tokens`) longer than the context: "This model's
+/// maximum context length is N tokens. However, your request has M input tokens…", or
+/// "…is too large: X. This model's maximum context length is N tokens and your request
+/// has M input tokens…" (`vllm/renderers`, the serving layer's length check).
+pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
+    if status != 400 {
+        return None;
+    }
+    too_long(&error_message(body))
+}
+
+fn too_long(message: &str) -> Option<EngineError> {
+    let context_length = number_after(message, "maximum context length is ")?;
+    let prompt_tokens = number_before(message, " input tokens").unwrap_or(0);
+    Some(EngineError::PromptTooLong {
+        prompt_tokens,
+        context_length,
+    })
+}
+
+/// Reads `/v1/completions`' stream: chunks whose `choices[0].text` is the next text; the
+/// last choice has its `finish_reason`, a chunk with no choices the `usage`, and
+/// `[DONE]` ends it.
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader;
+pub(crate) struct StreamReader {
+    finish: Option<FinishReason>,
+    usage: Usage,
+}
 
 impl Reader for StreamReader {
-    fn frame(&mut self, _frame: &str) -> Result<Vec<Update>, EngineError> {
-        Ok(Vec::new())
+    fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
+        if frame.trim() == "[DONE]" {
+            return Ok(vec![Update::Done(self.ending())]);
+        }
+        let value: Value = serde_json::from_str(frame).map_err(|error| {
+            EngineError::Upstream(format!("vLLM sent an unreadable event ({error}): {frame}"))
+        })?;
+        if value.get("error").is_some()
+            || value.get("object").and_then(Value::as_str) == Some("error")
+        {
+            let message = error_message(frame);
+            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+        }
+        if let Some(usage) = value.get("usage").filter(|usage| !usage.is_null()) {
+            self.usage = read_usage(usage);
+        }
+        let mut updates = Vec::new();
+        if let Some(choice) = value.pointer("/choices/0") {
+            if let Some(text) = choice.get("text").and_then(Value::as_str) {
+                updates.push(Update::Text(text.to_owned()));
+            }
+            match choice.get("finish_reason").and_then(Value::as_str) {
+                Some("length") => self.finish = Some(FinishReason::Length),
+                Some(_) => self.finish = Some(FinishReason::Stop),
+                None => {}
+            }
+        }
+        Ok(updates)
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        Ok(Ending::stopped())
+        match self.finish {
+            Some(_) => Ok(self.ending()),
+            None => Err(EngineError::Upstream(
+                "vLLM closed the stream before the generation finished".into(),
+            )),
+        }
+    }
+}
+
+impl StreamReader {
+    fn ending(&self) -> Ending {
+        Ending {
+            finish: self.finish.unwrap_or(FinishReason::Stop),
+            usage: self.usage,
+            prompt_ms: None,
+            generation_ms: None,
+        }
+    }
+}
+
+/// OpenAI's `usage`; `cached_tokens` is there when vLLM runs with
+/// `--enable-prompt-tokens-details`.
+fn read_usage(usage: &Value) -> Usage {
+    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) as u32;
+    Usage {
+        prompt_tokens: count("/prompt_tokens"),
+        completion_tokens: count("/completion_tokens"),
+        cached_tokens: count("/prompt_tokens_details/cached_tokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_around_words() {
+        let message = "This model's maximum context length is 256 tokens. However, your request has 309 input tokens.";
+        assert_eq!(
+            number_after(message, "maximum context length is "),
+            Some(256)
+        );
+        assert_eq!(number_before(message, " input tokens"), Some(309));
+        assert!(matches!(
+            refusal(400, &json!({"error": {"message": message}}).to_string()),
+            Some(EngineError::PromptTooLong {
+                prompt_tokens: 309,
+                context_length: 256
+            })
+        ));
+        assert!(refusal(400, r#"{"error":{"message":"bad"}}"#).is_none());
     }
 }
