@@ -11,18 +11,19 @@
 //! free to go to the least busy replica instead of piling onto one. The index is
 //! bounded: past its size, the least recently used half is forgotten, as a cache evicts.
 //!
-//! Cost per request (`cargo bench -p toolbridge-engine --bench affinity`, 2 cores): a
-//! 4 KiB prompt hashed and matched against 4 replicas' full indexes in 9 µs.
+//! Cost per request (`cargo bench -p toolbridge-engine --bench affinity`, 2 cores), a
+//! prompt hashed and looked up in 4 replicas' full indexes: 2.0 µs for 4 KiB, 30 µs for
+//! 64 KiB, 0.48 ms for 1 MiB (SipHash over the bytes dominates).
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// Prompt bytes per block: small enough that a short system prompt spans several blocks,
 /// large enough that a megabyte of prompt is a few thousand hashes.
-pub(crate) const BLOCK_BYTES: usize = 256;
+pub const BLOCK_BYTES: usize = 256;
 
 /// The chained hash of each whole block of `prompt`.
-pub(crate) fn block_hashes(prompt: &str) -> Vec<u64> {
+pub fn block_hashes(prompt: &str) -> Vec<u64> {
     let mut chained = 0u64;
     prompt
         .as_bytes()
@@ -39,7 +40,7 @@ pub(crate) fn block_hashes(prompt: &str) -> Vec<u64> {
 
 /// Where the prompts sent to one replica ended, each with when it was last sent.
 #[derive(Debug)]
-pub(crate) struct PrefixIndex {
+pub struct PrefixIndex {
     ends: HashMap<u64, u64>,
     clock: u64,
     capacity: usize,

@@ -18,7 +18,7 @@
 //! or answers 5xx) is retried once on another healthy replica; after its first piece, a
 //! failure ends it with an error.
 
-mod affinity;
+pub mod affinity;
 mod http;
 mod llama_server;
 mod ollama;
