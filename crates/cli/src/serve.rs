@@ -38,7 +38,12 @@ pub struct ServeArgs {
     /// Ollama's store (`qwen2.5:7b`; `$OLLAMA_MODELS`, else `~/.ollama/models`); without
     /// it, the default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), fetched and verified on
     /// first use.
-    #[arg(short, long, value_name = "FILE.gguf|Modelfile|NAME", conflicts_with = "engine")]
+    #[arg(
+        short,
+        long,
+        value_name = "FILE.gguf|Modelfile|NAME",
+        conflicts_with = "engine"
+    )]
     model: Option<PathBuf>,
     /// Serve in front of a remote engine at this base URL (`http://host:8000`) instead of
     /// the embedded one; repeat it for replicas of one kind.
@@ -206,7 +211,12 @@ fn remote(args: &ServeArgs) -> Result<Served> {
         );
     }
     let mut notes = vec![remote_note(&engine)];
-    notes.extend(engine.kind().limitation().map(|text| format!("note: {text}")));
+    notes.extend(
+        engine
+            .kind()
+            .limitation()
+            .map(|text| format!("note: {text}")),
+    );
     Ok(Served {
         parallel: engine.capacity(),
         template,
@@ -221,7 +231,13 @@ fn remote_note(engine: &RemoteEngine) -> String {
     let replicas: Vec<String> = engine
         .replicas()
         .into_iter()
-        .map(|(url, healthy)| if healthy { url } else { format!("{url} (not answering yet)") })
+        .map(|(url, healthy)| {
+            if healthy {
+                url
+            } else {
+                format!("{url} (not answering yet)")
+            }
+        })
         .collect();
     format!(
         "generating on {} at {} ({} at once)",

@@ -89,9 +89,14 @@ fn replicas_keep_conversations_and_survive_a_crash() {
     for (mut messages, first) in firsts {
         let first_prompt = first["usage"]["prompt_tokens"].as_u64().expect("usage");
         let message = first["choices"][0]["message"].clone();
-        let call_id = message["tool_calls"][0]["id"].as_str().expect("a call").to_owned();
+        let call_id = message["tool_calls"][0]["id"]
+            .as_str()
+            .expect("a call")
+            .to_owned();
         messages.push(message);
-        messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": "{\"sky\": \"clear\"}"}));
+        messages.push(
+            json!({"role": "tool", "tool_call_id": call_id, "content": "{\"sky\": \"clear\"}"}),
+        );
         let second = post(&chat, &weather_request(&messages));
         let cached = second["usage"]["prompt_tokens_details"]["cached_tokens"]
             .as_u64()
@@ -109,14 +114,23 @@ fn replicas_keep_conversations_and_survive_a_crash() {
     replicas[served_by].kill();
     let started = Instant::now();
     let ending = read_to_end(&mut stream);
-    println!("after the kill, the stream ended in {:?}: {ending}", started.elapsed());
-    assert!(ending.contains("\"error\""), "the stream ended without an error event: {ending}");
+    println!(
+        "after the kill, the stream ended in {:?}: {ending}",
+        started.elapsed()
+    );
+    assert!(
+        ending.contains("\"error\""),
+        "the stream ended without an error event: {ending}"
+    );
 
     // New requests succeed on the replica left.
     for question in questions {
         let messages = vec![json!({"role": "user", "content": question})];
         let answer = post(&chat, &weather_request(&messages));
-        assert_eq!(answer["choices"][0]["finish_reason"], "tool_calls", "{answer}");
+        assert_eq!(
+            answer["choices"][0]["finish_reason"], "tool_calls",
+            "{answer}"
+        );
     }
 }
 
@@ -136,7 +150,10 @@ fn weather_request(messages: &[Value]) -> Value {
 }
 
 fn post(url: &str, body: &Value) -> Value {
-    match ureq::post(url).timeout(Duration::from_secs(300)).send_json(body) {
+    match ureq::post(url)
+        .timeout(Duration::from_secs(300))
+        .send_json(body)
+    {
         Ok(response) => response.into_json().expect("a JSON answer"),
         Err(ureq::Error::Status(status, response)) => {
             panic!("{status}: {}", response.into_string().unwrap_or_default())

@@ -110,7 +110,8 @@ impl Constraint {
             return constrained;
         }
         for rule in &mut constrained.grammar.rules {
-            rule.body.map_literals(&mut |text| split_at_tokens(text, tokens));
+            rule.body
+                .map_literals(&mut |text| split_at_tokens(text, tokens));
         }
         constrained
     }
@@ -232,23 +233,37 @@ mod tests {
     fn tag_like_texts_are_marker_candidates() {
         assert_eq!(
             tag_like("\n</tool_call> a < b > [TOOL_CALLS][x]<|im_end|><｜tool▁sep｜>"),
-            vec!["</tool_call>", "[TOOL_CALLS]", "<|im_end|>", "<｜tool▁sep｜>"]
+            vec![
+                "</tool_call>",
+                "[TOOL_CALLS]",
+                "<|im_end|>",
+                "<｜tool▁sep｜>"
+            ]
         );
     }
 
     #[test]
     fn literals_split_at_special_tokens() {
         let mut grammar = Grammar::new("root");
-        grammar.set_rule("root", Expr::literal("<tool_call>\n{\"a\": 1}\n</tool_call>"));
+        grammar.set_rule(
+            "root",
+            Expr::literal("<tool_call>\n{\"a\": 1}\n</tool_call>"),
+        );
         let constraint = Constraint {
             grammar,
             triggers: vec![Trigger::Word("<tool_call>".into())],
             lazy: true,
         };
-        assert_eq!(constraint.marker_candidates(), vec!["<tool_call>", "</tool_call>"]);
+        assert_eq!(
+            constraint.marker_candidates(),
+            vec!["<tool_call>", "</tool_call>"]
+        );
         let tokens = vec!["<tool_call>".to_string(), "</tool_call>".to_string()];
         let gbnf = constraint.with_tokens(&tokens).gbnf().expect("prints").text;
-        assert_eq!(gbnf, "root ::= <tool_call> \"\\n{\\\"a\\\": 1}\\n\" </tool_call>\n");
+        assert_eq!(
+            gbnf,
+            "root ::= <tool_call> \"\\n{\\\"a\\\": 1}\\n\" </tool_call>\n"
+        );
         assert_eq!(constraint.with_tokens(&[]), constraint);
     }
 

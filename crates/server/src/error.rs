@@ -134,10 +134,14 @@ impl From<EngineError> for Failure {
             ),
             EngineError::Constraint(_) => Failure::api(ApiError::invalid_request(message)),
             EngineError::Backend(_) => Failure::api(ApiError::new(ErrorType::Server, message)),
-            EngineError::Upstream(_) => Failure::gateway(StatusCode::BAD_GATEWAY, "upstream_error", message),
-            EngineError::Unavailable(_) => {
-                Failure::gateway(StatusCode::SERVICE_UNAVAILABLE, "upstream_unavailable", message)
+            EngineError::Upstream(_) => {
+                Failure::gateway(StatusCode::BAD_GATEWAY, "upstream_error", message)
             }
+            EngineError::Unavailable(_) => Failure::gateway(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "upstream_unavailable",
+                message,
+            ),
             EngineError::Timeout(_) => {
                 Failure::gateway(StatusCode::GATEWAY_TIMEOUT, "upstream_timeout", message)
             }
@@ -164,9 +168,18 @@ mod tests {
         let backend = Failure::from(EngineError::Backend("decode failed".into()));
         assert_eq!(backend.status, StatusCode::INTERNAL_SERVER_ERROR);
         let upstream = [
-            (EngineError::Upstream("500: boom".into()), StatusCode::BAD_GATEWAY),
-            (EngineError::Unavailable("down".into()), StatusCode::SERVICE_UNAVAILABLE),
-            (EngineError::Timeout("quiet".into()), StatusCode::GATEWAY_TIMEOUT),
+            (
+                EngineError::Upstream("500: boom".into()),
+                StatusCode::BAD_GATEWAY,
+            ),
+            (
+                EngineError::Unavailable("down".into()),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                EngineError::Timeout("quiet".into()),
+                StatusCode::GATEWAY_TIMEOUT,
+            ),
         ];
         for (error, status) in upstream {
             let failure = Failure::from(error);

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::registry::Registry;
 use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 

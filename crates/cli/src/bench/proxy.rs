@@ -63,7 +63,9 @@ pub fn run(args: &ProxyArgs) -> Result<()> {
     );
     for (kind, request) in requests(args.max_tokens) {
         let chat: ChatRequest = serde_json::from_value(request.clone())?;
-        let (generation, _) = model.generation(&chat).map_err(|failure| anyhow::anyhow!("{}", failure.error.message))?;
+        let (generation, _) = model
+            .generation(&chat)
+            .map_err(|failure| anyhow::anyhow!("{}", failure.error.message))?;
         let (path, body) = engine.wire_request(&generation)?;
         let direct_url = format!("{}{path}", args.upstream.trim_end_matches('/'));
         let mut pairs = Vec::with_capacity(args.rounds);
@@ -119,7 +121,9 @@ struct Seen {
 /// A llama-server `/completion` event.
 fn direct_token(event: &Value) -> Seen {
     Seen {
-        output: event["content"].as_str().is_some_and(|text| !text.is_empty()),
+        output: event["content"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty()),
         tokens: event["stop"]
             .as_bool()
             .filter(|stop| *stop)
@@ -131,7 +135,9 @@ fn direct_token(event: &Value) -> Seen {
 fn proxy_token(event: &Value) -> Seen {
     let delta = &event["choices"][0]["delta"];
     Seen {
-        output: delta["content"].as_str().is_some_and(|text| !text.is_empty())
+        output: delta["content"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty())
             || delta["tool_calls"].is_array(),
         tokens: event["usage"]["completion_tokens"].as_u64(),
     }
@@ -143,7 +149,10 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
     let response = match agent.post(url).send_json(body) {
         Ok(response) => response,
         Err(ureq::Error::Status(status, response)) => {
-            bail!("{url}: {status}: {}", response.into_string().unwrap_or_default())
+            bail!(
+                "{url}: {status}: {}",
+                response.into_string().unwrap_or_default()
+            )
         }
         Err(error) => return Err(error.into()),
     };
@@ -152,8 +161,12 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
     let mut tokens = None;
     for line in BufReader::new(response.into_reader()).lines() {
         let line = line?;
-        let Some(data) = line.strip_prefix("data: ") else { continue };
-        let Ok(event) = serde_json::from_str::<Value>(data) else { continue };
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        let Ok(event) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
         let seen = read(&event);
         if seen.output {
             first.get_or_insert(started.elapsed());
@@ -172,7 +185,10 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
 fn report(kind: &str, pairs: &[(Timing, Timing)]) {
     let rate = |timings: &mut dyn Iterator<Item = &Timing>| {
         let (tokens, seconds) = timings.fold((0u64, 0f64), |(t, s), timing| {
-            (t + timing.tokens.saturating_sub(1), s + timing.decoding.as_secs_f64())
+            (
+                t + timing.tokens.saturating_sub(1),
+                s + timing.decoding.as_secs_f64(),
+            )
         });
         tokens as f64 / seconds.max(1e-9)
     };
