@@ -5,10 +5,13 @@
 //! toolbridge itself sends upstream (the prompt it renders, the grammar it builds, the
 //! same sampling), made here by the same library code, so the two differ only by the
 //! proxy: its HTTP hop, request preparation, the stream parser and the SSE writing.
-//! Reported per kind of request (free text, a lazy tool grammar, a forced call): decode
-//! speed through toolbridge over direct, and the time to first token added (median).
-//! The first round of each kind is a warm-up (prompt cache, the grammar's first
-//! compile) and is not counted.
+//! Reported per kind of request (free text, a lazy tool grammar, a forced call): tokens
+//! per second over whole requests through toolbridge against direct, and the time added
+//! (median) to the whole request and to its first output. A call's first output comes
+//! once the dialect's parser has read the call (its name and arguments), so for calls the
+//! added first-output time is mostly that wait, not the proxy's cost; the whole request's
+//! added time is. The first round of each kind is a warm-up (prompt cache, the grammar's
+//! first compile) and is not counted.
 
 use std::io::{BufRead, BufReader};
 use std::sync::Arc;
@@ -36,12 +39,12 @@ pub struct ProxyArgs {
     max_tokens: u32,
 }
 
-/// One request's timing.
+/// One request's timing, from sending it.
 #[derive(Debug, Clone, Copy)]
 struct Timing {
-    first_token: Duration,
-    /// From the first token to the last.
-    decoding: Duration,
+    first_output: Duration,
+    /// The end of the stream.
+    end: Duration,
     tokens: u64,
 }
 
@@ -157,7 +160,6 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
         Err(error) => return Err(error.into()),
     };
     let mut first = None;
-    let mut last = started.elapsed();
     let mut tokens = None;
     for line in BufReader::new(response.into_reader()).lines() {
         let line = line?;
@@ -170,14 +172,13 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
         let seen = read(&event);
         if seen.output {
             first.get_or_insert(started.elapsed());
-            last = started.elapsed();
         }
         tokens = seen.tokens.or(tokens);
     }
     let first = first.with_context(|| format!("{url}: no output"))?;
     Ok(Timing {
-        first_token: first,
-        decoding: last.saturating_sub(first),
+        first_output: first,
+        end: started.elapsed(),
         tokens: tokens.with_context(|| format!("{url}: no token count"))?,
     })
 }
@@ -185,32 +186,30 @@ fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen)
 fn report(kind: &str, pairs: &[(Timing, Timing)]) {
     let rate = |timings: &mut dyn Iterator<Item = &Timing>| {
         let (tokens, seconds) = timings.fold((0u64, 0f64), |(t, s), timing| {
-            (
-                t + timing.tokens.saturating_sub(1),
-                s + timing.decoding.as_secs_f64(),
-            )
+            (t + timing.tokens, s + timing.end.as_secs_f64())
         });
         tokens as f64 / seconds.max(1e-9)
     };
     let direct = rate(&mut pairs.iter().map(|(d, _)| d));
     let proxied = rate(&mut pairs.iter().map(|(_, p)| p));
-    let mut added: Vec<f64> = pairs
-        .iter()
-        .map(|(d, p)| (p.first_token.as_secs_f64() - d.first_token.as_secs_f64()) * 1e3)
-        .collect();
-    added.sort_by(f64::total_cmp);
-    let median = added.get(added.len() / 2).copied().unwrap_or(f64::NAN);
-    let first_direct = median_ms(pairs.iter().map(|(d, _)| d.first_token));
+    let added = |at: fn(&Timing) -> Duration| {
+        median_ms(pairs.iter().map(|(d, p)| at(p).as_secs_f64() - at(d).as_secs_f64()))
+    };
+    let direct_end = median_ms(pairs.iter().map(|(d, _)| d.end.as_secs_f64()));
     println!(
-        "{kind}: decode {direct:.1} tok/s direct, {proxied:.1} through toolbridge (ratio {:.3}); \
-         first token {first_direct:.1} ms direct, +{median:.1} ms through toolbridge (median of {})",
+        "{kind}: {direct:.1} tok/s direct, {proxied:.1} through toolbridge (ratio {:.3}); \
+         request {direct_end:.1} ms direct, +{:.1} ms through toolbridge; first output +{:.1} ms \
+         (medians of {})",
         proxied / direct,
+        added(|t| t.end),
+        added(|t| t.first_output),
         pairs.len()
     );
 }
 
-fn median_ms(durations: impl Iterator<Item = Duration>) -> f64 {
-    let mut ms: Vec<f64> = durations.map(|d| d.as_secs_f64() * 1e3).collect();
+/// The median of `seconds`, in milliseconds.
+fn median_ms(seconds: impl Iterator<Item = f64>) -> f64 {
+    let mut ms: Vec<f64> = seconds.map(|s| s * 1e3).collect();
     ms.sort_by(f64::total_cmp);
     ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN)
 }
