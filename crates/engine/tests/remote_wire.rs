@@ -33,6 +33,8 @@ struct Reply {
     chunk: Option<usize>,
     /// The connection is dropped after this many bytes of the body.
     cut_after: Option<usize>,
+    /// Nothing is sent for this long first (a server busy or hung).
+    delay: Option<Duration>,
 }
 
 impl Reply {
@@ -43,6 +45,7 @@ impl Reply {
             body: fixture_json(file).to_string().into_bytes(),
             chunk: None,
             cut_after: None,
+            delay: None,
         }
     }
 
@@ -53,6 +56,7 @@ impl Reply {
             body: Vec::new(),
             chunk: None,
             cut_after: None,
+            delay: None,
         }
     }
 
@@ -65,11 +69,17 @@ impl Reply {
             body: fixture_text(file).into_bytes(),
             chunk: Some(7),
             cut_after: None,
+            delay: None,
         }
     }
 
     fn cut_after(mut self, bytes: usize) -> Reply {
         self.cut_after = Some(bytes);
+        self
+    }
+
+    fn after(mut self, delay: Duration) -> Reply {
+        self.delay = Some(delay);
         self
     }
 }
@@ -156,6 +166,7 @@ async fn serve(
             body: br#"{"detail":"Not Found"}"#.to_vec(),
             chunk: None,
             cut_after: None,
+            delay: None,
         });
     log.lock().expect("the log").push(request);
     let _ = write_reply(&mut stream, &reply).await;
@@ -198,6 +209,9 @@ async fn read_request(stream: &mut TcpStream) -> Option<Received> {
 }
 
 async fn write_reply(stream: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
+    if let Some(delay) = reply.delay {
+        tokio::time::sleep(delay).await;
+    }
     let Some(size) = reply.chunk else {
         let head = format!(
             "HTTP/1.1 {} Fixture\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -290,8 +304,19 @@ fn connect(
     kind: Option<EngineKind>,
     model: Option<&str>,
 ) -> Result<RemoteEngine, EngineError> {
+    connect_all(&[fixture], kind, model)
+}
+
+fn connect_all(
+    fixtures: &[&Fixture],
+    kind: Option<EngineKind>,
+    model: Option<&str>,
+) -> Result<RemoteEngine, EngineError> {
     RemoteEngine::connect(RemoteOptions {
-        urls: vec![fixture.base.clone()],
+        urls: fixtures
+            .iter()
+            .map(|fixture| fixture.base.clone())
+            .collect(),
         kind,
         model: model.map(str::to_owned),
         timeout: Duration::from_secs(5),
@@ -750,4 +775,107 @@ fn ollama_too_long_prompt_is_refused_as_such() {
     let engine = connect(&fixture, Some(EngineKind::Ollama), None).expect("connects");
     let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
     assert!(is_too_long(&outcome, 8300, 8192), "{outcome:?}");
+}
+
+// ---- replicas and failures (the same for every kind; vLLM's protocol stands in) ----
+
+fn vllm_answering() -> Reply {
+    Reply::stream("vllm/completion_lazy.response.txt", "text/event-stream")
+}
+
+fn failing(status: u16) -> Reply {
+    Reply {
+        status,
+        content_type: "application/json",
+        body: br#"{"error":{"message":"engine dead"}}"#.to_vec(),
+        chunk: None,
+        cut_after: None,
+        delay: None,
+    }
+}
+
+#[test]
+fn a_failure_before_the_first_token_is_retried_on_another_replica() {
+    // Its health check fails too, so no check re-admits it during the test.
+    let broken = Fixture::start(vec![
+        (
+            "GET",
+            "/v1/models",
+            Reply::json(200, "vllm/models.response.json"),
+        ),
+        ("GET", "/health", failing(500)),
+        ("POST", "/v1/completions", failing(500)),
+    ]);
+    let healthy = vllm(vllm_answering());
+    let engine = connect_all(&[&broken, &healthy], Some(EngineKind::Vllm), None).expect("connects");
+    // Two conversations, so that each replica is chosen first once.
+    for prompt in ["first conversation", "second conversation"] {
+        let (pieces, outcome) = run(&engine, &generation(prompt, None));
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert!(!pieces.is_empty());
+    }
+    assert!(
+        broken.posted("/v1/completions").len() <= 1,
+        "sent to after its ejection"
+    );
+    assert_eq!(healthy.posted("/v1/completions").len(), 2);
+    let health: Vec<bool> = engine
+        .replicas()
+        .into_iter()
+        .map(|(_, healthy)| healthy)
+        .collect();
+    assert_eq!(health, vec![false, true]);
+}
+
+#[test]
+fn with_no_healthy_replica_a_generation_is_unavailable_at_once() {
+    let fixture = vllm(failing(503));
+    let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let (_, first) = run(&engine, &generation(QWEN_PROMPT, None));
+    assert!(
+        matches!(first, Err(EngineError::Unavailable(_))),
+        "{first:?}"
+    );
+    let (_, second) = run(&engine, &generation(QWEN_PROMPT, None));
+    assert!(
+        matches!(second, Err(EngineError::Unavailable(_))),
+        "{second:?}"
+    );
+    assert_eq!(
+        fixture.posted("/v1/completions").len(),
+        1,
+        "nothing sent to an ejected replica"
+    );
+}
+
+#[test]
+fn a_silent_upstream_times_out() {
+    let fixture = vllm(vllm_answering().after(Duration::from_secs(3)));
+    let engine = RemoteEngine::connect(RemoteOptions {
+        urls: vec![fixture.base.clone()],
+        kind: Some(EngineKind::Vllm),
+        timeout: Duration::from_millis(300),
+        health_interval: Duration::from_secs(60),
+        ..RemoteOptions::default()
+    })
+    .expect("connects");
+    let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
+    assert!(
+        matches!(outcome, Err(EngineError::Timeout(_))),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_caller_that_stops_cancels_before_the_first_token_too() {
+    let fixture = vllm(vllm_answering().after(Duration::from_secs(3)));
+    let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let started = std::time::Instant::now();
+    let outcome = engine.generate(&generation(QWEN_PROMPT, None), &mut |_| Flow::Stop);
+    let completion = outcome.expect("cancelled, not failed");
+    assert_eq!(completion.finish_reason, FinishReason::Cancelled);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "it waited for the upstream"
+    );
 }

@@ -193,7 +193,11 @@ fn report(kind: &str, pairs: &[(Timing, Timing)]) {
     let direct = rate(&mut pairs.iter().map(|(d, _)| d));
     let proxied = rate(&mut pairs.iter().map(|(_, p)| p));
     let added = |at: fn(&Timing) -> Duration| {
-        median_ms(pairs.iter().map(|(d, p)| at(p).as_secs_f64() - at(d).as_secs_f64()))
+        median_ms(
+            pairs
+                .iter()
+                .map(|(d, p)| at(p).as_secs_f64() - at(d).as_secs_f64()),
+        )
     };
     let direct_end = median_ms(pairs.iter().map(|(d, _)| d.end.as_secs_f64()));
     println!(

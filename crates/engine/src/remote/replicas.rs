@@ -182,13 +182,15 @@ impl Pool {
         }
     }
 
-    /// Checks every replica's health now, and then every `interval` while the pool lives.
+    /// Checks every replica's health every `interval` while the pool lives.
     pub fn watch(pool: &Arc<Pool>, http: &Http, kind: EngineKind, interval: Duration) {
         let pool = Arc::downgrade(pool);
         let http = http.with_idle(interval.min(Duration::from_secs(5)));
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(interval);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // The first tick is now, and every replica was just described.
+            ticks.tick().await;
             loop {
                 ticks.tick().await;
                 let Some(pool) = pool.upgrade() else { return };
