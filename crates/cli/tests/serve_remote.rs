@@ -7,7 +7,8 @@
 //!   llama-server.
 //! - Two replicas: a conversation's second turn lands on the replica that served its
 //!   first (its whole first prompt comes from that replica's cache), while another
-//!   conversation is served in between; with the replica of a stream in flight killed,
+//!   conversation is served in between; a client that goes away frees its replica's
+//!   slot; with the replica of a stream in flight killed,
 //!   the stream ends with an error event, not a hang, and new requests succeed on the
 //!   other replica.
 //!
@@ -106,6 +107,16 @@ fn replicas_keep_conversations_and_survive_a_crash() {
             cached + 1 >= first_prompt,
             "the second turn reused {cached} cached tokens of the first's {first_prompt}: another replica served it"
         );
+    }
+
+    // A client that goes away frees the replica's slot.
+    let stream = open_stream(&chat);
+    assert!(busy_replica(&replicas).is_some(), "the stream is generating");
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while busy_replica(&replicas).is_some() {
+        assert!(Instant::now() < deadline, "the upstream generation outlived its client");
+        std::thread::sleep(Duration::from_millis(50));
     }
 
     // A stream in flight on a replica that dies ends with an error event.

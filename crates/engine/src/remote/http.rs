@@ -1,7 +1,8 @@
 //! The one HTTP client every remote backend talks through: JSON requests, and streamed
 //! answers cut into frames (server-sent events or newline-delimited JSON).
 //!
-//! Every wait is bounded by the idle timeout: connecting, the headers, and each gap
+//! Every request gets a connection of its own (see [`Http::new`]). Every wait is bounded
+//! by the idle timeout: connecting, the headers, and each gap
 //! between two pieces of a streamed body. A long generation that keeps streaming never
 //! times out; a server that goes quiet does, as [`Failure::Timeout`]. Dropping a
 //! [`Frames`] drops the connection, which is how a cancelled generation tells the server
@@ -83,7 +84,11 @@ impl Http {
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .connect_timeout(idle.min(Duration::from_secs(10)))
-            .pool_idle_timeout(Duration::from_secs(60))
+            // A connection per request. A POST on a kept-alive connection the server has
+            // just closed (llama-server closes them after a streamed answer, and after
+            // seconds idle) fails without an answer and cannot be safely sent again; a
+            // new connection costs a handshake, a fraction of a millisecond nearby.
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(|error| {
                 EngineError::Backend(format!("cannot make an HTTP client: {error}"))
