@@ -96,11 +96,11 @@ pub struct ServeArgs {
     #[arg(long, env = "TOOLBRIDGE_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
     /// CPU threads for generation (default: the engine's choice from the cores available).
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "engine")]
     threads: Option<usize>,
     /// Context size in tokens (default: a Modelfile's `num_ctx`, else the model's training
     /// context, capped by the engine).
-    #[arg(short = 'c', long = "ctx-size")]
+    #[arg(short = 'c', long = "ctx-size", conflicts_with = "engine")]
     ctx_size: Option<u32>,
     /// Requests generated at once, each its own sequence in shared batches (default 1; in
     /// front of remote engines, as many as the replicas run together).
@@ -110,7 +110,8 @@ pub struct ServeArgs {
     #[arg(
         long = "n-gpu-layers",
         visible_alias = "gpu-layers",
-        default_value_t = 0
+        default_value_t = 0,
+        conflicts_with = "engine"
     )]
     n_gpu_layers: u32,
 }

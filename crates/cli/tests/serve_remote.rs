@@ -111,11 +111,17 @@ fn replicas_keep_conversations_and_survive_a_crash() {
 
     // A client that goes away frees the replica's slot.
     let stream = open_stream(&chat);
-    assert!(busy_replica(&replicas).is_some(), "the stream is generating");
+    assert!(
+        busy_replica(&replicas).is_some(),
+        "the stream is generating"
+    );
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(10);
     while busy_replica(&replicas).is_some() {
-        assert!(Instant::now() < deadline, "the upstream generation outlived its client");
+        assert!(
+            Instant::now() < deadline,
+            "the upstream generation outlived its client"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 

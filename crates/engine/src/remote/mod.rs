@@ -32,10 +32,10 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use protocol::{EngineKind, Target};
+pub use protocol::EngineKind;
 
 use self::http::Http;
-use self::protocol::{Description, Ending, Update};
+use self::protocol::{Description, Ending, Target, Update};
 use self::replicas::{Pool, Replica};
 use crate::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
@@ -123,9 +123,7 @@ impl RemoteEngine {
             .map(|url| url.trim_end_matches('/').to_owned())
             .collect();
         let (kind, described) = runtime.block_on(describe_all(&http, &urls, &options))?;
-        let first = described.iter().flatten().next().cloned().ok_or_else(|| {
-            EngineError::Unavailable(format!("no replica answers ({})", urls.join(", ")))
-        })?;
+        let first = same_model(&urls, &described)?;
         let replicas = urls
             .iter()
             .zip(&described)
@@ -261,6 +259,43 @@ async fn describe_all(
                 .unwrap_or_else(|| EngineError::Unavailable("no replica answers".into())))
         }
     }
+}
+
+/// The description of the first answering replica, once every answering replica is
+/// found to serve the same model with the same template: a prompt rendered for one must
+/// be right for all.
+fn same_model(
+    urls: &[String],
+    described: &[Option<Description>],
+) -> Result<Description, EngineError> {
+    let mut answering = urls
+        .iter()
+        .zip(described)
+        .filter_map(|(url, d)| Some((url, d.as_ref()?)));
+    let Some((first_url, first)) = answering.next() else {
+        return Err(EngineError::Unavailable(format!(
+            "no replica answers ({})",
+            urls.join(", ")
+        )));
+    };
+    let identity = |info: &ModelInfo| {
+        (
+            info.id.clone(),
+            info.chat_template.clone(),
+            info.bos_token.clone(),
+            info.eos_token.clone(),
+            info.ollama_modelfile.clone(),
+        )
+    };
+    for (url, other) in answering {
+        if identity(&other.info) != identity(&first.info) {
+            return Err(EngineError::Upstream(format!(
+                "{url} serves {} but {first_url} serves {} (or their templates differ): replicas must serve one model",
+                other.info.id, first.info.id
+            )));
+        }
+    }
+    Ok(first.clone())
 }
 
 impl Engine for RemoteEngine {

@@ -61,8 +61,9 @@ impl EngineKind {
             }
         }
         Err(EngineError::Unavailable(format!(
-            "{base} answers none of the endpoints of llama-server (/props), Ollama \
-             (/api/version), SGLang or vLLM; is it running? (--engine-kind names the kind)"
+            "{base} does not answer as llama-server (/props), Ollama (/api/version), SGLang \
+             (/model_info) or vLLM (/v1/models): is it running, and is it one of these? \
+             (--engine-kind names the kind)"
         )))
     }
 
@@ -194,7 +195,7 @@ pub(crate) struct Description {
 
 /// What every request to one kind of server needs to say, learned at start-up.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The upstream's name for the model (`model` in vLLM, SGLang and Ollama requests).
     pub model: Option<String>,
     /// A BOS text the server adds itself to a text prompt (llama-server on a model that
