@@ -79,6 +79,9 @@ pub fn default_model() -> std::path::PathBuf {
     model
 }
 
+/// Servers started by this test process, for their log files' names.
+static LAUNCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A real llama.cpp server (`scripts/llama-server.sh`: llama.cpp's own server from the
 /// `xllamacpp` wheel) on the default model and a free port, killed when dropped; it also
 /// exits when the test process dies (its stdin closes).
@@ -88,9 +91,18 @@ pub struct LlamaServer {
 }
 
 impl LlamaServer {
-    /// Starts one with `parallel` slots of `ctx_per_slot` tokens each.
+    /// Starts one with `parallel` slots of `ctx_per_slot` tokens each. Its log (and the
+    /// wheel's installation, the first time) goes to a file, whose end a failure to start
+    /// shows.
     pub fn start(parallel: usize, ctx_per_slot: usize) -> LlamaServer {
         let script = workspace().join("scripts/llama-server.sh");
+        let log_path = std::env::temp_dir().join(format!(
+            "toolbridge-llama-server-{}-{}.log",
+            std::process::id(),
+            LAUNCHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let log = std::fs::File::create(&log_path)
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", log_path.display()));
         let mut child = Command::new(&script)
             .arg("--model")
             .arg(default_model())
@@ -99,7 +111,7 @@ impl LlamaServer {
             .args(["--ctx-size", &(parallel * ctx_per_slot).to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
         let stdout = child.stdout.take().expect("piped stdout");
@@ -111,10 +123,17 @@ impl LlamaServer {
                 }
             }
         });
-        let base_url = receiver
-            .recv_timeout(START_TIMEOUT)
-            .expect("llama-server printed its address (scripts/llama-server.sh)");
-        println!("llama-server at {base_url}");
+        let base_url = receiver.recv_timeout(START_TIMEOUT).unwrap_or_else(|_| {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "llama-server did not start (scripts/llama-server.sh); the end of {}:\n{}",
+                log_path.display(),
+                tail.join("\n")
+            )
+        });
+        println!("llama-server at {base_url} (log: {})", log_path.display());
         LlamaServer { child, base_url }
     }
 
