@@ -11,23 +11,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{sdk_python, ServeProcess};
+use common::{assert_openai_checks_pass, ServeProcess};
 
 #[test]
 fn the_openai_python_sdk_gets_openai_answers() {
-    let python = sdk_python();
     let server = ServeProcess::start(&[], &[]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
-    let status = Command::new(&python)
-        .arg(&script)
-        .arg(format!("{}/v1", server.base_url))
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
-    assert!(
-        status.success(),
-        "openai_e2e.py: {status} (its output above says which checks failed)"
-    );
+    assert_openai_checks_pass(&server);
 }

@@ -20,14 +20,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{sdk_python, LlamaServer, ServeProcess};
+use common::{assert_openai_checks_pass, LlamaServer, ServeProcess};
 
 /// Tokens of context per llama-server slot: a conversation of these tests fits.
 const CONTEXT: usize = 4096;
@@ -42,17 +40,7 @@ fn the_openai_sdk_checks_pass_through_llama_server() {
     let _turn = one_at_a_time();
     let upstream = LlamaServer::start(1, CONTEXT);
     let server = ServeProcess::start(&["--engine", &upstream.base_url], &[]);
-    let python = sdk_python();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
-    let status = Command::new(&python)
-        .arg(&script)
-        .arg(format!("{}/v1", server.base_url))
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
-    assert!(
-        status.success(),
-        "openai_e2e.py through llama-server: {status} (its output above says which checks failed)"
-    );
+    assert_openai_checks_pass(&server);
 }
 
 #[test]

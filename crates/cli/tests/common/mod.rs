@@ -150,6 +150,22 @@ impl Drop for LlamaServer {
     }
 }
 
+/// Runs the OpenAI SDK checks (`openai_e2e.py`) against `server`; they print which
+/// failed.
+pub fn assert_openai_checks_pass(server: &ServeProcess) {
+    let python = sdk_python();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
+    let status = Command::new(&python)
+        .arg(&script)
+        .arg(format!("{}/v1", server.base_url))
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
+    assert!(
+        status.success(),
+        "openai_e2e.py: {status} (its output above says which checks failed)"
+    );
+}
+
 /// A Python with `openai` installed, in a virtual environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");

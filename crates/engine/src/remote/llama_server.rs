@@ -225,11 +225,10 @@ fn trigger(trigger: &Trigger) -> Value {
 
 /// A 400 for a prompt longer than the context (`exceed_context_size_error`), with the
 /// counts the server gives.
-pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
+pub(crate) fn too_long(body: &str) -> Option<EngineError> {
     let value: Value = serde_json::from_str(body).ok()?;
     let error = value.get("error")?;
-    let kind = error.get("type").and_then(Value::as_str)?;
-    if status != 400 || kind != "exceed_context_size_error" {
+    if error.get("type").and_then(Value::as_str)? != "exceed_context_size_error" {
         return None;
     }
     let count = |key: &str| error.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
@@ -389,9 +388,9 @@ mod tests {
             .frame(r#"{"error":{"code":500,"message":"boom"}}"#)
             .is_err());
         assert!(StreamReader::default().closed().is_err());
-        let too_long = r#"{"error":{"code":400,"message":"too long","type":"exceed_context_size_error","n_prompt_tokens":300,"n_ctx":256}}"#;
+        let too_long_body = r#"{"error":{"code":400,"message":"too long","type":"exceed_context_size_error","n_prompt_tokens":300,"n_ctx":256}}"#;
         assert!(matches!(
-            refusal(400, too_long),
+            too_long(too_long_body),
             Some(EngineError::PromptTooLong {
                 prompt_tokens: 300,
                 context_length: 256

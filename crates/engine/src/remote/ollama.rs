@@ -193,14 +193,7 @@ fn format(constraint: &Constraint) -> Result<Option<Value>, EngineError> {
 /// A prompt longer than the context: Ollama passes on its runner's "request (M tokens)
 /// exceeds the available context size (N tokens)", or says "the input length exceeds
 /// the context length".
-pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
-    if status != 400 {
-        return None;
-    }
-    too_long(&error_message(body))
-}
-
-fn too_long(message: &str) -> Option<EngineError> {
+pub(crate) fn too_long(message: &str) -> Option<EngineError> {
     if !message.contains("exceeds the available context size")
         && !message.contains("exceeds the context length")
     {
@@ -280,12 +273,12 @@ mod tests {
     fn too_long_prompts_say_their_numbers() {
         let message = "request (309 tokens) exceeds the available context size (256 tokens), try increasing it";
         assert!(matches!(
-            refusal(400, &json!({"error": message}).to_string()),
+            too_long(message),
             Some(EngineError::PromptTooLong {
                 prompt_tokens: 309,
                 context_length: 256
             })
         ));
-        assert!(refusal(400, r#"{"error":"model not found"}"#).is_none());
+        assert!(too_long("model not found").is_none());
     }
 }

@@ -129,20 +129,20 @@ impl EngineKind {
         }
     }
 
-    /// The error a failed request stands for: a server's refusal read from its body where
-    /// the kind has a shape for it (a prompt longer than the context), else the shared
-    /// mapping ([`Failure::into_engine_error`]).
+    /// The error a failed request stands for: a 400 for a prompt longer than the context,
+    /// read from the body as each kind words it, else the shared mapping
+    /// ([`Failure::into_engine_error`]).
     pub(crate) fn error(self, failure: Failure) -> EngineError {
-        let refused = match &failure {
-            Failure::Status { status, body } => match self {
-                EngineKind::LlamaServer => llama_server::refusal(*status, body),
-                EngineKind::Vllm => vllm::refusal(*status, body),
-                EngineKind::Sglang => sglang::refusal(*status, body),
-                EngineKind::Ollama => ollama::refusal(*status, body),
+        let too_long = match &failure {
+            Failure::Status { status: 400, body } => match self {
+                EngineKind::LlamaServer => llama_server::too_long(body),
+                EngineKind::Vllm => vllm::too_long(&error_message(body)),
+                EngineKind::Sglang => sglang::too_long(&error_message(body)),
+                EngineKind::Ollama => ollama::too_long(&error_message(body)),
             },
             _ => None,
         };
-        refused.unwrap_or_else(|| failure.into_engine_error())
+        too_long.unwrap_or_else(|| failure.into_engine_error())
     }
 
     /// What this kind cannot enforce, said at start-up.

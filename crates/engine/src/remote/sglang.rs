@@ -116,14 +116,7 @@ pub(crate) fn request(
 /// model's context length (N tokens).", or "Requested token count exceeds the model's
 /// maximum context length of N tokens. You requested a total of T tokens: M tokens from
 /// the input messages and …".
-pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
-    if status != 400 {
-        return None;
-    }
-    too_long(&error_message(body))
-}
-
-fn too_long(message: &str) -> Option<EngineError> {
+pub(crate) fn too_long(message: &str) -> Option<EngineError> {
     if let Some(context_length) = number_after(message, "context length (") {
         return Some(EngineError::PromptTooLong {
             prompt_tokens: number_after(message, "The input (").unwrap_or(0),

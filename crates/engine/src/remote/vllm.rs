@@ -152,14 +152,7 @@ pub(crate) fn request(
 /// maximum context length is N tokens. However, your request has M input tokens…", or
 /// "…is too large: X. This model's maximum context length is N tokens and your request
 /// has M input tokens…" (`vllm/renderers`, the serving layer's length check).
-pub(crate) fn refusal(status: u16, body: &str) -> Option<EngineError> {
-    if status != 400 {
-        return None;
-    }
-    too_long(&error_message(body))
-}
-
-fn too_long(message: &str) -> Option<EngineError> {
+pub(crate) fn too_long(message: &str) -> Option<EngineError> {
     let context_length = number_after(message, "maximum context length is ")?;
     let prompt_tokens = number_before(message, " input tokens").unwrap_or(0);
     Some(EngineError::PromptTooLong {
@@ -253,12 +246,12 @@ mod tests {
         );
         assert_eq!(number_before(message, " input tokens"), Some(309));
         assert!(matches!(
-            refusal(400, &json!({"error": {"message": message}}).to_string()),
+            too_long(message),
             Some(EngineError::PromptTooLong {
                 prompt_tokens: 309,
                 context_length: 256
             })
         ));
-        assert!(refusal(400, r#"{"error":{"message":"bad"}}"#).is_none());
+        assert!(too_long("bad").is_none());
     }
 }
