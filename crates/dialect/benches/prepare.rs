@@ -1,6 +1,7 @@
 //! What preparing one request costs: the prompt style over a template without tool
 //! support (Qwen 1.5's ChatML), which rewrites history from what the template was found
-//! to render, beside the probing itself, which the template now does once and keeps.
+//! to render, beside the probing itself, which the template now does once and keeps; and
+//! the call grammar printed as GBNF, as a llama.cpp server is sent it with each request.
 //! `cargo bench -p toolbridge-dialect --bench prepare`.
 
 use std::path::Path;
@@ -56,6 +57,22 @@ fn prepare(c: &mut Criterion) {
             dialect
                 .prepare(&request, &template)
                 .map(|prepared| prepared.prompt.len())
+        })
+    });
+    // What a llama.cpp server is sent on top: the call grammar as GBNF, its markers as
+    // tokens, every request.
+    let constraint = dialect
+        .prepare(&request, &template)
+        .ok()
+        .and_then(|prepared| prepared.constraint)
+        .unwrap_or_else(|| panic!("a request with tools is constrained"));
+    c.bench_function("its call grammar as GBNF with token markers", |b| {
+        b.iter(|| {
+            let tokens = constraint.marker_candidates();
+            constraint
+                .with_tokens(&tokens)
+                .gbnf()
+                .map(|gbnf| gbnf.text.len())
         })
     });
 }
