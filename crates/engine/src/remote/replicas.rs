@@ -81,11 +81,23 @@ impl Replica {
 pub(crate) struct Place {
     pub replica: Arc<Replica>,
     _permit: OwnedSemaphorePermit,
+    _counted: InFlight,
 }
 
-impl Drop for Place {
+/// A generation counted in its replica's `in_flight` from when it is sent there, waiting
+/// for room included, until it is dropped (done, or abandoned while waiting).
+struct InFlight(Arc<Replica>);
+
+impl InFlight {
+    fn new(replica: &Arc<Replica>) -> InFlight {
+        replica.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(replica))
+    }
+}
+
+impl Drop for InFlight {
     fn drop(&mut self) {
-        self.replica.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -128,7 +140,7 @@ impl Pool {
         let chosen = self.choose(&blocks, excluded)?;
         let replica = Arc::clone(&self.replicas[chosen]);
         replica.index().record(&blocks);
-        replica.in_flight.fetch_add(1, Ordering::AcqRel);
+        let counted = InFlight::new(&replica);
         replica.last_used.store(
             self.clock.fetch_add(1, Ordering::AcqRel) + 1,
             Ordering::Release,
@@ -137,6 +149,7 @@ impl Pool {
         let place = Place {
             replica,
             _permit: permit.map_err(|_| EngineError::Unavailable("the replica closed".into()))?,
+            _counted: counted,
         };
         Ok((chosen, place))
     }
@@ -274,6 +287,17 @@ mod tests {
         assert_eq!(n, 1);
         let none = pool.place("prompt", &[1]).await.err().expect("none left");
         assert!(matches!(none, EngineError::Unavailable(_)), "{none:?}");
+    }
+
+    #[tokio::test]
+    async fn a_generation_abandoned_while_waiting_for_room_is_no_longer_counted() {
+        let pool = pool(1, 1);
+        let (_, held) = pool.place("a", &[]).await.expect("placed");
+        let waiting = tokio::time::timeout(Duration::from_millis(20), pool.place("b", &[])).await;
+        assert!(waiting.is_err(), "the replica is full");
+        assert_eq!(pool.replicas[0].in_flight.load(Ordering::Acquire), 1);
+        drop(held);
+        assert_eq!(pool.replicas[0].in_flight.load(Ordering::Acquire), 0);
     }
 
     #[tokio::test]
