@@ -747,11 +747,13 @@ fn ollama_one_json_answer_goes_as_format() {
     outcome.expect("generated");
     let sent = &fixture.posted("/api/generate")[0];
     assert_eq!(sent["format"]["required"], json!(["city"]));
-    let forced_call = run(&engine, &generation(QWEN_PROMPT, Some(tool_call(false)))).1;
-    assert!(
-        matches!(forced_call, Err(EngineError::Constraint(_))),
-        "{forced_call:?}"
-    );
+    let json = generation(QWEN_PROMPT, Some(json_answer()));
+    assert_eq!(engine.unenforced(&json), None);
+    // A forced call (`tool_choice` required) cannot be sent: generated free, said so.
+    let forced = generation(QWEN_PROMPT, Some(tool_call(false)));
+    run(&engine, &forced).1.expect("generated");
+    assert!(fixture.posted("/api/generate")[1].get("format").is_none());
+    assert!(engine.unenforced(&forced).is_some());
 }
 
 #[test]

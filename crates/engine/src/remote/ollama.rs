@@ -5,7 +5,8 @@
 //! whatever the model writes, not constrained ([`LIMITATION`], said at start-up and in
 //! each answer it affects). Where the whole answer must be one JSON value (a forced
 //! constraint whose root is one embedded schema) that schema goes as `format`, which
-//! Ollama does enforce; any other forced grammar cannot be sent and is an error.
+//! Ollama does enforce; a forced call grammar (`tool_choice` required) is not sent either,
+//! and the answer says so as for a lazy one.
 //!
 //! The model's Modelfile (its Go `TEMPLATE`, `SYSTEM` and `PARAMETER`s) comes from
 //! `/api/show` and is handed up whole, for toolbridge to render as Ollama would; its
@@ -137,14 +138,8 @@ pub(crate) fn request(
     body.insert("raw".into(), json!(true));
     body.insert("stream".into(), json!(true));
     body.insert("options".into(), Value::Object(options(generation)));
-    if let Some(schema) = generation
-        .constraint
-        .as_ref()
-        .map(format)
-        .transpose()?
-        .flatten()
-    {
-        body.insert("format".into(), schema);
+    if let Some(schema) = generation.constraint.as_ref().and_then(format) {
+        body.insert("format".into(), schema.clone());
     }
     Ok(WireRequest {
         path: "/api/generate",
@@ -172,21 +167,20 @@ pub(crate) fn unenforced(generation: &Generation) -> Option<&'static str> {
     generation
         .constraint
         .as_ref()
-        .filter(|constraint| constraint.lazy)
+        .filter(|constraint| format(constraint).is_none())
         .map(|_| LIMITATION)
 }
 
-/// What of `constraint` Ollama can enforce: nothing of a lazy one; a forced one only when
-/// its root is one JSON schema, sent as `format`.
-fn format(constraint: &Constraint) -> Result<Option<Value>, EngineError> {
+/// What of `constraint` Ollama can enforce: a forced one whose root is one JSON schema,
+/// sent as `format`. Nothing else: a call grammar, lazy or forced (`tool_choice`
+/// required), goes unsent, the answer parsed as the model wrote it.
+fn format(constraint: &Constraint) -> Option<&Value> {
     if constraint.lazy {
-        return Ok(None);
+        return None;
     }
-    match constraint.grammar.rule(&constraint.grammar.root).map(|rule| &rule.body) {
-        Some(Expr::Json(schema)) => Ok(Some(schema.clone())),
-        _ => Err(EngineError::Constraint(
-            "Ollama takes no grammar, only a JSON schema for the whole answer; this forced grammar is not one".into(),
-        )),
+    match &constraint.grammar.rule(&constraint.grammar.root)?.body {
+        Expr::Json(schema) => Some(schema),
+        _ => None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! SGLang enforces grammars with xgrammar (`--grammar-backend xgrammar`, its default), in
 //! the same notation as vLLM: a forced constraint as EBNF (`sampling_params.ebnf`), a
 //! lazy one as a structural tag (`sampling_params.structural_tag`); both are built in
-//! [`super::vllm`]. The output keeps special tokens (`skip_special_tokens: false`).
+//! [`super::xgrammar`]. The output keeps special tokens (`skip_special_tokens: false`).
 //!
 //! `/generate` tokenizes `text` with the tokenizer's special tokens added, so a model
 //! whose tokenizer adds a BOS would get two when the rendered prompt starts with one. At
