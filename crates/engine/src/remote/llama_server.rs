@@ -28,7 +28,7 @@ use toolbridge_grammar::{Constraint, Token, Trigger};
 
 use super::http::Http;
 use super::protocol::{
-    sampling_fields, Description, Ending, Framing, Reader, Target, Update, WireRequest,
+    generation_fields, Description, Ending, Framing, Reader, Target, Update, WireRequest,
 };
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
@@ -178,15 +178,9 @@ pub(crate) fn request(
     body.insert("cache_prompt".into(), json!(true));
     // Counts with every event, so a generation cancelled midway still knows its usage.
     body.insert("timings_per_token".into(), json!(true));
-    let sampling = &generation.sampling;
-    body.insert(
-        "n_predict".into(),
-        json!(sampling.max_tokens.map_or(-1, i64::from)),
-    );
-    if !generation.stop.is_empty() {
-        body.insert("stop".into(), json!(generation.stop));
-    }
-    sampling_fields(&mut body, sampling, "repeat_penalty", "seed");
+    let max_tokens = generation.sampling.max_tokens;
+    body.insert("n_predict".into(), json!(max_tokens.map_or(-1, i64::from)));
+    generation_fields(&mut body, generation, "repeat_penalty", "seed");
     if let Some(constraint) = &generation.constraint {
         add_grammar(&mut body, &constraint.with_tokens(special))?;
     }

@@ -22,7 +22,7 @@ use toolbridge_grammar::{Constraint, Expr};
 
 use super::http::Http;
 use super::protocol::{
-    error_message, number_after, sampling_fields, Description, Ending, Framing, Reader, Target,
+    error_message, generation_fields, number_after, Description, Ending, Framing, Reader, Target,
     Update, WireRequest,
 };
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
@@ -151,12 +151,9 @@ pub(crate) fn request(
 /// The settings that are set, under Ollama's option names.
 fn options(generation: &Generation) -> Map<String, Value> {
     let mut options = Map::new();
-    sampling_fields(&mut options, &generation.sampling, "repeat_penalty", "seed");
+    generation_fields(&mut options, generation, "repeat_penalty", "seed");
     if let Some(max_tokens) = generation.sampling.max_tokens {
         options.insert("num_predict".into(), json!(max_tokens));
-    }
-    if !generation.stop.is_empty() {
-        options.insert("stop".into(), json!(generation.stop));
     }
     options
 }

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{Failure, Http};
 use super::{llama_server, ollama, sglang, vllm};
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Sampling, Usage};
+use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
 /// The kinds of remote engine toolbridge can stand in front of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -293,14 +293,19 @@ pub(crate) fn error_message(body: &str) -> String {
     found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
 }
 
-/// The sampling settings that are set, under vLLM's and SGLang's shared names;
-/// `repetition` and `seed` name the two fields they call differently.
-pub(crate) fn sampling_fields(
+/// A generation's stop strings and the sampling settings that are set, under the names
+/// every kind shares; `repetition` and `seed` name the two fields the kinds call
+/// differently.
+pub(crate) fn generation_fields(
     body: &mut Map<String, Value>,
-    sampling: &Sampling,
+    generation: &Generation,
     repetition: &str,
     seed: &str,
 ) {
+    if !generation.stop.is_empty() {
+        body.insert("stop".into(), json!(generation.stop));
+    }
+    let sampling = &generation.sampling;
     let settings = [
         ("temperature", sampling.temperature),
         ("top_p", sampling.top_p),

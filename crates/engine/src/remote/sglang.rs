@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::Http;
 use super::protocol::{
-    error_message, number_after, sampling_fields, Description, Ending, Framing, Reader, Target,
+    error_message, generation_fields, number_after, Description, Ending, Framing, Reader, Target,
     Update, WireRequest,
 };
 use super::{vllm, xgrammar};
@@ -89,15 +89,12 @@ pub(crate) fn request(
         "max_new_tokens".into(),
         json!(generation.sampling.max_tokens),
     );
-    sampling_fields(
+    generation_fields(
         &mut params,
-        &generation.sampling,
+        generation,
         "repetition_penalty",
         "sampling_seed",
     );
-    if !generation.stop.is_empty() {
-        params.insert("stop".into(), json!(generation.stop));
-    }
     params.insert("skip_special_tokens".into(), json!(false));
     params.insert("spaces_between_special_tokens".into(), json!(false));
     if let Some(constraint) = &generation.constraint {

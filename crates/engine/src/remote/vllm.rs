@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::Http;
 use super::protocol::{
-    error_message, number_after, number_before, sampling_fields, Description, Ending, Framing,
+    error_message, generation_fields, number_after, number_before, Description, Ending, Framing,
     Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
@@ -125,15 +125,7 @@ pub(crate) fn request(
     body.insert("stream_options".into(), json!({"include_usage": true}));
     // `null` is "what the context leaves"; left out, vLLM would stop after 16 tokens.
     body.insert("max_tokens".into(), json!(generation.sampling.max_tokens));
-    sampling_fields(
-        &mut body,
-        &generation.sampling,
-        "repetition_penalty",
-        "seed",
-    );
-    if !generation.stop.is_empty() {
-        body.insert("stop".into(), json!(generation.stop));
-    }
+    generation_fields(&mut body, generation, "repetition_penalty", "seed");
     body.insert("add_special_tokens".into(), json!(false));
     body.insert("skip_special_tokens".into(), json!(false));
     body.insert("spaces_between_special_tokens".into(), json!(false));
