@@ -104,6 +104,12 @@ pub struct Usage {
 pub struct Timings {
     /// From the call to the first generated piece.
     pub first_piece_ms: f64,
+    /// Making the constraint's matcher: a compile, or a copy of a cached one.
+    pub grammar_ms: f64,
+    /// The constraint was compiled before and came from the engine's cache.
+    pub grammar_cached: bool,
+    /// Waiting for a free sequence (slot) of the engine.
+    pub queue_ms: f64,
     /// Evaluating the prompt (the part not reused from cache).
     pub prompt_ms: f64,
     /// Generating, after the prompt.

@@ -156,8 +156,8 @@ impl Engine for ScriptedEngine {
             usage,
             timings: Timings {
                 first_piece_ms: first_piece_ms.unwrap_or_default(),
-                prompt_ms: 0.0,
                 generation_ms: millis_since(started),
+                ..Timings::default()
             },
         })
     }

@@ -292,6 +292,48 @@ fn a_forced_call_constraint_starts_the_call_at_once() {
 }
 
 #[test]
+fn a_repeated_constraint_comes_from_the_cache_and_generates_the_same() {
+    let engine = engine(1);
+    let generation = Generation {
+        constraint: Some(weather_call_constraint(false)),
+        ..greedy(chat(&weather_tool_system(), "Weather in Oslo?"), 60)
+    };
+    let (first_text, first) = run(&engine, &generation);
+    let (second_text, second) = run(&engine, &generation);
+    assert!(!first.timings.grammar_cached);
+    assert!(second.timings.grammar_cached);
+    assert_eq!(first_text, second_text);
+    let other = Generation {
+        constraint: Some(weather_call_constraint(true)),
+        ..generation
+    };
+    assert!(!run(&engine, &other).1.timings.grammar_cached);
+}
+
+#[test]
+fn the_kernels_have_the_simd_this_cpu_has() {
+    let _engine = engine(1);
+    let kernels = toolbridge_engine::llama::system_info();
+    #[cfg(target_arch = "x86_64")]
+    for (cpu_has, kernel) in [
+        (std::arch::is_x86_feature_detected!("avx2"), "AVX2 = 1"),
+        (std::arch::is_x86_feature_detected!("fma"), "FMA = 1"),
+        (std::arch::is_x86_feature_detected!("f16c"), "F16C = 1"),
+        (std::arch::is_x86_feature_detected!("avx512f"), "AVX512 = 1"),
+        (
+            std::arch::is_x86_feature_detected!("avx512vnni"),
+            "AVX512_VNNI = 1",
+        ),
+    ] {
+        assert!(
+            !cpu_has || kernels.contains(kernel),
+            "{kernel} missing: {kernels}"
+        );
+    }
+    println!("llama.cpp kernels: {kernels}");
+}
+
+#[test]
 fn a_lazy_constraint_leaves_text_before_its_trigger_alone() {
     let engine = engine(1);
     let free = greedy(chat(ASSISTANT, "Name three colours."), 24);

@@ -14,6 +14,7 @@
 //! call of the answer ends the generation there.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use toolbridge_dialect::events::Event;
@@ -35,6 +36,17 @@ pub enum Step {
     Finished(Result<Completion, EngineError>),
 }
 
+/// What a request spent before its engine saw it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Preparation {
+    /// Reading the JSON body into a request.
+    pub parse: Duration,
+    /// The dialect's work: the prompt rendered, the constraint and parser built.
+    pub prepare: Duration,
+    /// Waiting for the server to admit it (`--parallel` and the queue).
+    pub admission: Duration,
+}
+
 /// Starts `generation` on a blocking thread, parsing its output with `parser`; `permit` is
 /// held until the engine returns. The receiver yields the steps; it ends without
 /// [`Step::Finished`] only if the engine panicked.
@@ -43,11 +55,12 @@ pub fn start(
     generation: Generation,
     parser: Box<dyn StreamParser + Send>,
     permit: Permit,
+    preparation: Preparation,
 ) -> mpsc::Receiver<Step> {
     let (sender, receiver) = mpsc::channel(CHANNEL_DEPTH);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        run(engine.as_ref(), &generation, parser, &sender);
+        run(engine.as_ref(), &generation, parser, &sender, preparation);
     });
     receiver
 }
@@ -59,6 +72,7 @@ fn run(
     generation: &Generation,
     mut parser: Box<dyn StreamParser + Send>,
     sender: &mpsc::Sender<Step>,
+    preparation: Preparation,
 ) {
     let mut guard = RepeatGuard::default();
     let mut output = RawOutput::default();
@@ -71,7 +85,7 @@ fn run(
             Err(Gone) => Flow::Stop,
         }
     });
-    log(&outcome);
+    log(&outcome, &preparation);
     output.log();
     if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
         return;
@@ -80,20 +94,37 @@ fn run(
     let _ = sender.blocking_send(Step::Finished(outcome));
 }
 
-/// One line per generation: what it cost and how it ended.
-fn log(outcome: &Result<Completion, EngineError>) {
+/// One line per generation: how it ended, its tokens, and where its time went, stage by
+/// stage in milliseconds (the engine's stages after the server's).
+fn log(outcome: &Result<Completion, EngineError>, preparation: &Preparation) {
+    let ms = |duration: Duration| round_ms(duration.as_secs_f64() * 1e3);
     match outcome {
-        Ok(completion) => tracing::info!(
-            prompt_tokens = completion.usage.prompt_tokens,
-            cached_tokens = completion.usage.cached_tokens,
-            completion_tokens = completion.usage.completion_tokens,
-            first_piece_ms = completion.timings.first_piece_ms.round(),
-            generation_ms = completion.timings.generation_ms.round(),
-            finish = ?completion.finish_reason,
-            "generation"
-        ),
+        Ok(completion) => {
+            let timings = &completion.timings;
+            tracing::info!(
+                prompt_tokens = completion.usage.prompt_tokens,
+                cached_tokens = completion.usage.cached_tokens,
+                completion_tokens = completion.usage.completion_tokens,
+                finish = ?completion.finish_reason,
+                parse_ms = ms(preparation.parse),
+                prepare_ms = ms(preparation.prepare),
+                admission_ms = ms(preparation.admission),
+                grammar_ms = round_ms(timings.grammar_ms),
+                grammar_cached = timings.grammar_cached,
+                queue_ms = round_ms(timings.queue_ms),
+                prompt_ms = round_ms(timings.prompt_ms),
+                first_piece_ms = round_ms(timings.first_piece_ms),
+                generation_ms = round_ms(timings.generation_ms),
+                "generation"
+            );
+        }
         Err(error) => tracing::warn!(%error, "generation failed"),
     }
+}
+
+/// Milliseconds to a tenth, for the log.
+fn round_ms(ms: f64) -> f64 {
+    (ms * 10.0).round() / 10.0
 }
 
 /// The model's text as it wrote it, kept only when the debug log is on

@@ -7,6 +7,7 @@
 //! and bodies over the limit are answered as OpenAI errors like everything else.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -23,7 +24,7 @@ use tower_http::cors::{Any, CorsLayer};
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
 use crate::error::Failure;
-use crate::generate;
+use crate::generate::{self, Preparation};
 use crate::respond::respond;
 use crate::server::AppState;
 use crate::stream::stream;
@@ -60,12 +61,20 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
+    let started = Instant::now();
     let request = parse_request(&body)?;
+    let parsed = Instant::now();
     let (generation, parser) = state.model.generation(&request)?;
+    let prepared = Instant::now();
     let permit = state.admission.admit().await?;
+    let preparation = Preparation {
+        parse: parsed - started,
+        prepare: prepared - parsed,
+        admission: prepared.elapsed(),
+    };
     let engine = std::sync::Arc::clone(state.model.engine());
     let unenforced = engine.unenforced(&generation);
-    let steps = generate::start(engine, generation, parser, permit);
+    let steps = generate::start(engine, generation, parser, permit, preparation);
     let meta = AnswerMeta::new(state.model.id());
     let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;

@@ -5,6 +5,8 @@ mod bfcl;
 mod mask_time;
 mod maskbench;
 mod proxy;
+mod serve;
+mod stream;
 mod vocab;
 
 use anyhow::Result;
@@ -26,6 +28,9 @@ enum Which {
     /// Time the same requests to a llama.cpp server directly and through a toolbridge in
     /// front of it: decode speed ratio and added time to first token.
     Proxy(proxy::ProxyArgs),
+    /// One workload against two OpenAI-compatible servers side by side: decode, prompt
+    /// evaluation, first token with tools, concurrent streams; ratios printed.
+    Serve(serve::ServeArgs),
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -34,5 +39,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Which::Maskbench(args) => maskbench::run(args),
         Which::MaskTime(args) => mask_time::run(args),
         Which::Proxy(args) => proxy::run(args),
+        Which::Serve(args) => serve::run(args),
     }
 }

@@ -13,15 +13,16 @@
 //! added time is. The first round of each kind is a warm-up (prompt cache, the grammar's
 //! first compile) and is not counted.
 
-use std::io::{BufRead, BufReader};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use toolbridge_chat::ChatRequest;
 use toolbridge_engine::{RemoteEngine, RemoteOptions};
 use toolbridge_server::ServedModel;
+
+use super::stream::{chat_chunk, median, timed, Seen, Timing};
 
 #[derive(clap::Args)]
 pub struct ProxyArgs {
@@ -37,15 +38,6 @@ pub struct ProxyArgs {
     /// Tokens generated per request.
     #[arg(long, default_value_t = 64)]
     max_tokens: u32,
-}
-
-/// One request's timing, from sending it.
-#[derive(Debug, Clone, Copy)]
-struct Timing {
-    first_output: Duration,
-    /// The end of the stream.
-    end: Duration,
-    tokens: u64,
 }
 
 pub fn run(args: &ProxyArgs) -> Result<()> {
@@ -73,8 +65,8 @@ pub fn run(args: &ProxyArgs) -> Result<()> {
         let direct_url = format!("{}{path}", args.upstream.trim_end_matches('/'));
         let mut pairs = Vec::with_capacity(args.rounds);
         for round in 0..=args.rounds {
-            let direct = timed(&agent, &direct_url, &body, direct_token)?;
-            let proxied = timed(&agent, &through, &request, proxy_token)?;
+            let direct = timed(&agent, &direct_url, &body, direct_event)?;
+            let proxied = timed(&agent, &through, &request, chat_chunk)?;
             if round > 0 {
                 pairs.push((direct, proxied));
             }
@@ -114,79 +106,24 @@ fn requests(max_tokens: u32) -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// What one streamed event says: the generated tokens once the stream reports them, and
-/// whether it carries output.
-struct Seen {
-    output: bool,
-    tokens: Option<u64>,
-}
-
 /// A llama-server `/completion` event.
-fn direct_token(event: &Value) -> Seen {
+fn direct_event(event: &Value) -> Seen {
     Seen {
         output: event["content"]
             .as_str()
             .is_some_and(|text| !text.is_empty()),
-        tokens: event["stop"]
+        completion_tokens: event["stop"]
             .as_bool()
             .filter(|stop| *stop)
             .and(event["tokens_predicted"].as_u64()),
+        prompt_tokens: None,
     }
-}
-
-/// A toolbridge chat-completion chunk.
-fn proxy_token(event: &Value) -> Seen {
-    let delta = &event["choices"][0]["delta"];
-    Seen {
-        output: delta["content"]
-            .as_str()
-            .is_some_and(|text| !text.is_empty())
-            || delta["tool_calls"].is_array(),
-        tokens: event["usage"]["completion_tokens"].as_u64(),
-    }
-}
-
-/// Streams one request and times it.
-fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: fn(&Value) -> Seen) -> Result<Timing> {
-    let started = Instant::now();
-    let response = match agent.post(url).send_json(body) {
-        Ok(response) => response,
-        Err(ureq::Error::Status(status, response)) => {
-            bail!(
-                "{url}: {status}: {}",
-                response.into_string().unwrap_or_default()
-            )
-        }
-        Err(error) => return Err(error.into()),
-    };
-    let mut first = None;
-    let mut tokens = None;
-    for line in BufReader::new(response.into_reader()).lines() {
-        let line = line?;
-        let Some(data) = line.strip_prefix("data: ") else {
-            continue;
-        };
-        let Ok(event) = serde_json::from_str::<Value>(data) else {
-            continue;
-        };
-        let seen = read(&event);
-        if seen.output {
-            first.get_or_insert(started.elapsed());
-        }
-        tokens = seen.tokens.or(tokens);
-    }
-    let first = first.with_context(|| format!("{url}: no output"))?;
-    Ok(Timing {
-        first_output: first,
-        end: started.elapsed(),
-        tokens: tokens.with_context(|| format!("{url}: no token count"))?,
-    })
 }
 
 fn report(kind: &str, pairs: &[(Timing, Timing)]) {
     let rate = |timings: &mut dyn Iterator<Item = &Timing>| {
         let (tokens, seconds) = timings.fold((0u64, 0f64), |(t, s), timing| {
-            (t + timing.tokens, s + timing.end.as_secs_f64())
+            (t + timing.completion_tokens, s + timing.end.as_secs_f64())
         });
         tokens as f64 / seconds.max(1e-9)
     };
@@ -213,7 +150,5 @@ fn report(kind: &str, pairs: &[(Timing, Timing)]) {
 
 /// The median of `seconds`, in milliseconds.
 fn median_ms(seconds: impl Iterator<Item = f64>) -> f64 {
-    let mut ms: Vec<f64> = seconds.map(|s| s * 1e3).collect();
-    ms.sort_by(f64::total_cmp);
-    ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN)
+    median(seconds.map(|s| s * 1e3))
 }

@@ -1,10 +1,21 @@
 //! llguidance over the model's own vocabulary. The token trie is built once at load (it
-//! walks every token); each constrained generation compiles its grammar into a fresh
-//! [`Matcher`]. Control tokens are marked special in the trie, so only a grammar that
-//! names one (`<|python_tag|>`) admits it, and every end-of-generation token counts as
-//! EOS, so a finished grammar lets the model end the way it was trained to.
+//! walks every token). Control tokens are marked special in the trie, so only a grammar
+//! that names one (`<|python_tag|>`) admits it, and every end-of-generation token counts
+//! as EOS, so a finished grammar lets the model end the way it was trained to.
+//!
+//! A constraint is compiled on the caller's thread, never the decode thread, and kept:
+//! a grammar is a function of the tools, `tool_choice`, the dialect and the response
+//! format, and clients send the same ones request after request. The cache is keyed by
+//! the grammar's text; a hit is a copy of the compiled matcher in its start state. Requests
+//! that arrive together with a new grammar wait for one compile instead of each running
+//! their own.
+//!
+//! Measured by `toolbridge bench mask-time --tools 8` on the default model (2 cores):
+//! compiling the call grammar of eight tools takes ~MISSING ms, a cached copy ~MISSING ms.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
@@ -16,9 +27,61 @@ use toolbridge_grammar::Constraint;
 use crate::constraint::to_lark;
 use crate::EngineError;
 
-/// Compiles constraints for one model.
+/// How many compiled grammars are kept; the least recently used goes first.
+const CACHED_GRAMMARS: usize = 64;
+
+/// Compiles constraints for one model, and remembers them.
 pub(super) struct Constrainer {
     factory: ParserFactory,
+    cache: Mutex<Cache>,
+}
+
+/// A matcher at the start of a constraint's language, and what it cost.
+pub(super) struct Ready {
+    pub(super) matcher: Matcher,
+    pub(super) millis: f64,
+    /// The grammar was compiled for an earlier request.
+    pub(super) cached: bool,
+}
+
+/// One grammar's compile, shared by the requests that want it; set once compiled.
+type Slot = Arc<OnceLock<Result<Matcher, String>>>;
+
+#[derive(Default)]
+struct Cache {
+    grammars: HashMap<String, (Slot, u64)>,
+    /// Counts lookups; each entry remembers when it was last used.
+    clock: u64,
+}
+
+impl Cache {
+    /// The entry for `lark`, made if new, and whether it existed.
+    fn entry(&mut self, lark: &str) -> (Slot, bool) {
+        self.clock += 1;
+        let clock = self.clock;
+        if let Some((slot, used)) = self.grammars.get_mut(lark) {
+            *used = clock;
+            return (Arc::clone(slot), true);
+        }
+        if self.grammars.len() >= CACHED_GRAMMARS {
+            self.evict_least_recent();
+        }
+        let slot = Slot::default();
+        self.grammars
+            .insert(lark.to_owned(), (Arc::clone(&slot), clock));
+        (slot, false)
+    }
+
+    fn evict_least_recent(&mut self) {
+        let oldest = self
+            .grammars
+            .iter()
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(lark, _)| lark.clone());
+        if let Some(lark) = oldest {
+            self.grammars.remove(&lark);
+        }
+    }
 }
 
 impl Constrainer {
@@ -26,19 +89,41 @@ impl Constrainer {
         let mut factory = ParserFactory::new_simple(&token_env(model))
             .map_err(|error| EngineError::Backend(format!("llguidance: {error}")))?;
         factory.quiet();
-        Ok(Self { factory })
+        Ok(Self {
+            factory,
+            cache: Mutex::default(),
+        })
     }
 
-    /// A matcher at the start of `constraint`'s language; a grammar llguidance refuses is
-    /// an [`EngineError::Constraint`].
-    pub(super) fn compile(&self, constraint: &Constraint) -> Result<Matcher, EngineError> {
-        let grammar = TopLevelGrammar::from_lark(to_lark(constraint));
+    /// A matcher at the start of `constraint`'s language, from the cache when it was
+    /// compiled before; a grammar llguidance refuses is an [`EngineError::Constraint`].
+    pub(super) fn matcher(&self, constraint: &Constraint) -> Result<Ready, EngineError> {
+        let started = Instant::now();
+        let lark = to_lark(constraint);
+        let (slot, cached) = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(&lark);
+        let compiled = slot.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
+        let matcher = compiled
+            .as_ref()
+            .map_err(|error| EngineError::Constraint(error.clone()))?;
+        Ok(Ready {
+            matcher: matcher.deep_clone(),
+            millis: started.elapsed().as_secs_f64() * 1e3,
+            cached,
+        })
+    }
+
+    /// Compiles `grammar`, or says why llguidance refuses it.
+    fn compile(&self, grammar: TopLevelGrammar) -> Result<Matcher, String> {
         let parser = llguidance::panic_utils::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.factory.create_parser(grammar)
         }));
         let matcher = Matcher::new(parser);
         match matcher.get_error() {
-            Some(error) => Err(EngineError::Constraint(error)),
+            Some(error) => Err(error),
             None => Ok(matcher),
         }
     }

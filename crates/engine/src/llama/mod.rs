@@ -1,12 +1,14 @@
 //! The embedded engine: llama.cpp (through `llama-cpp-2`) with llguidance constraints
 //! in-process.
 //!
-//! llama.cpp's model and context are not thread-safe, and batching several sequences into
-//! one decode is what makes concurrent requests cheap, so one worker thread owns both
-//! ([`worker`]). [`LlamaEngine::generate`] runs on the caller's thread: it queues a job,
-//! then hands the pieces the worker sends back to the caller's callback. Cancelling sets a
-//! flag the worker reads before every decode step, so a cancelled sequence leaves the
-//! batch at once and its slot is free for the next job.
+//! llama.cpp's context is not thread-safe, and batching several sequences into one decode
+//! is what makes concurrent requests cheap, so one worker thread owns it ([`worker`]).
+//! [`LlamaEngine::generate`] runs on the caller's thread: it tokenizes the prompt and
+//! makes the constraint's matcher there (compiled once per grammar, [`constrain`]), so
+//! the decode thread never waits for another request's preparation; then it queues a
+//! job and hands the pieces the worker sends back to the caller's callback. Cancelling
+//! sets a flag the worker reads before every decode step, so a cancelled sequence leaves
+//! the batch at once and its slot is free for the next job.
 //!
 //! Each slot remembers the tokens in its part of the KV cache; a new prompt goes to the
 //! free slot sharing the longest prefix with it and only the rest is evaluated, which is
@@ -30,7 +32,9 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
+use llguidance::Matcher;
 
+use self::constrain::Constrainer;
 use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo};
 
 /// How to load a model. [`LlamaOptions::new`] gives the defaults.
@@ -78,6 +82,8 @@ impl LlamaOptions {
 /// A GGUF model served by llama.cpp on a worker thread. See the module docs.
 pub struct LlamaEngine {
     info: ModelInfo,
+    model: Arc<LlamaModel>,
+    constrainer: Constrainer,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     worker: Option<JoinHandle<()>>,
 }
@@ -90,11 +96,16 @@ impl std::fmt::Debug for LlamaEngine {
     }
 }
 
-/// One generation on its way through the worker.
+/// One generation on its way through the worker, prepared by the caller.
 struct Job {
     generation: Generation,
+    /// The prompt's tokens.
+    prompt: Vec<LlamaToken>,
+    /// The constraint's matcher at its start.
+    matcher: Option<Matcher>,
     events: mpsc::Sender<Event>,
     cancelled: Arc<AtomicBool>,
+    queued: Instant,
 }
 
 /// What the worker sends back for a job.
@@ -107,20 +118,38 @@ impl LlamaEngine {
     /// Loads the model and starts the worker. Fails if the file cannot be loaded or the
     /// context cannot be allocated.
     pub fn load(options: LlamaOptions) -> Result<Self, EngineError> {
+        let model = Arc::new(load_model(&options)?);
+        tracing::info!(kernels = %system_info(), "llama.cpp");
+        let constrainer = Constrainer::new(&model)?;
         let (ready_tx, ready_rx) = mpsc::channel();
         let (jobs_tx, jobs_rx) = mpsc::channel();
+        let worker_model = Arc::clone(&model);
         let worker = std::thread::Builder::new()
             .name("llama-worker".into())
-            .spawn(move || worker::run(&options, &ready_tx, jobs_rx))
+            .spawn(move || worker::run(&options, &worker_model, &ready_tx, jobs_rx))
             .map_err(|error| backend(format!("cannot start the worker thread: {error}")))?;
         let info = ready_rx
             .recv()
             .map_err(|_| backend("the worker stopped while loading the model"))??;
         Ok(Self {
             info,
+            model,
+            constrainer,
             jobs: Mutex::new(Some(jobs_tx)),
             worker: Some(worker),
         })
+    }
+
+    /// The prompt's tokens, checked against the context.
+    fn prompt_tokens(&self, prompt: &str) -> Result<Vec<LlamaToken>, EngineError> {
+        let prompt = tokenize(&self.model, prompt)?;
+        if prompt.len() >= self.info.context_length as usize {
+            return Err(EngineError::PromptTooLong {
+                prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
+                context_length: self.info.context_length,
+            });
+        }
+        Ok(prompt)
     }
 
     fn submit(&self, job: Job) -> Result<(), EngineError> {
@@ -155,12 +184,23 @@ impl Engine for LlamaEngine {
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError> {
         let started = Instant::now();
+        let prompt = self.prompt_tokens(&generation.prompt)?;
+        let ready = generation
+            .constraint
+            .as_ref()
+            .map(|constraint| self.constrainer.matcher(constraint))
+            .transpose()?;
         let (events, received) = mpsc::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
+        let grammar_ms = ready.as_ref().map_or(0.0, |ready| ready.millis);
+        let grammar_cached = ready.as_ref().is_some_and(|ready| ready.cached);
         self.submit(Job {
             generation: generation.clone(),
+            prompt,
+            matcher: ready.map(|ready| ready.matcher),
             events,
             cancelled: Arc::clone(&cancelled),
+            queued: Instant::now(),
         })?;
         let mut first_piece_ms = None;
         for event in received {
@@ -177,6 +217,8 @@ impl Engine for LlamaEngine {
                 Event::Done(result) => {
                     let mut completion = result?;
                     completion.timings.first_piece_ms = first_piece_ms.unwrap_or_default();
+                    completion.timings.grammar_ms = grammar_ms;
+                    completion.timings.grammar_cached = grammar_cached;
                     if cancelled.load(Ordering::Relaxed) {
                         completion.finish_reason = FinishReason::Cancelled;
                     }
@@ -188,6 +230,43 @@ impl Engine for LlamaEngine {
     }
 }
 
+/// The prompt's tokens, special tokens parsed from their text. BOS is added when the model
+/// wants one and the prompt (rendered by a template) does not start with it.
+fn tokenize(model: &LlamaModel, prompt: &str) -> Result<Vec<LlamaToken>, EngineError> {
+    let vocab = model.vocab();
+    let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
+    let bos = vocab.bos();
+    if vocab.should_add_bos() && bos.0 >= 0 && tokens.first() != Some(&bos) {
+        tokens.insert(0, bos);
+    }
+    if tokens.is_empty() {
+        return Err(backend(
+            "the prompt is empty and the model has no BOS token",
+        ));
+    }
+    Ok(tokens)
+}
+
+fn load_model(options: &LlamaOptions) -> Result<LlamaModel, EngineError> {
+    if !options.model.is_file() {
+        return Err(backend(format!(
+            "no model file at {}",
+            options.model.display()
+        )));
+    }
+    LlamaModel::load_from_file(shared_backend()?, &options.model, &model_params(options))
+        .map_err(|error| backend(format!("cannot load {}: {error}", options.model.display())))
+}
+
+/// The kernels llama.cpp runs on: each backend with the CPU features it was built for
+/// (`CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | …`). Shows whether a build got the SIMD the
+/// machine has.
+pub fn system_info() -> String {
+    // SAFETY: returns a pointer to a static, NUL-terminated buffer llama.cpp fills.
+    let info = unsafe { std::ffi::CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) };
+    info.to_string_lossy().trim().to_owned()
+}
+
 /// llama.cpp's backend may be initialised once per process; every engine shares it.
 fn shared_backend() -> Result<&'static LlamaBackend, EngineError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -195,10 +274,40 @@ fn shared_backend() -> Result<&'static LlamaBackend, EngineError> {
         .get_or_init(|| {
             // Route llama.cpp's own logging through `tracing` rather than raw stderr.
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            #[cfg(feature = "cpu-variants")]
+            load_cpu_variants();
             LlamaBackend::init().map_err(|error| error.to_string())
         })
         .as_ref()
         .map_err(|error| backend(format!("cannot start llama.cpp: {error}")))
+}
+
+/// A build for distribution (feature `cpu-variants`) carries llama.cpp's CPU backend once
+/// per CPU generation, as shared libraries; llama.cpp scores each against the CPU and
+/// loads the best. They are looked for beside the executable (where `scripts/build-dist.sh`
+/// puts them), then where the build left them.
+#[cfg(feature = "cpu-variants")]
+fn load_cpu_variants() {
+    let beside_executable = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(std::path::Path::to_path_buf))
+        .filter(|dir| has_cpu_variant(dir));
+    match beside_executable {
+        Some(dir) => llama_cpp_2::llama_backend::load_backends_from_path(&dir),
+        None => llama_cpp_2::llama_backend::load_backends(),
+    }
+}
+
+#[cfg(feature = "cpu-variants")]
+fn has_cpu_variant(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("libggml-cpu")
+        })
+    })
 }
 
 fn model_params(options: &LlamaOptions) -> LlamaModelParams {
@@ -222,11 +331,7 @@ fn model_params(options: &LlamaOptions) -> LlamaModelParams {
 
 fn context_params(options: &LlamaOptions, model: &LlamaModel) -> LlamaContextParams {
     let parallel = sequences(options);
-    let threads = options
-        .threads
-        .unwrap_or_else(num_cpus::get_physical)
-        .max(1);
-    let threads = i32::try_from(threads).unwrap_or(i32::MAX);
+    let threads = i32::try_from(threads(options)).unwrap_or(i32::MAX);
     let total = context_per_sequence(options, model).saturating_mul(parallel);
     LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(total))
@@ -236,6 +341,14 @@ fn context_params(options: &LlamaOptions, model: &LlamaModel) -> LlamaContextPar
         .with_kv_unified(false)
         .with_n_threads(threads)
         .with_n_threads_batch(threads)
+}
+
+/// The CPU threads that decode: as asked, or one per physical core (as llama-server).
+fn threads(options: &LlamaOptions) -> usize {
+    options
+        .threads
+        .unwrap_or_else(num_cpus::get_physical)
+        .max(1)
 }
 
 fn sequences(options: &LlamaOptions) -> u32 {

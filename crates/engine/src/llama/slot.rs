@@ -103,9 +103,10 @@ impl Sequence {
             finish_reason,
             usage: self.usage,
             timings: Timings {
-                first_piece_ms: 0.0,
+                queue_ms: millis(self.admitted - self.job.queued),
                 prompt_ms: millis(first_token - self.admitted),
                 generation_ms: millis(now - first_token),
+                ..Timings::default()
             },
         };
         let _ = self.job.events.send(Event::Done(Ok(completion)));

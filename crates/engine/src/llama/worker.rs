@@ -7,38 +7,30 @@
 //! while the other sequences keep generating.
 
 use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
-use toolbridge_grammar::Constraint;
 
-use super::constrain::Constrainer;
 use super::sampler::TokenSampler;
 use super::slot::{Sequence, Slot};
 use super::{
-    backend, context_params, model_info, model_params, sequences, shared_backend, Event, Job,
+    backend, context_params, model_info, sequences, shared_backend, threads, Event, Job,
     LlamaOptions, BATCH_TOKENS,
 };
 use crate::{EngineError, FinishReason, ModelInfo, Usage};
 
-/// Loads the model, reports it (or the failure) on `ready`, then serves `jobs` until the
-/// engine is dropped.
+/// Makes the context for `model`, reports what is served (or the failure) on `ready`,
+/// then serves `jobs` until the engine is dropped.
 pub(super) fn run(
     options: &LlamaOptions,
+    model: &Arc<LlamaModel>,
     ready: &Sender<Result<ModelInfo, EngineError>>,
     jobs: Receiver<Job>,
 ) {
-    let model = match load_model(options) {
-        Ok(model) => model,
-        Err(error) => {
-            let _ = ready.send(Err(error));
-            return;
-        }
-    };
-    let worker = Worker::new(options, &model);
-    match worker {
+    match Worker::new(options, model) {
         Ok(worker) => {
             if ready.send(Ok(worker.info.clone())).is_ok() {
                 worker.serve(&jobs);
@@ -48,17 +40,6 @@ pub(super) fn run(
             let _ = ready.send(Err(error));
         }
     }
-}
-
-fn load_model(options: &LlamaOptions) -> Result<LlamaModel, EngineError> {
-    if !options.model.is_file() {
-        return Err(backend(format!(
-            "no model file at {}",
-            options.model.display()
-        )));
-    }
-    LlamaModel::load_from_file(shared_backend()?, &options.model, &model_params(options))
-        .map_err(|error| backend(format!("cannot load {}: {error}", options.model.display())))
 }
 
 /// The tokens of one sequence placed in the current batch.
@@ -72,10 +53,11 @@ struct Fed {
 struct Worker<'m> {
     model: &'m LlamaModel,
     context: LlamaContext<'m>,
-    constrainer: Constrainer,
     slots: Vec<Slot>,
     batch: LlamaBatch<'static>,
     context_per_sequence: usize,
+    /// Threads that sample a batch's sequences side by side (the decode threads).
+    sampling_threads: usize,
     info: ModelInfo,
 }
 
@@ -91,10 +73,10 @@ impl<'m> Worker<'m> {
             .collect();
         Ok(Self {
             model,
-            constrainer: Constrainer::new(model)?,
             slots,
             batch: LlamaBatch::new(BATCH_TOKENS as usize, 1),
             context_per_sequence: context_per_sequence as usize,
+            sampling_threads: threads(options),
             info: model_info(options, model, context_per_sequence),
             context,
         })
@@ -120,66 +102,29 @@ impl<'m> Worker<'m> {
 
     /// Starts `job` in the free slot whose cache shares the longest prefix with its
     /// prompt, or answers it at once when it cannot start.
-    fn admit(&mut self, job: Job) {
-        let (prompt, sampler) = match self.prepare(&job) {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                let _ = job.events.send(Event::Done(Err(error)));
-                return;
-            }
-        };
-        let Some(index) = self.best_free_slot(&prompt) else {
+    fn admit(&mut self, mut job: Job) {
+        let Some(index) = self.best_free_slot(&job.prompt) else {
             let _ = job.events.send(Event::Done(Err(backend("no free slot"))));
             return;
         };
+        let prompt = std::mem::take(&mut job.prompt);
         let reused = self.reuse_prefix(index, &prompt);
         let usage = Usage {
             prompt_tokens: count(prompt.len()),
             completion_tokens: 0,
             cached_tokens: count(reused),
         };
+        let sampler = TokenSampler::new(
+            &job.generation.sampling,
+            self.model.n_vocab(),
+            job.matcher.take(),
+        );
         let sequence = Sequence::new(job, prompt[reused..].to_vec(), sampler, usage);
         if sequence.max_tokens == 0 {
             sequence.finish(FinishReason::Length);
             return;
         }
         self.slots[index].sequence = Some(sequence);
-    }
-
-    /// The prompt's tokens and the generation's sampler, or why it cannot run.
-    fn prepare(&self, job: &Job) -> Result<(Vec<LlamaToken>, TokenSampler), EngineError> {
-        let prompt = self.tokenize(&job.generation.prompt)?;
-        if prompt.len() >= self.context_per_sequence {
-            return Err(EngineError::PromptTooLong {
-                prompt_tokens: count(prompt.len()),
-                context_length: count(self.context_per_sequence),
-            });
-        }
-        let matcher = job
-            .generation
-            .constraint
-            .as_ref()
-            .map(|constraint: &Constraint| self.constrainer.compile(constraint))
-            .transpose()?;
-        let sampler = TokenSampler::new(&job.generation.sampling, self.model.n_vocab(), matcher);
-        Ok((prompt, sampler))
-    }
-
-    /// The prompt's tokens, special tokens parsed from their text. BOS is added when the
-    /// model wants one and the prompt (rendered by a template) does not start with it.
-    fn tokenize(&self, prompt: &str) -> Result<Vec<LlamaToken>, EngineError> {
-        let vocab = self.model.vocab();
-        let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
-        let bos = vocab.bos();
-        if vocab.should_add_bos() && bos.0 >= 0 && tokens.first() != Some(&bos) {
-            tokens.insert(0, bos);
-        }
-        if tokens.is_empty() {
-            return Err(backend(
-                "the prompt is empty and the model has no BOS token",
-            ));
-        }
-        Ok(tokens)
     }
 
     fn best_free_slot(&self, prompt: &[LlamaToken]) -> Option<usize> {
@@ -223,15 +168,71 @@ impl<'m> Worker<'m> {
         if let Err(error) = self.context.decode(&mut self.batch) {
             return self.fail_all(&backend(format!("decoding failed: {error}")));
         }
+        let mut sampling = Vec::with_capacity(fed.len());
         for fed in fed {
             let slot = &mut self.slots[fed.slot];
             if let Some(sequence) = slot.sequence.as_mut() {
                 slot.cached.extend(sequence.pending.drain(..fed.tokens));
             }
             if let Some(logits_at) = fed.logits_at {
-                self.advance(fed.slot, logits_at);
+                sampling.push((fed.slot, logits_at));
             }
         }
+        for (index, pick) in self.pick_all(&sampling) {
+            self.advance(index, pick);
+        }
+    }
+
+    /// Picks the next token of each sequence in `sampling` (slot, where its logits are).
+    /// Several sequences are sampled on scoped threads, one per core, so grammar masks
+    /// and samplers of a batch run side by side rather than one after another.
+    fn pick_all(
+        &mut self,
+        sampling: &[(usize, i32)],
+    ) -> Vec<(usize, Result<LlamaToken, EngineError>)> {
+        let vocab = self.model.vocab();
+        let is_end = |token| vocab.is_eog(token);
+        let mut work: Vec<(usize, &mut TokenSampler, &[f32])> = Vec::with_capacity(sampling.len());
+        let context = &self.context;
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            let Some(&(_, logits_at)) = sampling.iter().find(|(slot, _)| *slot == index) else {
+                continue;
+            };
+            if let Some(sequence) = slot.sequence.as_mut() {
+                work.push((
+                    index,
+                    &mut sequence.sampler,
+                    context.get_logits_ith(logits_at),
+                ));
+            }
+        }
+        let pick = |(index, sampler, logits): (usize, &mut TokenSampler, &[f32])| {
+            (index, sampler.pick(logits, is_end))
+        };
+        let threads = self.sampling_threads.min(work.len());
+        if threads <= 1 {
+            return work.into_iter().map(pick).collect();
+        }
+        let per_thread = work.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let mut chunks = Vec::with_capacity(threads);
+            while !work.is_empty() {
+                let rest = work.split_off(per_thread.min(work.len()));
+                let chunk = std::mem::replace(&mut work, rest);
+                let indices: Vec<usize> = chunk.iter().map(|(index, _, _)| *index).collect();
+                let thread = scope.spawn(move || chunk.into_iter().map(pick).collect::<Vec<_>>());
+                chunks.push((indices, thread));
+            }
+            chunks
+                .into_iter()
+                .flat_map(|(indices, thread)| {
+                    thread.join().unwrap_or_else(|_| {
+                        let failed = || Err(backend("sampling panicked"));
+                        indices.into_iter().map(|index| (index, failed())).collect()
+                    })
+                })
+                .collect()
+        })
     }
 
     fn end_cancelled(&mut self) {
@@ -286,15 +287,14 @@ impl<'m> Worker<'m> {
         Ok(fed)
     }
 
-    /// Samples the next token of the sequence in `index` and decides whether it ends.
-    fn advance(&mut self, index: usize, logits_at: i32) {
+    /// Takes the token picked for the sequence in `index` and decides whether it ends.
+    fn advance(&mut self, index: usize, pick: Result<LlamaToken, EngineError>) {
         let vocab = self.model.vocab();
-        let logits = self.context.get_logits_ith(logits_at);
         let slot = &mut self.slots[index];
         let Some(sequence) = slot.sequence.as_mut() else {
             return;
         };
-        let token = match sequence.sampler.pick(logits, |token| vocab.is_eog(token)) {
+        let token = match pick {
             Ok(token) => token,
             Err(error) => {
                 if let Some(sequence) = slot.sequence.take() {

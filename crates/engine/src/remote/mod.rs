@@ -389,6 +389,7 @@ fn completion(ending: Ending, started: Instant, first_piece: Option<Duration>) -
             first_piece_ms,
             prompt_ms: ending.prompt_ms.unwrap_or(first_piece_ms),
             generation_ms: ending.generation_ms.unwrap_or(total_ms - first_piece_ms),
+            ..Timings::default()
         },
     }
 }
