@@ -266,6 +266,10 @@ fn load_engine(
         progress: true,
     })
     .with_context(|| format!("cannot load {}", model.display()))?;
+    println!(
+        "llama.cpp kernels: {}",
+        toolbridge_engine::llama::system_info()
+    );
     Ok(Arc::new(engine))
 }
 

@@ -68,6 +68,14 @@ impl<I: ToolIds> DeltaWriter<I> {
         Ok(delta.map(|delta| self.first_carries_role(delta)))
     }
 
+    /// The delta that opens the answer, `role: assistant` alone, for when the model's first
+    /// token is out before the parser has decided anything (a call is held until it is
+    /// whole): a stream starts when generation does, as OpenAI's and llama-server's do.
+    /// `None` once anything was written.
+    pub fn open(&mut self) -> Option<Delta> {
+        (!self.wrote_anything).then(|| self.first_carries_role(Delta::default()))
+    }
+
     /// The last delta, when the answer needs one: an empty `content` piece for an answer
     /// with neither text nor calls.
     pub fn finish(mut self) -> Option<Delta> {
@@ -105,6 +113,22 @@ mod tests {
             .iter()
             .map(|delta| serde_json::to_value(delta).expect("a delta serializes"))
             .collect()
+    }
+
+    #[test]
+    fn an_opened_answer_carries_the_role_once() {
+        let mut writer = DeltaWriter::new(SequentialIds::default());
+        let opening = writer.open().expect("an opening delta");
+        assert_eq!(
+            serde_json::to_value(&opening).unwrap(),
+            json!({"role": "assistant"})
+        );
+        assert!(writer.open().is_none());
+        let delta = writer.push(Event::Content("Hi".into())).unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_value(&delta).unwrap(),
+            json!({"content": "Hi"})
+        );
     }
 
     /// The OpenAI Python SDK's `accumulate_delta` (`openai/lib/streaming/chat/_completions.py`):

@@ -30,6 +30,8 @@ const CHANNEL_DEPTH: usize = 64;
 /// What the generation thread reports.
 #[derive(Debug)]
 pub enum Step {
+    /// The model's first piece is out (the parser may not have decided anything yet).
+    Started,
     /// Events the parser decided, never empty.
     Events(Vec<Event>),
     /// The generation ended; nothing follows.
@@ -76,7 +78,14 @@ fn run(
 ) {
     let mut guard = RepeatGuard::default();
     let mut output = RawOutput::default();
+    let mut started = false;
     let outcome = engine.generate(generation, &mut |piece| {
+        if !started && !piece.is_empty() {
+            started = true;
+            if sender.blocking_send(Step::Started).is_err() {
+                return Flow::Stop;
+            }
+        }
         output.push(piece);
         let events = guard.pass(parser.push(piece));
         match send_events(sender, events) {

@@ -17,6 +17,7 @@ pub async fn respond(
     let mut assembler = Assembler::default();
     while let Some(step) = steps.recv().await {
         match step {
+            Step::Started => {}
             Step::Events(events) => {
                 for event in events {
                     assembler.push(event).map_err(Failure::parser_bug)?;

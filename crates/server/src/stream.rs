@@ -9,6 +9,9 @@
 //!
 //! Headers are not sent until the first step arrives, so a request the engine refuses
 //! outright (a prompt longer than the context) still gets a proper status and error body.
+//! The first step is the model's first token: the answer opens then with a
+//! `role: assistant` chunk, as OpenAI's and llama-server's streams do, even when what the
+//! model writes is a call the parser holds until it is whole.
 //! A failure once the stream is under way is sent as `data: {"error": {…}}`, which the
 //! OpenAI SDKs raise as an API error, and the stream ends there.
 
@@ -70,6 +73,7 @@ impl StreamState {
             None => self.steps.recv().await,
         };
         let events = match step {
+            Some(Step::Started) => writer.open(),
             Some(Step::Events(events)) => match writer.write(events) {
                 Ok(events) => events,
                 Err(failure) => self.end_with(Err(failure)),
@@ -106,6 +110,15 @@ impl ChunkWriter {
             deltas: DeltaWriter::default(),
             has_calls: false,
         }
+    }
+
+    /// The chunk that opens the answer, if nothing was written yet.
+    fn open(&mut self) -> Vec<SseEvent> {
+        self.deltas
+            .open()
+            .map(|delta| self.delta_chunk(delta))
+            .into_iter()
+            .collect()
     }
 
     /// A chunk for each event a client would see.

@@ -7,10 +7,8 @@
 //! proxy: its HTTP hop, request preparation, the stream parser and the SSE writing.
 //! Reported per kind of request (free text, a lazy tool grammar, a forced call): tokens
 //! per second over whole requests through toolbridge against direct, and the time added
-//! (median) to the whole request and to its first output. A call's first output comes
-//! once the dialect's parser has read the call (its name and arguments), so for calls the
-//! added first-output time is mostly that wait, not the proxy's cost; the whole request's
-//! added time is. The first round of each kind is a warm-up (prompt cache, the grammar's
+//! (median) to the whole request and to its first output (the first token: toolbridge's
+//! stream opens with it, even for a call its parser holds until whole). The first round of each kind is a warm-up (prompt cache, the grammar's
 //! first compile) and is not counted.
 
 use std::sync::Arc;

@@ -64,8 +64,10 @@ struct Workload<'a> {
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {
+    // A new connection per request: a server may close an idle one just as it is reused.
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(600))
+        .max_idle_connections(0)
         .build();
     let servers = [endpoint(&args.url), endpoint(&args.against)];
     let workload = Workload { args };
@@ -276,7 +278,7 @@ impl Workload<'_> {
             json!([
                 {"role": "system", "content": format!("{} You are a helpful assistant.", nonce())},
                 {"role": "user", "content": format!(
-                    "{}\nWhat is the weather in Paris right now?", shipping_notes(8))},
+                    "{}\nWhat is the weather in Paris right now?", shipping_notes(28))},
             ]),
             self.args.max_tokens,
         );

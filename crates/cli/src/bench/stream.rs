@@ -38,12 +38,15 @@ impl Timing {
     }
 }
 
-/// An OpenAI chat-completion chunk (`stream_options.include_usage` gives the counts).
+/// An OpenAI chat-completion chunk (`stream_options.include_usage` gives the counts). Any
+/// delta is output, the opening `role` one included: servers send it with the first token
+/// (llama-server, OpenAI, toolbridge), so it times the first token whatever the model
+/// writes, even a call a server holds until it is whole.
 pub(super) fn chat_chunk(event: &Value) -> Seen {
-    let delta = &event["choices"][0]["delta"];
-    let text = |field: &str| delta[field].as_str().is_some_and(|text| !text.is_empty());
     Seen {
-        output: text("content") || text("reasoning_content") || delta["tool_calls"].is_array(),
+        output: event["choices"][0]["delta"]
+            .as_object()
+            .is_some_and(|delta| !delta.is_empty()),
         completion_tokens: event["usage"]["completion_tokens"].as_u64(),
         prompt_tokens: event["usage"]["prompt_tokens"].as_u64(),
     }

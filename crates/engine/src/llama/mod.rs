@@ -119,7 +119,6 @@ impl LlamaEngine {
     /// context cannot be allocated.
     pub fn load(options: LlamaOptions) -> Result<Self, EngineError> {
         let model = Arc::new(load_model(&options)?);
-        tracing::info!(kernels = %system_info(), "llama.cpp");
         let constrainer = Constrainer::new(&model)?;
         let (ready_tx, ready_rx) = mpsc::channel();
         let (jobs_tx, jobs_rx) = mpsc::channel();
