@@ -11,12 +11,14 @@
 use toolbridge_grammar::Constraint;
 
 mod constraint;
+mod greedy;
 #[cfg(feature = "llama")]
 pub mod llama;
 pub mod remote;
 pub mod scripted;
 pub mod stop;
 
+pub use greedy::highest_logit;
 #[cfg(feature = "llama")]
 pub use llama::{LlamaEngine, LlamaOptions};
 pub use remote::{EngineKind, RemoteEngine, RemoteOptions};

@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// The `model` field of the requests.
     #[arg(long, default_value = "default")]
     model: String,
+    /// Only the figures whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 /// Whether more of a figure is better.
@@ -79,7 +82,12 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         "| figure | {} | {} | ratio |\n|---|---|---|---|",
         args.url, args.against
     );
-    for figure in figures() {
+    let chosen = |figure: &Figure| {
+        args.only
+            .as_ref()
+            .is_none_or(|only| figure.name.contains(only.as_str()))
+    };
+    for figure in figures().into_iter().filter(chosen) {
         let [ours, theirs] = measure(&agent, &servers, &workload, &figure)
             .with_context(|| format!("figure '{}'", figure.name))?;
         let ratio = match figure.better {

@@ -16,7 +16,7 @@ use llguidance::toktrie::SimpleVob;
 use llguidance::Matcher;
 
 use super::constrain::token_id;
-use crate::{EngineError, Sampling};
+use crate::{highest_logit, EngineError, Sampling};
 
 /// llama.cpp's defaults (as `llama-server` uses them) for settings a request leaves out.
 const DEFAULT_TEMPERATURE: f32 = 0.8;
@@ -31,6 +31,9 @@ const RANDOM_SEED: u32 = u32::MAX;
 /// The sampler of one generation: its chain and, when constrained, its matcher.
 pub(super) struct TokenSampler {
     chain: LlamaSampler,
+    /// The chain is plain greedy (temperature 0, no penalties): the pick is the highest
+    /// logit, found without building the chain's candidate array.
+    greedy: bool,
     matcher: Option<Matcher>,
     /// One entry per vocabulary token, reused from step to step.
     candidates: Vec<LlamaTokenData>,
@@ -40,6 +43,7 @@ impl TokenSampler {
     pub(super) fn new(sampling: &Sampling, n_vocab: i32, matcher: Option<Matcher>) -> Self {
         Self {
             chain: chain(sampling, n_vocab),
+            greedy: is_plain_greedy(sampling),
             matcher,
             candidates: Vec::new(),
         }
@@ -83,6 +87,12 @@ impl TokenSampler {
         matcher.compute_mask().map(Some).map_err(constraint_error)
     }
 
+    /// Whether a pick costs next to nothing: plain greedy (~13 µs), whose grammar check
+    /// is one token's (a mask only when the grammar refuses the pick, which is rare).
+    pub(super) fn is_cheap(&self) -> bool {
+        self.greedy
+    }
+
     /// Whether the grammar is complete and admits nothing more.
     pub(super) fn grammar_finished(&self) -> bool {
         self.matcher.as_ref().is_some_and(Matcher::is_stopped)
@@ -93,6 +103,12 @@ impl TokenSampler {
         logits: &[f32],
         allowed: Option<&SimpleVob>,
     ) -> Result<LlamaToken, EngineError> {
+        if self.greedy {
+            let allowed = |id: usize| allowed.is_none_or(|mask| mask.is_allowed(id as u32));
+            return highest_logit(logits, allowed)
+                .map(|id| LlamaToken(id as i32))
+                .ok_or_else(|| EngineError::Backend("every token is masked".into()));
+        }
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
         candidates.extend(logits.iter().zip(0..).map(|(&logit, id)| {
@@ -106,6 +122,14 @@ impl TokenSampler {
         self.candidates = candidates.data;
         chosen.ok_or_else(|| EngineError::Backend("the sampler chose no token".into()))
     }
+}
+
+/// Whether `sampling` makes the chain plain greedy.
+fn is_plain_greedy(sampling: &Sampling) -> bool {
+    sampling.temperature.unwrap_or(DEFAULT_TEMPERATURE) <= 0.0
+        && sampling.repeat_penalty.unwrap_or(1.0) == 1.0
+        && sampling.frequency_penalty.unwrap_or(0.0) == 0.0
+        && sampling.presence_penalty.unwrap_or(0.0) == 0.0
 }
 
 /// Whether the matcher admits `token` next (an end token where the grammar may end).

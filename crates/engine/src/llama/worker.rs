@@ -184,8 +184,9 @@ impl<'m> Worker<'m> {
     }
 
     /// Picks the next token of each sequence in `sampling` (slot, where its logits are).
-    /// Several sequences are sampled on scoped threads, one per core, so grammar masks
-    /// and samplers of a batch run side by side rather than one after another.
+    /// Sequences whose pick costs something (a sampler chain, a grammar) are sampled on
+    /// scoped threads, one per core, so the masks and samplers of a batch run side by side
+    /// rather than one after another.
     fn pick_all(
         &mut self,
         sampling: &[(usize, i32)],
@@ -209,7 +210,13 @@ impl<'m> Worker<'m> {
         let pick = |(index, sampler, logits): (usize, &mut TokenSampler, &[f32])| {
             (index, sampler.pick(logits, is_end))
         };
-        let threads = self.sampling_threads.min(work.len());
+        // A thread costs tens of microseconds to start: worth it for samplers and masks,
+        // not for greedy picks.
+        let costly = work
+            .iter()
+            .filter(|(_, sampler, _)| !sampler.is_cheap())
+            .count();
+        let threads = self.sampling_threads.min(costly);
         if threads <= 1 {
             return work.into_iter().map(pick).collect();
         }
