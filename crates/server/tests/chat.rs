@@ -119,6 +119,23 @@ async fn a_call_streams_opening_with_its_name_then_argument_fragments() {
 }
 
 #[tokio::test]
+async fn a_stream_opens_at_the_first_token_before_the_call_is_whole() {
+    let engine = scripted(&[WEATHER_CALL]);
+    let chunks = stream_chunks(&app(&engine), &weather_request()).await;
+    assert_eq!(
+        chunks[0]["choices"][0]["delta"],
+        json!({"role": "assistant"})
+    );
+    assert!(chunks[1..]
+        .iter()
+        .all(|chunk| chunk["choices"][0]["delta"].get("role").is_none()));
+    assert_eq!(
+        reassemble(&chunks)["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+}
+
+#[tokio::test]
 async fn text_answers_stream_and_finish_with_stop() {
     let engine = scripted(&["Hello there!", "Hello there!"]);
     let app = app(&engine);
