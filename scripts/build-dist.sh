@@ -28,12 +28,22 @@ out=target/dist/toolbridge
 rm -rf "$out"
 mkdir -p "$out"
 cp "$build/release/toolbridge" "$out/"
-# llama.cpp's libraries (libllama, libggml, libggml-base) and every CPU variant.
-find "$build/release" -maxdepth 1 -name 'lib*.so*' -exec cp -P {} "$out/" \;
-find "$build/release/build" -path '*/backends/libggml-cpu*.so' -exec cp {} "$out/" \;
-variants=$(find "$out" -name 'libggml-cpu*.so' | wc -l)
+# llama.cpp's libraries (libllama, libggml, libggml-base, with their soname links) and
+# every CPU variant, all where llama.cpp's build put them.
+libllama=$(ls -t "$build"/release/build/llama-cpp-sys-2-*/out/build/bin/libllama.so 2>/dev/null | head -1)
+if [[ -z "$libllama" ]]; then
+    echo "build-dist: llama.cpp's libraries were not built (looked under $build/release/build)" >&2
+    exit 1
+fi
+cp -P "$(dirname "$libllama")"/lib*.so* "$out/"
+variants=$(find "$out" -name 'libggml-cpu-*.so' | wc -l)
 if [[ "$variants" -eq 0 ]]; then
-    echo "build-dist: no CPU variants were built (looked under $build/release/build)" >&2
+    echo "build-dist: no CPU variants were built (looked beside $libllama)" >&2
+    exit 1
+fi
+if ldd "$out/toolbridge" | grep -q 'not found'; then
+    echo "build-dist: the binary does not find its libraries:" >&2
+    ldd "$out/toolbridge" >&2
     exit 1
 fi
 echo "build-dist: $out ($variants CPU variants)"
