@@ -10,8 +10,11 @@
 //! that arrive together with a new grammar wait for one compile instead of each running
 //! their own.
 //!
-//! Measured by `toolbridge bench mask-time --tools 8` on the default model (2 cores):
-//! compiling the call grammar of eight tools takes ~MISSING ms, a cached copy ~MISSING ms.
+//! `toolbridge bench mask-time --tools examples/tools/eight.json` on the default model
+//! (2 cores): compiling a call grammar of eight tools takes 4.0 ms, a copy of the compiled
+//! matcher 14 µs. In the server's timing line, a request with those tools spends 17 ms
+//! when its grammar is new (the lazy call grammar is larger) and 0.6–1.0 ms on a cache
+//! hit, most of it printing the grammar that keys the cache.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
