@@ -15,6 +15,7 @@ use toolbridge_grammar::check::toktrie::TokEnv;
 use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{lark, Expr, Grammar};
 
+use super::stream::median;
 use super::vocab;
 
 #[derive(clap::Args)]
@@ -57,9 +58,9 @@ pub fn run(args: &MaskTimeArgs) -> Result<()> {
         report(label, &times.masks);
         println!(
             "{label}: compile {:.2} ms (median of {}), copy of a compiled matcher {:.3} ms",
-            millis(median(&times.compiles)),
+            median_ms(&times.compiles),
             times.compiles.len(),
-            millis(median(&times.copies)),
+            median_ms(&times.copies),
         );
     }
     Ok(())
@@ -178,10 +179,8 @@ fn report(label: &str, times: &[Duration]) {
     );
 }
 
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+fn median_ms(times: &[Duration]) -> f64 {
+    median(times.iter().map(|&time| millis(time)))
 }
 
 fn millis(d: Duration) -> f64 {
