@@ -57,13 +57,8 @@ struct Figure {
     name: &'static str,
     better: Better,
     /// Requests sent together; their timings and the wall time of the round give a value.
-    requests: fn(&Workload) -> Vec<Value>,
+    requests: fn(&ServeArgs) -> Vec<Value>,
     value: fn(&[Timing], Duration) -> f64,
-}
-
-/// What the figures are built from.
-struct Workload<'a> {
-    args: &'a ServeArgs,
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {
@@ -73,7 +68,6 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         .max_idle_connections(0)
         .build();
     let servers = [endpoint(&args.url), endpoint(&args.against)];
-    let workload = Workload { args };
     println!(
         "bench serve: {} against {}, {} rounds per figure after a warm-up, {} streams",
         args.url, args.against, args.rounds, args.streams
@@ -88,7 +82,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             .is_none_or(|only| figure.name.contains(only.as_str()))
     };
     for figure in figures().into_iter().filter(chosen) {
-        let [ours, theirs] = measure(&agent, &servers, &workload, &figure)
+        let [ours, theirs] = measure(&agent, &servers, args, &figure)
             .with_context(|| format!("figure '{}'", figure.name))?;
         let ratio = match figure.better {
             Better::Higher => ours.value / theirs.value,
@@ -131,14 +125,14 @@ impl Measured {
 fn measure(
     agent: &ureq::Agent,
     servers: &[String; 2],
-    workload: &Workload,
+    args: &ServeArgs,
     figure: &Figure,
 ) -> Result<[Measured; 2]> {
     let mut values: [Vec<f64>; 2] = Default::default();
     let mut prompts = [0u64; 2];
-    for round in 0..=workload.args.rounds {
+    for round in 0..=args.rounds {
         for (server, url) in servers.iter().enumerate() {
-            let requests = (figure.requests)(workload);
+            let requests = (figure.requests)(args);
             let started = Instant::now();
             let timings = together(agent, url, &requests)?;
             let wall = started.elapsed();
@@ -201,19 +195,19 @@ fn figures() -> Vec<Figure> {
         Figure {
             name: "streams at once, aggregate, no tools",
             better: Better::Higher,
-            requests: |w| (0..w.args.streams).map(|_| w.story()).collect(),
+            requests: |w| (0..w.streams).map(|_| w.story()).collect(),
             value: aggregate_rate,
         },
         Figure {
             name: "streams at once with 8 tools, aggregate",
             better: Better::Higher,
-            requests: |w| (0..w.args.streams).map(|i| w.tool_question(i)).collect(),
+            requests: |w| (0..w.streams).map(|i| w.tool_question(i)).collect(),
             value: aggregate_rate,
         },
         Figure {
             name: "streams at once with 8 tools, time to first token",
             better: Better::Lower,
-            requests: |w| (0..w.args.streams).map(|i| w.tool_question(i)).collect(),
+            requests: |w| (0..w.streams).map(|i| w.tool_question(i)).collect(),
             value: |timings, _| mean(timings.iter().map(|t| t.first_output.as_secs_f64())),
         },
     ]
@@ -230,10 +224,11 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     sum / f64::from(count.max(1))
 }
 
-impl Workload<'_> {
+/// The requests the figures are built from.
+impl ServeArgs {
     fn request(&self, messages: Value, max_tokens: u32) -> Value {
         json!({
-            "model": self.args.model,
+            "model": self.model,
             "messages": messages,
             "temperature": 0,
             "max_tokens": max_tokens,
@@ -247,7 +242,7 @@ impl Workload<'_> {
         self.request(
             json!([{"role": "user", "content":
                 "Write a long, detailed story about a lighthouse keeper and a storm."}]),
-            self.args.max_tokens,
+            self.max_tokens,
         )
     }
 
@@ -256,7 +251,7 @@ impl Workload<'_> {
         let mut request = self.request(
             json!([{"role": "user", "content":
                 "Save a long, detailed story about a lighthouse keeper and a storm to story.txt."}]),
-            self.args.max_tokens,
+            self.max_tokens,
         );
         request["tools"] = json!([{"type": "function", "function": {
             "name": "write_file",
@@ -288,7 +283,7 @@ impl Workload<'_> {
                 {"role": "user", "content": format!(
                     "{}\nWhat is the weather in Paris right now?", shipping_notes(28))},
             ]),
-            self.args.max_tokens,
+            self.max_tokens,
         );
         request["tools"] = eight_tools();
         request
@@ -304,7 +299,7 @@ impl Workload<'_> {
         ];
         let mut request = self.request(
             json!([{"role": "user", "content": QUESTIONS[index % QUESTIONS.len()]}]),
-            self.args.max_tokens,
+            self.max_tokens,
         );
         request["tools"] = eight_tools();
         request

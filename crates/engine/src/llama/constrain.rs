@@ -48,31 +48,31 @@ pub(super) struct Ready {
 }
 
 /// One grammar's compile, shared by the requests that want it; set once compiled.
-type Slot = Arc<OnceLock<Result<Matcher, String>>>;
+type Compile = Arc<OnceLock<Result<Matcher, String>>>;
 
 #[derive(Default)]
 struct Cache {
-    grammars: HashMap<String, (Slot, u64)>,
+    grammars: HashMap<String, (Compile, u64)>,
     /// Counts lookups; each entry remembers when it was last used.
     clock: u64,
 }
 
 impl Cache {
     /// The entry for `lark`, made if new, and whether it existed.
-    fn entry(&mut self, lark: &str) -> (Slot, bool) {
+    fn entry(&mut self, lark: &str) -> (Compile, bool) {
         self.clock += 1;
         let clock = self.clock;
-        if let Some((slot, used)) = self.grammars.get_mut(lark) {
+        if let Some((compile, used)) = self.grammars.get_mut(lark) {
             *used = clock;
-            return (Arc::clone(slot), true);
+            return (Arc::clone(compile), true);
         }
         if self.grammars.len() >= CACHED_GRAMMARS {
             self.evict_least_recent();
         }
-        let slot = Slot::default();
+        let compile = Compile::default();
         self.grammars
-            .insert(lark.to_owned(), (Arc::clone(&slot), clock));
-        (slot, false)
+            .insert(lark.to_owned(), (Arc::clone(&compile), clock));
+        (compile, false)
     }
 
     fn evict_least_recent(&mut self) {
@@ -103,12 +103,12 @@ impl Constrainer {
     pub(super) fn matcher(&self, constraint: &Constraint) -> Result<Ready, EngineError> {
         let started = Instant::now();
         let lark = to_lark(constraint);
-        let (slot, cached) = self
+        let (compile, cached) = self
             .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .entry(&lark);
-        let compiled = slot.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
+        let compiled = compile.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
         let matcher = compiled
             .as_ref()
             .map_err(|error| EngineError::Constraint(error.clone()))?;
