@@ -13,6 +13,7 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 use toolbridge_chat::ChatRequest;
+use toolbridge_dialect::answer_format;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Prepared};
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::{JinjaTemplate, RenderOptions, TemplateSource};
@@ -61,8 +62,7 @@ fn prepare(job: &RequestRender<'_>, registry: &Registry) -> Result<Prepared> {
     let dialect = styles::dialect(registry, job.style)?;
     let request = read_request(job.request)?;
     let template = chat_template(job, !request.tools().is_empty())?;
-    dialect
-        .prepare(&request, &template)
+    answer_format::prepare(dialect, &request, &template)
         .with_context(|| format!("style {} cannot prepare this request", job.style))
 }
 

@@ -200,6 +200,13 @@ pub trait Dialect: Send + Sync {
     fn prompt_parts(&self) -> Option<&dyn PromptParts> {
         None
     }
+
+    /// Whether the dialect carries `response_format` in its own prompt and grammar (the
+    /// prompt styles do); otherwise [`crate::answer_format::prepare`] adds it where the
+    /// answer is free.
+    fn formats_answers(&self) -> bool {
+        false
+    }
 }
 
 /// A prompt made of two parts, as seed 000 prints them apart: the system prompt a dialect
@@ -227,6 +234,8 @@ pub enum DialectError {
     OllamaRequest(RequestError),
     #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
     ToolSchema { name: String, message: String },
+    #[error("Invalid 'response_format': the schema cannot be enforced: {message}")]
+    ResponseFormat { message: String },
     #[error("tool_choice names {name:?}, which is not among the request's tools")]
     UnknownTool { name: String },
     #[error("tool_choice requires a call, but the request has no tools it allows")]

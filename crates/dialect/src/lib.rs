@@ -4,6 +4,7 @@
 
 pub mod toolkit;
 
+pub mod answer_format;
 pub mod assemble;
 pub mod chunks;
 pub mod detect;

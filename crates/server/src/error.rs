@@ -113,6 +113,7 @@ impl From<DialectError> for Failure {
                 Failure::invalid("tool_choice", message)
             }
             DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
+            DialectError::ResponseFormat { .. } => Failure::invalid("response_format", message),
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
             DialectError::Template(_)

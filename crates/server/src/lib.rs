@@ -22,7 +22,6 @@
 
 pub mod admission;
 pub mod answer;
-pub mod answer_format;
 pub mod checks;
 pub mod error;
 pub mod generate;

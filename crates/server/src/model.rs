@@ -20,14 +20,13 @@
 use std::sync::Arc;
 
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use toolbridge_dialect::parser::StreamParser;
 use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{answer_format, detect};
 use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
-use crate::answer_format::AnswerFormat;
 use crate::error::Failure;
 use crate::modelfile::ModelfileDefaults;
 use crate::sampling::sampling;
@@ -147,7 +146,7 @@ impl ServedModel {
 
     /// The prompt, constraint, stops and parser for `request`; when the dialect leaves the
     /// answer free and the request asks for JSON, the JSON's schema (see
-    /// [`crate::answer_format`]).
+    /// [`answer_format`]).
     pub fn prepare(&self, request: &ChatRequest) -> Result<Prepared, Failure> {
         let mut prepared = self.prepare_in_dialect(request)?;
         prepared.stop.extend(self.stop.iter().cloned());
@@ -175,20 +174,7 @@ impl ServedModel {
     /// [`Self::prepare`] before the model's own stop strings.
     fn prepare_in_dialect(&self, request: &ChatRequest) -> Result<Prepared, Failure> {
         let template = self.templates.for_request(request);
-        let dialect = self.dialect()?;
-        let prepared = dialect.prepare(request, template)?;
-        if prepared.constraint.is_some() {
-            return Ok(prepared);
-        }
-        let Some(format) = AnswerFormat::of(request)? else {
-            return Ok(prepared);
-        };
-        let mut prepared = match format.instructed(request) {
-            Some(instructed) => dialect.prepare(&instructed, template)?,
-            None => prepared,
-        };
-        prepared.constraint = Some(format.constraint());
-        Ok(prepared)
+        Ok(answer_format::prepare(self.dialect()?, request, template)?)
     }
 
     /// The chosen dialect; it was found in this registry at set-up, so the error is

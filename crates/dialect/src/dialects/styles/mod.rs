@@ -32,10 +32,11 @@ pub mod short;
 pub mod tagged;
 pub mod thoughtful_steps;
 
-use serde_json::{json, Value};
-use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Role, Tool};
-use toolbridge_grammar::{Expr, Grammar, Trigger};
+use serde_json::Value;
+use toolbridge_chat::{ChatRequest, Message, Role, Tool};
+use toolbridge_grammar::{Grammar, Trigger};
 
+use crate::answer_format::AnswerFormat;
 use crate::dialect::{
     callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
     PromptParts, RenderInput,
@@ -116,12 +117,13 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         request: &ChatRequest,
         tools: &[&Tool],
     ) -> Result<Option<Constraint>, DialectError> {
+        let answer = AnswerFormat::of(request)?;
         if !tools.is_empty() {
             let trigger = self.syntax.trigger();
             return Ok(Some(Constraint {
                 grammar: self
                     .syntax
-                    .grammar(tools, response_schema(request).as_ref())?,
+                    .grammar(tools, answer.as_ref().map(AnswerFormat::schema))?,
                 triggers: trigger
                     .map(|word| Trigger::Word(word.to_string()))
                     .into_iter()
@@ -129,11 +131,7 @@ impl<P: ToolsPrompt> PromptStyle<P> {
                 lazy: trigger.is_some() && !request.effective_tool_choice().requires_call(),
             }));
         }
-        Ok(response_schema(request).map(|schema| Constraint {
-            grammar: schema_grammar(schema),
-            triggers: Vec::new(),
-            lazy: false,
-        }))
+        Ok(answer.as_ref().map(AnswerFormat::constraint))
     }
 }
 
@@ -171,6 +169,10 @@ impl<P: ToolsPrompt> Dialect for PromptStyle<P> {
     fn prompt_parts(&self) -> Option<&dyn PromptParts> {
         Some(self)
     }
+
+    fn formats_answers(&self) -> bool {
+        true
+    }
 }
 
 impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
@@ -184,10 +186,11 @@ impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
                 source,
             })?;
             let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
-            let answer = response_schema(request);
-            return Ok(Some(self.prompt.describe(tools, answer.as_ref())));
+            let answer = AnswerFormat::of(request)?;
+            let answer = answer.as_ref().map(AnswerFormat::schema);
+            return Ok(Some(self.prompt.describe(tools, answer)));
         }
-        Ok(response_schema(request).map(|schema| schema_instruction(&schema)))
+        Ok(AnswerFormat::of(request)?.and_then(|answer| answer.instruction()))
     }
 
     /// The conversation alone, without the injected system prompt, as the seed's first
@@ -224,34 +227,6 @@ pub fn with_system_prompt(messages: &[Message], text: &str) -> Vec<Message> {
         None => messages.insert(0, Message::system(text)),
     }
     messages
-}
-
-/// The JSON schema the answer must follow when `response_format` gives one; a bare
-/// `json_object` asks for any object.
-fn response_schema(request: &ChatRequest) -> Option<Value> {
-    match request.response_format.as_ref()? {
-        ResponseFormat::Text { .. } => None,
-        ResponseFormat::JsonObject { schema, .. } => {
-            Some(schema.clone().unwrap_or_else(|| json!({"type": "object"})))
-        }
-        ResponseFormat::JsonSchema { json_schema, .. } => json_schema.schema.clone(),
-    }
-}
-
-/// The seed's instruction for a response schema, the schema printed as Python's
-/// `json.dumps(schema, indent=2)`.
-pub fn schema_instruction(schema: &Value) -> String {
-    format!(
-        "Please respond in JSON format with the following schema: {}",
-        pretty_json(schema)
-    )
-}
-
-/// The grammar of one JSON value following `schema`, from the first byte.
-fn schema_grammar(schema: Value) -> Grammar {
-    let mut grammar = Grammar::new("root");
-    grammar.set_rule("root", Expr::Json(schema));
-    grammar
 }
 
 /// `value` as Python's `json.dumps(value, indent=2)` prints it (two-space indent, `": "`).

@@ -22,7 +22,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
-use super::{schema_instruction, tools_listing, CallSyntax, PromptStyle, ToolsPrompt};
+use super::{tools_listing, CallSyntax, PromptStyle, ToolsPrompt};
+use crate::answer_format::schema_instruction;
 use crate::dialect::{call_schema, DialectError};
 use crate::events::Event;
 use crate::parser::StreamParser;
