@@ -63,17 +63,10 @@ pub trait Native: Send + Sync {
         tools.to_vec()
     }
 
-    /// The messages as the template may read them, tried in order until one renders:
-    /// by default past calls' `arguments` as objects (templates that print them with
-    /// `tojson`), then as the JSON strings OpenAI sends (templates that concatenate them),
-    /// then objects with `content: ""` on turns that only call (templates that iterate
-    /// the content of every assistant turn, LFM2's).
+    /// The messages as the template may read them, tried in order until one renders;
+    /// by default [`default_histories`].
     fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
-        Ok(vec![
-            history_with_object_arguments(request)?,
-            history_with_string_arguments(request)?,
-            history_with_empty_content(request)?,
-        ])
+        default_histories(request)
     }
 
     /// The prompt: the template rendered with `messages`, the `tools` shown and the
@@ -241,9 +234,33 @@ fn render_first<N: Native>(
     request: &ChatRequest,
     shown: &[Tool],
 ) -> Result<String, DialectError> {
+    first_rendered(family.histories(request)?, |messages| {
+        family.render(template, messages, shown)
+    })
+}
+
+/// The shapes of history templates read, in the order they are tried: past calls'
+/// `arguments` as objects (templates that print them with `tojson`), then as the JSON
+/// strings OpenAI sends (templates that concatenate them), then objects with `content: ""`
+/// on turns that only call (templates that iterate or search the content of every
+/// assistant turn: LFM2's, Qwen 3's `'</think>' in message.content`).
+pub fn default_histories(request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+    Ok(vec![
+        history_with_object_arguments(request)?,
+        history_with_string_arguments(request)?,
+        history_with_empty_content(request)?,
+    ])
+}
+
+/// `render` of the first of `histories` it accepts; the last one's error when it accepts
+/// none.
+pub fn first_rendered(
+    histories: Vec<Vec<Value>>,
+    render: impl Fn(Vec<Value>) -> Result<String, DialectError>,
+) -> Result<String, DialectError> {
     let mut prompt = Err(DialectError::NoCallableTools);
-    for messages in family.histories(request)? {
-        prompt = family.render(template, messages, shown);
+    for messages in histories {
+        prompt = render(messages);
         if prompt.is_ok() {
             break;
         }

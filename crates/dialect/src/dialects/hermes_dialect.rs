@@ -30,14 +30,14 @@
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
 
-use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    call_schema, callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint,
-    Dialect, DialectError, Prepared, RenderInput,
+    call_schema, callable_tools, checked_parameters, ChatTemplate, Constraint, Dialect,
+    DialectError, Prepared, RenderInput,
 };
+use crate::dialects::framed_native::{default_histories, first_rendered};
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
 use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
@@ -73,10 +73,12 @@ impl Dialect for HermesDialect {
         } else {
             &[]
         };
-        let prompt = template.render(&RenderInput {
-            messages: history(request)?,
-            tools: shown,
-            add_generation_prompt: true,
+        let prompt = first_rendered(default_histories(request)?, |messages| {
+            template.render(&RenderInput {
+                messages,
+                tools: shown,
+                add_generation_prompt: true,
+            })
         })?;
         let constraint = if tools.is_empty() {
             None
@@ -100,32 +102,6 @@ impl Dialect for HermesDialect {
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
         Box::new(HermesParser::new())
-    }
-}
-
-/// The messages as the template reads them, past calls' arguments as objects.
-fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = messages_json(&request.messages)?;
-    for message in &mut messages {
-        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
-            continue;
-        };
-        for call in calls {
-            if let Some(arguments) = call.pointer_mut("/function/arguments") {
-                decode_arguments(arguments);
-            }
-        }
-    }
-    Ok(messages)
-}
-
-/// `"{\"a\": 1}"` becomes `{"a": 1}`; text that is not a JSON object stays as it is.
-fn decode_arguments(arguments: &mut Value) {
-    let Value::String(text) = arguments else {
-        return;
-    };
-    if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
-        *arguments = object;
     }
 }
 

@@ -1,0 +1,93 @@
+//! What the server sends for a request, one reviewed snapshot per case: each file in
+//! `tests/prepared/` names a corpus template and holds an OpenAI request; its snapshot is
+//! the dialect detected from the template, the prompt, the grammar (GBNF, with each schema
+//! expanded) and the stops that `answer_format::prepare` makes of them. A change to any
+//! dialect's prompt or grammar shows up here as a diff to review (`cargo insta review`).
+//! Templates and dialects that print today's date see a fixed one.
+
+use std::fmt::Write;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use toolbridge_chat::ChatRequest;
+use toolbridge_dialect::dialect::{ChatTemplate, Prepared};
+use toolbridge_dialect::dialects::firefunction::FireFunctionDialect;
+use toolbridge_dialect::dialects::styles::hermes_2_pro;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{answer_format, detect};
+use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
+
+/// One case: a template under `../shared/corpus/jinja/` and the request prepared with it.
+#[derive(Deserialize)]
+struct Case {
+    template: String,
+    request: ChatRequest,
+    #[serde(default)]
+    bos_token: String,
+    #[serde(default)]
+    eos_token: String,
+}
+
+fn corpus_jinja() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/jinja");
+    assert!(
+        path.is_dir(),
+        "the shared corpus is missing: looked in {}",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn prepared_requests_match_their_snapshots() {
+    let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
+    let mut registry = Registry::default();
+    registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
+    registry.register(
+        Arc::new(FireFunctionDialect {
+            now: Some(1_768_469_400),
+        }),
+        &[],
+    );
+    let jinja = corpus_jinja();
+    insta::glob!("prepared/*.json", |path| {
+        let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        let source = fs::read_to_string(jinja.join(&case.template))
+            .unwrap_or_else(|error| panic!("{}: {error}", case.template));
+        let options = RenderOptions {
+            clock: clock.clone(),
+            ..RenderOptions::default()
+        };
+        let compiled = JinjaTemplate::with_options(&source, options)
+            .unwrap_or_else(|error| panic!("{}: {error}", case.template));
+        let template = ChatTemplate::jinja(compiled, case.bos_token, case.eos_token);
+        let name = detect::dialect_name(&source);
+        let dialect = registry
+            .get(name)
+            .expect("detection names a registered dialect");
+        let prepared = answer_format::prepare(dialect, &case.request, &template)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        insta::assert_snapshot!(shown(name, &prepared));
+    });
+}
+
+/// The snapshot's text: the dialect, the prompt, the constraint and the stops.
+fn shown(dialect: &str, prepared: &Prepared) -> String {
+    let mut text = format!("dialect: {dialect}\n\n--- prompt\n{}\n", prepared.prompt);
+    match &prepared.constraint {
+        None => text.push_str("\n--- no constraint\n"),
+        Some(constraint) => {
+            let gbnf = constraint.gbnf().expect("the grammar prints as GBNF");
+            let _ = write!(
+                text,
+                "\n--- grammar (lazy: {}, triggers: {:?})\n{}\n",
+                constraint.lazy, constraint.triggers, gbnf.text
+            );
+        }
+    }
+    let _ = write!(text, "\n--- stop: {:?}\n", prepared.stop);
+    text
+}
