@@ -22,8 +22,6 @@
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
 //!   `[f(a=1)]`), held until their text is whole, then judged.
-//! - [`typed_arguments`]: argument types restored from the tool's schema for formats that
-//!   write every value as text.
 //! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
@@ -38,5 +36,4 @@ pub mod off_format;
 pub mod pycall;
 pub mod tag_scan;
 pub mod typed_args;
-pub mod typed_arguments;
 pub mod unescape;
