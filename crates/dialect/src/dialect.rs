@@ -12,7 +12,7 @@
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
-use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
+use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
 use toolbridge_template::gotmpl::{Message as OllamaMessage, RequestError};
@@ -236,30 +236,6 @@ pub enum DialectError {
         what: &'static str,
         source: serde_json::Error,
     },
-}
-
-/// The tools `tool_choice` lets the model call, in request order; empty for `"none"`.
-/// A name it gives that the request does not declare is an error, not silently ignored.
-pub fn callable_tools<'a>(
-    request: &'a ChatRequest,
-    choice: &ToolChoice,
-) -> Result<Vec<&'a Tool>, DialectError> {
-    if !choice.allows_calls() {
-        return Ok(Vec::new());
-    }
-    let tools = request.tools();
-    let Some(names) = choice.allowed_names() else {
-        return Ok(tools.iter().collect());
-    };
-    if let Some(unknown) = names.iter().find(|name| request.tool(name).is_none()) {
-        return Err(DialectError::UnknownTool {
-            name: unknown.to_string(),
-        });
-    }
-    Ok(tools
-        .iter()
-        .filter(|tool| names.contains(&tool.name()))
-        .collect())
 }
 
 /// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.

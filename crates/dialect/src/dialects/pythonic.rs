@@ -9,7 +9,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, Constraint, DialectError, Prepared};
 use crate::dialects::llama3_parser::Llama3Parser;
-use crate::dialects::prep::Choice;
+use crate::toolkit::choice::Choice;
 use crate::toolkit::typed_args::{ParameterTypes, TypedArguments};
 
 /// What a pythonic dialect prepares once its prompt is rendered: the pythonic call grammar

@@ -7,6 +7,8 @@
 //! So it is solved once, here, and tested here against every way of cutting the input; the
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
+//! - [`choice`]: the request's `tool_choice` settled once: callable and shown tools, forced,
+//!   parallel.
 //! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
@@ -27,6 +29,7 @@
 
 pub mod attributes;
 pub mod call_json;
+pub mod choice;
 pub mod framed;
 pub mod gemma_notation;
 pub mod header;
