@@ -1,7 +1,8 @@
 //! What preparing one request costs: the prompt style over a template without tool
 //! support (Qwen 1.5's ChatML), which rewrites history from what the template was found
 //! to render, beside the probing itself, which the template now does once and keeps; and
-//! the call grammar printed as GBNF, as a llama.cpp server is sent it with each request.
+//! the call grammar printed as GBNF, as a llama.cpp server is sent it with each request;
+//! and the tool's schema checked as llguidance compiles it, the first time and repeated.
 //! `cargo bench -p toolbridge-dialect --bench prepare`.
 
 use std::path::Path;
@@ -12,6 +13,8 @@ use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::probe::TemplateCaps;
 use toolbridge_dialect::registry::Registry;
+use toolbridge_grammar::check::{engine_accepts_schema, Validator};
+use toolbridge_grammar::{Expr, Grammar};
 
 const TEMPLATE: &str = "jinja/hfjs-e2e/Qwen_Qwen1.5-72B-Chat.jinja";
 
@@ -74,6 +77,21 @@ fn prepare(c: &mut Criterion) {
                 .gbnf()
                 .map(|gbnf| gbnf.text.len())
         })
+    });
+    // What preparing adds per tool: llguidance compiling its schema (the first time a
+    // schema is seen), and the same check answered from its cache (every later time).
+    let schema = request.tools()[0]
+        .function
+        .parameters
+        .clone()
+        .unwrap_or_default();
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::Json(schema.clone()));
+    c.bench_function("a tool schema compiled by llguidance", |b| {
+        b.iter(|| Validator::from_grammar(&grammar).is_ok())
+    });
+    c.bench_function("a tool schema checked again (cached)", |b| {
+        b.iter(|| engine_accepts_schema(&schema).is_ok())
     });
 }
 

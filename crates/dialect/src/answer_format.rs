@@ -21,8 +21,9 @@ use toolbridge_chat::{ChatRequest, ResponseFormat};
 use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{Constraint, Expr, Grammar};
 
-use crate::dialect::{callable_tools, ChatTemplate, Dialect, DialectError, Prepared};
+use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use crate::dialects::styles::{pretty_json, with_system_prompt};
+use crate::toolkit::choice::Choice;
 
 /// The JSON an answer must be, from `response_format`.
 pub struct AnswerFormat {
@@ -95,7 +96,7 @@ pub fn prepare(
     let Some(format) = format.filter(|_| !dialect.formats_answers()) else {
         return dialect.prepare(request, template);
     };
-    if !callable_tools(request, &request.effective_tool_choice())?.is_empty() {
+    if !Choice::of(request)?.callable.is_empty() {
         return dialect.prepare(request, template);
     }
     let mut prepared = match format.instruction() {

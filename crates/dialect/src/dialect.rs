@@ -12,9 +12,10 @@
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
-use toolbridge_chat::{ChatRequest, Message, Tool, ToolChoice};
+use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
+use toolbridge_grammar::{check, GrammarError};
 use toolbridge_template::gotmpl::{Message as OllamaMessage, RequestError};
 use toolbridge_template::{
     GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, SourceError, TemplateError,
@@ -247,30 +248,6 @@ pub enum DialectError {
     },
 }
 
-/// The tools `tool_choice` lets the model call, in request order; empty for `"none"`.
-/// A name it gives that the request does not declare is an error, not silently ignored.
-pub fn callable_tools<'a>(
-    request: &'a ChatRequest,
-    choice: &ToolChoice,
-) -> Result<Vec<&'a Tool>, DialectError> {
-    if !choice.allows_calls() {
-        return Ok(Vec::new());
-    }
-    let tools = request.tools();
-    let Some(names) = choice.allowed_names() else {
-        return Ok(tools.iter().collect());
-    };
-    if let Some(unknown) = names.iter().find(|name| request.tool(name).is_none()) {
-        return Err(DialectError::UnknownTool {
-            name: unknown.to_string(),
-        });
-    }
-    Ok(tools
-        .iter()
-        .filter(|tool| names.contains(&tool.name()))
-        .collect())
-}
-
 /// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
 pub fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
     Ok(json!({
@@ -284,19 +261,20 @@ pub fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
     }))
 }
 
-/// A tool's `parameters`, checked to compile to a grammar so that a schema the grammar
-/// crate cannot enforce fails the request with the tool's name rather than the engine.
-/// A tool without parameters takes the empty object.
+/// A tool's `parameters`, checked to compile both ways a call grammar is enforced: to our
+/// grammar (printed as GBNF for llama.cpp servers) and by llguidance as the in-process
+/// engine compiles it, so a schema either cannot enforce fails the request with the tool's
+/// name rather than in the engine. A tool without parameters takes the empty object.
 pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
     let parameters = tool.function.parameters.clone().unwrap_or_else(
         || json!({"type": "object", "properties": {}, "additionalProperties": false}),
     );
-    schema::compile(&parameters, &Options::default()).map_err(|error| {
-        DialectError::ToolSchema {
-            name: tool.name().to_string(),
-            message: error.to_string(),
-        }
-    })?;
+    let refused = |error: GrammarError| DialectError::ToolSchema {
+        name: tool.name().to_string(),
+        message: error.to_string(),
+    };
+    schema::compile(&parameters, &Options::default()).map_err(refused)?;
+    check::engine_accepts_schema(&parameters).map_err(refused)?;
     Ok(parameters)
 }
 

@@ -72,6 +72,22 @@ fn lfm2_renders_calls_and_reads_them_back() {
 }
 
 #[test]
+fn values_written_as_text_are_read_as_json_schema_reads_them() {
+    let registry = registry();
+    let dialect = registry.get("gemma3_pythonic").expect("registered");
+    let request = union_request();
+    let text = r#"[pick(level="1", rank="2", note="null", count="4")]"#;
+    let message = parsed_however_cut(&|| prepare(dialect, &request, &gemma3()).parser, text);
+    assert_eq!(
+        calls_of(&message),
+        [call(
+            "pick",
+            json!({"level": "1", "rank": 2, "note": null, "count": 4})
+        )]
+    );
+}
+
+#[test]
 fn lfm2_grammar_honours_tool_choice_and_round_trips() {
     let registry = registry();
     let dialect = registry.get("lfm2").expect("registered");

@@ -238,6 +238,29 @@ fn argument_types_come_back_from_the_schema() {
 }
 
 #[test]
+fn enums_and_unions_are_read_as_json_schema_reads_them() {
+    let registry = registry();
+    let dialect = registry.get("qwen3_coder").expect("registered");
+    let request = union_request();
+    let parameter = |key: &str, value: &str| format!("<parameter={key}>\n{value}\n</parameter>\n");
+    let text = format!(
+        "<tool_call>\n<function=pick>\n{}{}{}{}</function>\n</tool_call>",
+        parameter("level", "1"),
+        parameter("rank", "2"),
+        parameter("note", "null"),
+        parameter("count", "4"),
+    );
+    let message = parsed_however_cut(&|| prepare(dialect, &request, &qwen3_coder()).parser, &text);
+    assert_eq!(
+        calls_of(&message),
+        [call(
+            "pick",
+            json!({"level": "1", "rank": 2, "note": null, "count": 4})
+        )]
+    );
+}
+
+#[test]
 fn grammars_honour_tool_choice() {
     let registry = registry();
     honours_tool_choice(

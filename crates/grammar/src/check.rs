@@ -3,7 +3,8 @@
 //! grammars: the same engine that will constrain generation, driven byte by byte over a
 //! one-byte-per-token vocabulary so no model is needed.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
@@ -15,7 +16,7 @@ pub use llguidance::toktrie;
 
 use crate::error::GrammarError;
 use crate::lark;
-use crate::tree::Grammar;
+use crate::tree::{Expr, Grammar};
 
 /// A compiled grammar, ready to check any number of texts.
 pub struct Validator {
@@ -61,6 +62,46 @@ impl Validator {
         matcher.consume_tokens(&tokens).is_ok() && matcher.is_accepting().unwrap_or(false)
     }
 }
+
+/// Whether the in-process engine can enforce `schema`: llguidance compiles it as the Lark
+/// printing embeds it (`%json {…}`, objects closed), or says why not. Tool schemas are
+/// checked with this when a request is prepared, so a schema llguidance refuses fails with
+/// the tool's name instead of in the engine.
+///
+/// Compiling costs 1.3–6 ms per schema (more for `pattern`s and number bounds, which
+/// become regexes), too much to pay on every request for the same tools; answers are kept
+/// per schema, up to 4096 of them, which brings a repeated check to the cost
+/// of printing the schema (measured in `crates/dialect/benches/prepare.rs`).
+pub fn engine_accepts_schema(schema: &Value) -> Result<(), GrammarError> {
+    static ANSWERS: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::Json(schema.clone()));
+    let lark = lark::print(&grammar);
+    let answers = ANSWERS.get_or_init(Mutex::default);
+    let known = answers
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&lark)
+        .cloned();
+    let answer = match known {
+        Some(answer) => answer,
+        None => {
+            let answer = Validator::from_lark(&lark)
+                .map(drop)
+                .map_err(|error| error.to_string());
+            let mut answers = answers.lock().unwrap_or_else(PoisonError::into_inner);
+            if answers.len() >= SCHEMA_CACHE {
+                answers.clear();
+            }
+            answers.insert(lark, answer.clone());
+            answer
+        }
+    };
+    answer.map_err(GrammarError::Engine)
+}
+
+/// How many schemas' answers [`engine_accepts_schema`] keeps before starting over.
+const SCHEMA_CACHE: usize = 4096;
 
 /// Whether `text` is a sentence of `grammar`.
 pub fn accepts(grammar: &Grammar, text: &str) -> Result<bool, GrammarError> {
@@ -196,6 +237,22 @@ mod tests {
             compact_json(text),
             "{\"a b\":[1.0,2e3,-0],\"c\\\" d\":\" x \"}"
         );
+    }
+
+    #[test]
+    fn schemas_are_checked_as_the_engine_compiles_them() {
+        let fine = serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        assert!(engine_accepts_schema(&fine).is_ok());
+        let unique = serde_json::json!({"type": "array", "uniqueItems": true});
+        for _ in 0..2 {
+            let error = engine_accepts_schema(&unique).err().map(|e| e.to_string());
+            assert!(
+                error.as_deref().is_some_and(|e| e.contains("uniqueItems")),
+                "{error:?}"
+            );
+        }
+        let lookaround = serde_json::json!({"type": "string", "pattern": "^(?!x)"});
+        assert!(engine_accepts_schema(&lookaround).is_err());
     }
 
     #[test]

@@ -20,9 +20,10 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
-use crate::dialects::prep::{history, named_alternatives, render, repeated, Choice};
+use crate::dialects::prep::{history, named_alternatives, render, repeated};
 use crate::events::Event;
 use crate::parser::StreamParser;
+use crate::toolkit::choice::Choice;
 use crate::toolkit::inline_calls::{json_call, Layout};
 use crate::toolkit::json_scan::{JsonScanner, Scan};
 use crate::toolkit::tag_scan::{Piece, Placement, TagScanner};

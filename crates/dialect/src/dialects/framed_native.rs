@@ -17,13 +17,13 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    callable_tools, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
-    DialectError, Prepared, RenderInput,
+    checked_parameters, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
+    RenderInput,
 };
 use crate::dialects::styles::{tools_listing, with_system_prompt};
 use crate::parser::StreamParser;
+use crate::toolkit::choice::Choice;
 use crate::toolkit::framed::{Action, FramedParser};
-use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
 
 /// One native family, as [`NativeDialect`] needs it.
 pub trait Native: Send + Sync {
@@ -175,16 +175,8 @@ impl<N: Native> Dialect for NativeDialect<N> {
         template: &ChatTemplate,
     ) -> Result<Prepared, DialectError> {
         let family = &self.0;
-        let choice = request.effective_tool_choice();
-        let tools = callable_tools(request, &choice)?;
-        if choice.requires_call() && tools.is_empty() {
-            return Err(DialectError::NoCallableTools);
-        }
-        let shown = if choice.allows_calls() {
-            family.shown_tools(request.tools())
-        } else {
-            Vec::new()
-        };
+        let choice = Choice::of(request)?;
+        let shown = family.shown_tools(choice.shown);
         let mut prompt = render_first(family, template, request, &shown)?;
         if let Some(example) = family.call_example() {
             if !shown.is_empty() && !shown.iter().all(|tool| prompt.contains(tool.name())) {
@@ -195,23 +187,17 @@ impl<N: Native> Dialect for NativeDialect<N> {
                 prompt = render_first(family, template, &described, &shown)?;
             }
         }
-        let constraint = if tools.is_empty() {
+        let constraint = if choice.callable.is_empty() {
             None
         } else {
-            let forced = choice.requires_call();
             Some(Constraint {
-                grammar: family.grammar(&tools, request.allows_parallel_calls(), forced)?,
+                grammar: family.grammar(&choice.callable, choice.parallel, choice.forced)?,
                 triggers: family.triggers(),
-                lazy: family.lazy(forced),
+                lazy: family.lazy(choice.forced),
             })
         };
-        let markers = family.markers(&tools);
-        let parser = family.start(Some(&prompt)).parser(markers);
-        let parser: Box<dyn StreamParser + Send> = if tools.is_empty() {
-            Box::new(parser)
-        } else {
-            Box::new(OffFormatCalls::new(parser, DeclaredTools::new(&tools)))
-        };
+        let markers = family.markers(&choice.callable);
+        let parser = choice.wrap(Box::new(family.start(Some(&prompt)).parser(markers)));
         let mut stop = request.stop_sequences().to_vec();
         stop.extend(family.stops());
         Ok(Prepared {

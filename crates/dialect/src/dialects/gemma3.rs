@@ -12,9 +12,10 @@ use toolbridge_chat::ChatRequest;
 
 use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use crate::dialects::llama3_parser::Llama3Parser;
-use crate::dialects::prep::{history, render, Choice};
+use crate::dialects::prep::{history, render};
 use crate::dialects::pythonic;
 use crate::parser::StreamParser;
+use crate::toolkit::choice::Choice;
 
 /// The Gemma 3 pythonic dialect; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]

@@ -34,13 +34,13 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    call_schema, callable_tools, checked_parameters, ChatTemplate, Constraint, Dialect,
-    DialectError, Prepared, RenderInput,
+    call_schema, checked_parameters, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
+    RenderInput,
 };
 use crate::dialects::framed_native::{default_histories, first_rendered};
 use crate::dialects::hermes::HermesParser;
 use crate::parser::StreamParser;
-use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
+use crate::toolkit::choice::Choice;
 
 /// What opens a call, and switches a lazy grammar on.
 const CALL_OPEN: &str = "<tool_call>";
@@ -63,37 +63,25 @@ impl Dialect for HermesDialect {
         request: &ChatRequest,
         template: &ChatTemplate,
     ) -> Result<Prepared, DialectError> {
-        let choice = request.effective_tool_choice();
-        let tools = callable_tools(request, &choice)?;
-        if choice.requires_call() && tools.is_empty() {
-            return Err(DialectError::NoCallableTools);
-        }
-        let shown: &[Tool] = if choice.allows_calls() {
-            request.tools()
-        } else {
-            &[]
-        };
+        let choice = Choice::of(request)?;
         let prompt = first_rendered(default_histories(request)?, |messages| {
             template.render(&RenderInput {
                 messages,
-                tools: shown,
+                tools: choice.shown,
                 add_generation_prompt: true,
             })
         })?;
-        let constraint = if tools.is_empty() {
+        let constraint = if choice.callable.is_empty() {
             None
         } else {
-            let lazy = !choice.requires_call();
-            Some(constraint(&tools, lazy, request.allows_parallel_calls())?)
-        };
-        let parser = parser_after(&prompt);
-        let parser: Box<dyn StreamParser + Send> = if tools.is_empty() {
-            parser
-        } else {
-            Box::new(OffFormatCalls::new(parser, DeclaredTools::new(&tools)))
+            Some(constraint(
+                &choice.callable,
+                choice.lazy(),
+                choice.parallel,
+            )?)
         };
         Ok(Prepared {
-            parser,
+            parser: choice.wrap(parser_after(&prompt)),
             prompt,
             constraint,
             stop: request.stop_sequences().to_vec(),

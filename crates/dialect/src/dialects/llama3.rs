@@ -35,11 +35,10 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 
 use crate::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
 use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
-use crate::dialects::prep::{
-    history, named_alternatives, one_call_per_message, render, repeated, Choice,
-};
+use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render, repeated};
 use crate::dialects::pythonic;
 use crate::parser::StreamParser;
+use crate::toolkit::choice::Choice;
 use crate::toolkit::pycall::write_list;
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.

@@ -31,10 +31,11 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 use crate::dialect::{
     checked_parameters, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
 };
-use crate::dialects::prep::{history, named_alternatives, render, repeated, Choice};
+use crate::dialects::prep::{history, named_alternatives, render, repeated};
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::tool_ids::IdFormat;
+use crate::toolkit::choice::Choice;
 use crate::toolkit::inline_calls::Layout;
 use crate::toolkit::json_scan::{JsonScanner, Scan};
 use crate::toolkit::tag_scan::{Piece, Placement, TagScanner};

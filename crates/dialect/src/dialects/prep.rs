@@ -1,67 +1,14 @@
-//! What the native dialects (those whose template renders tools itself) share: the tool
-//! choice settled once, the history with past calls' arguments as objects (templates print
-//! `arguments | tojson`, and OpenAI's string form would come out quoted twice), rendering
+//! What the native dialects (those whose template renders tools itself) share: the history
+//! with past calls' arguments as objects (templates print `arguments | tojson`, and
+//! OpenAI's string form would come out quoted twice), rendering
 //! with variables a family's template reads beyond `transformers`' own, and the grammar
 //! pieces every call syntax is made of.
 
 use serde_json::{Map, Value};
-use toolbridge_chat::{ChatRequest, Tool, ToolChoice};
+use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::Expr;
 
-use crate::dialect::{
-    callable_tools, checked_parameters, messages_json, ChatTemplate, DialectError,
-};
-use crate::parser::StreamParser;
-use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
-
-/// The tool choice of a request, settled: which tools may be called, whether a call is
-/// required first, whether several may come, and which tools the prompt shows.
-pub struct Choice<'a> {
-    pub choice: ToolChoice,
-    /// The tools the model may call (empty: no constraint).
-    pub callable: Vec<&'a Tool>,
-    /// The tools the prompt shows: the request's, or none for `tool_choice: "none"`.
-    pub shown: &'a [Tool],
-    pub parallel: bool,
-}
-
-impl<'a> Choice<'a> {
-    pub fn of(request: &'a ChatRequest) -> Result<Choice<'a>, DialectError> {
-        let choice = request.effective_tool_choice();
-        let callable = callable_tools(request, &choice)?;
-        if choice.requires_call() && callable.is_empty() {
-            return Err(DialectError::NoCallableTools);
-        }
-        let shown: &[Tool] = if choice.allows_calls() {
-            request.tools()
-        } else {
-            &[]
-        };
-        Ok(Choice {
-            callable,
-            shown,
-            parallel: request.allows_parallel_calls(),
-            choice,
-        })
-    }
-
-    /// Whether the grammar waits for a trigger (`auto`) rather than starting at once.
-    pub fn lazy(&self) -> bool {
-        !self.choice.requires_call()
-    }
-
-    /// `parser` wrapped to read off-format calls of the callable tools, when there are any.
-    pub fn wrap(&self, parser: Box<dyn StreamParser + Send>) -> Box<dyn StreamParser + Send> {
-        if self.callable.is_empty() {
-            parser
-        } else {
-            Box::new(OffFormatCalls::new(
-                parser,
-                DeclaredTools::new(&self.callable),
-            ))
-        }
-    }
-}
+use crate::dialect::{checked_parameters, messages_json, ChatTemplate, DialectError};
 
 /// The messages as templates read them, past calls' arguments as objects.
 pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {

@@ -9,8 +9,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, Constraint, DialectError, Prepared};
 use crate::dialects::llama3_parser::Llama3Parser;
-use crate::dialects::prep::Choice;
-use crate::toolkit::typed_arguments::{Schemas, TypedArguments};
+use crate::toolkit::choice::Choice;
+use crate::toolkit::typed_args::{ParameterTypes, TypedArguments};
 
 /// What a pythonic dialect prepares once its prompt is rendered: the pythonic call grammar
 /// over the callable tools, and Llama 3's list parser with argument types restored from the
@@ -30,7 +30,7 @@ pub fn prepared(
             choice.parallel,
         )?)
     };
-    let typed = TypedArguments::new(Llama3Parser::new(), Schemas::new(&choice.callable));
+    let typed = TypedArguments::new(Llama3Parser::new(), ParameterTypes::new(&choice.callable));
     Ok(Prepared {
         parser: choice.wrap(Box::new(typed)),
         prompt,

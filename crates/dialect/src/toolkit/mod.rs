@@ -7,6 +7,8 @@
 //! So it is solved once, here, and tested here against every way of cutting the input; the
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
+//! - [`choice`]: the request's `tool_choice` settled once: callable and shown tools, forced,
+//!   parallel.
 //! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
@@ -22,13 +24,12 @@
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
 //!   `[f(a=1)]`), held until their text is whole, then judged.
-//! - [`typed_arguments`]: argument types restored from the tool's schema for formats that
-//!   write every value as text.
 //! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
 pub mod attributes;
 pub mod call_json;
+pub mod choice;
 pub mod framed;
 pub mod gemma_notation;
 pub mod header;
@@ -38,5 +39,4 @@ pub mod off_format;
 pub mod pycall;
 pub mod tag_scan;
 pub mod typed_args;
-pub mod typed_arguments;
 pub mod unescape;

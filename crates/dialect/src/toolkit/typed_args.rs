@@ -1,21 +1,46 @@
-//! Argument values written as text (XML-style formats: Qwen3-Coder's `<parameter=k>v`,
-//! GLM's `<arg_value>v`), given back their JSON types from the tool's schema.
+//! Argument values written as text, typed back from the tool's schema: one reading for
+//! every format that loses the types.
 //!
-//! These formats print a string argument as it is and anything else as JSON (or as Python
-//! prints it: `True`), so `12` may be the number twelve or the string "12". Peers that read
-//! every value as a string hand clients `"12"` for an integer parameter; here the declared
-//! type decides: `integer` / `number` / `boolean` / `null` read as such when the text is
-//! one, `object` / `array` as JSON, `string` as the text itself. A value the schema does
-//! not describe (an unknown tool or parameter, or no tools at all) is JSON when it reads as
-//! JSON (so `"12"`, quoted, is the string), the text otherwise. A value that does not fit its declared type stays text, so
-//! the arguments still say what the model wrote.
+//! XML-style formats (Qwen3-Coder's `<parameter=k>v`, GLM's `<arg_value>v`) print a string
+//! argument as it is and anything else as JSON or as Python prints it (`True`); pythonic
+//! templates may write every value as a string (vLLM's Llama 4 template writes
+//! `count="5"`). The text alone cannot say whether `12` is the number twelve or the string
+//! "12"; the tool's schema can, and peers that read every value as a string hand clients
+//! `"12"` for an integer parameter.
+//!
+//! The reading follows JSON Schema: the text becomes the first value the property's schema
+//! validates, trying its alternatives in this order:
+//! 1. `const` and `enum` members, compared as the schema's own values (`"1"` for
+//!    `{"enum": ["1", "2"]}` is the string; `1` for `{"enum": [1, 2]}` the number). A
+//!    schema with members allows nothing else.
+//! 2. Each non-string `type` (from a `type` list, or `anyOf` / `oneOf` branches, in order)
+//!    the text spells as JSON or as a Python literal: `null` / `None` for `null`, `12` or
+//!    `12.0` for `integer`, `true` / `True` for `boolean`, `[…]` for `array`, `{…}` for
+//!    `object` (or a schema with `properties` / `items`).
+//! 3. `string`: the text itself.
+//!
+//! So `null` for `{"type": ["string", "null"]}` is null, and a text no alternative accepts
+//! stays text, so the arguments still say what the model wrote. Local `$ref`s (`#/$defs/…`,
+//! `#/definitions/…`) are followed into the tool's parameters. A value whose schema says
+//! nothing of its type (an unknown tool or parameter, `{}`) is [`untyped`]: JSON when it
+//! reads as JSON (so `"12"`, quoted, is the string), the text otherwise.
+//!
+//! [`TypedArguments`] applies the same reading to a parser's calls, for formats that write
+//! JSON-ish arguments whose string values may stand for other types.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
-/// The declared parameters of each tool, by tool name.
+use crate::events::Event;
+use crate::parser::StreamParser;
+use crate::toolkit::pycall::parse_literal;
+
+/// How many `$ref`s and nested unions are followed before a schema counts as untyped.
+const MAX_DEPTH: usize = 16;
+
+/// The declared parameters of each tool, by tool name, their `$ref`s resolved.
 #[derive(Debug, Clone, Default)]
 pub struct ParameterTypes {
     tools: HashMap<String, Map<String, Value>>,
@@ -26,13 +51,18 @@ impl ParameterTypes {
     pub fn new(tools: &[&Tool]) -> Self {
         let mut by_name = HashMap::new();
         for tool in tools {
-            let properties = tool
-                .function
-                .parameters
-                .as_ref()
-                .and_then(|parameters| parameters.get("properties"))
+            let Some(parameters) = tool.function.parameters.as_ref() else {
+                continue;
+            };
+            let properties = parameters
+                .get("properties")
                 .and_then(Value::as_object)
-                .cloned()
+                .map(|properties| {
+                    properties
+                        .iter()
+                        .map(|(key, schema)| (key.clone(), resolved(schema, parameters, 0)))
+                        .collect()
+                })
                 .unwrap_or_default();
             by_name.entry(tool.name().to_string()).or_insert(properties);
         }
@@ -57,68 +87,275 @@ impl ParameterTypes {
             .collect();
         serde_json::to_string(&Value::Object(object)).ok()
     }
+
+    /// `arguments` (a JSON object's text) with each string value typed as `name`'s schema
+    /// reads it; `None` when nothing changes.
+    pub fn retype(&self, name: &str, arguments: &str) -> Option<String> {
+        let properties = self.properties(name)?;
+        let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(arguments) else {
+            return None;
+        };
+        let mut changed = false;
+        for (key, value) in members.iter_mut() {
+            let (Value::String(text), Some(schema)) = (&*value, properties.get(key)) else {
+                continue;
+            };
+            if let Some(typed) = fitted(text, schema).filter(|typed| typed != value) {
+                *value = typed;
+                changed = true;
+            }
+        }
+        changed.then(|| Value::Object(members).to_string())
+    }
 }
 
-/// `text` as the value `schema` declares; see the module docs.
+/// `text` as the value `schema` reads it; see the module docs.
 pub fn typed_value(text: &str, schema: Option<&Value>) -> Value {
-    let types = schema.map(declared_types).unwrap_or_default();
-    if types.is_empty() {
-        return serde_json::from_str::<Value>(text.trim())
-            .unwrap_or_else(|_| Value::String(text.to_string()));
+    match schema {
+        Some(schema) if !alternatives(schema, 0).is_empty() => {
+            fitted(text, schema).unwrap_or_else(|| Value::String(text.to_string()))
+        }
+        _ => untyped(text),
     }
-    for kind in &types {
-        if let Some(value) = as_type(text, kind) {
-            return value;
+}
+
+/// A value with no declared type: JSON when it reads as JSON, else the text.
+pub fn untyped(text: &str) -> Value {
+    serde_json::from_str::<Value>(text.trim()).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// The first value `schema`'s alternatives accept for `text`, in the module docs' order.
+fn fitted(text: &str, schema: &Value) -> Option<Value> {
+    let alternatives = alternatives(schema, 0);
+    let members: Vec<&Value> = alternatives
+        .iter()
+        .filter_map(|alternative| match alternative {
+            Alternative::Member(member) => Some(*member),
+            Alternative::Type(_) => None,
+        })
+        .collect();
+    if !members.is_empty() {
+        return member(text, &members);
+    }
+    let literal = literal(text);
+    let kinds = alternatives
+        .iter()
+        .filter_map(|alternative| match alternative {
+            Alternative::Type(kind) => Some(*kind),
+            Alternative::Member(_) => None,
+        });
+    let mut string = false;
+    for kind in kinds {
+        if kind == "string" {
+            string = true;
+        } else if let Some(value) = literal.as_ref().and_then(|value| of_type(value, kind)) {
+            return Some(value);
         }
     }
-    Value::String(text.to_string())
+    string.then(|| Value::String(text.to_string()))
 }
 
-fn declared_types(schema: &Value) -> Vec<String> {
-    match schema.get("type") {
-        Some(Value::String(kind)) => vec![kind.clone()],
+/// One way a schema accepts a value: a listed member, or a JSON type.
+enum Alternative<'a> {
+    Member(&'a Value),
+    Type(&'a str),
+}
+
+/// `schema`'s alternatives in order: its `const` / `enum` members when it lists any, else
+/// its types (a `type` name or list, then each `anyOf` / `oneOf` branch's).
+fn alternatives(schema: &Value, depth: usize) -> Vec<Alternative<'_>> {
+    if depth > MAX_DEPTH {
+        return Vec::new();
+    }
+    let mut members: Vec<Alternative> = schema
+        .get("const")
+        .map(Alternative::Member)
+        .into_iter()
+        .collect();
+    if let Some(Value::Array(listed)) = schema.get("enum") {
+        members.extend(listed.iter().map(Alternative::Member));
+    }
+    if !members.is_empty() {
+        return members;
+    }
+    let mut kinds = match schema.get("type") {
+        Some(Value::String(kind)) => vec![Alternative::Type(kind.as_str())],
         Some(Value::Array(kinds)) => kinds
             .iter()
-            .filter_map(|kind| kind.as_str().map(str::to_string))
+            .filter_map(Value::as_str)
+            .map(Alternative::Type)
             .collect(),
-        _ => ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|key| schema.get(*key)?.as_array())
-            .flatten()
-            .flat_map(declared_types)
-            .collect(),
+        _ if schema.get("properties").is_some() => vec![Alternative::Type("object")],
+        _ if schema.get("items").is_some() => vec![Alternative::Type("array")],
+        _ => Vec::new(),
+    };
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            kinds.extend(
+                branches
+                    .iter()
+                    .flat_map(|branch| alternatives(branch, depth + 1)),
+            );
+        }
+    }
+    kinds
+}
+
+/// The member `text` names: a string member by its text, any other by the literal the
+/// text spells (numbers compared by value, so `1.0` names `1`).
+fn member(text: &str, members: &[&Value]) -> Option<Value> {
+    if let Some(found) = members.iter().find(|member| member.as_str() == Some(text)) {
+        return Some((*found).clone());
+    }
+    let trimmed = text.trim();
+    if let Some(found) = members
+        .iter()
+        .find(|member| member.as_str() == Some(trimmed))
+    {
+        return Some((*found).clone());
+    }
+    let literal = literal(text)?;
+    members
+        .iter()
+        .find(|member| !member.is_string() && same(member, &literal))
+        .map(|found| (*found).clone())
+}
+
+/// Whether two JSON values are equal, numbers compared by value.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
     }
 }
 
-fn as_type(text: &str, kind: &str) -> Option<Value> {
-    let trimmed = text.trim();
-    match kind {
-        "string" => Some(Value::String(text.to_string())),
-        "integer" | "number" => match serde_json::from_str::<Value>(trimmed).ok()? {
-            Value::Number(number) if kind == "number" || !number.is_f64() => {
-                Some(Value::Number(number))
-            }
-            Value::Number(number) => {
+/// The value `text` spells as JSON or as a Python literal (`True`, `None`, `'a'`).
+fn literal(text: &str) -> Option<Value> {
+    let text = text.trim();
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .or_else(|| parse_literal(text))
+}
+
+/// `value` as a value of JSON type `kind`, if it is one (`12.0` is the integer 12).
+fn of_type(value: &Value, kind: &str) -> Option<Value> {
+    let fits = match (kind, value) {
+        ("integer", Value::Number(number)) => {
+            if number.is_i64() || number.is_u64() {
+                true
+            } else {
                 let float = number.as_f64()?;
-                (float.fract() == 0.0 && float.abs() < 9e15).then(|| Value::from(float as i64))
+                return (float.fract() == 0.0 && float.abs() < 9e15)
+                    .then(|| Value::from(float as i64));
             }
-            _ => None,
-        },
-        "boolean" => match trimmed.to_ascii_lowercase().as_str() {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-        "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
-        "object" | "array" => {
-            let value = serde_json::from_str::<Value>(trimmed).ok()?;
-            let fits = match kind {
-                "object" => value.is_object(),
-                _ => value.is_array(),
-            };
-            fits.then_some(value)
         }
-        _ => None,
+        ("number", Value::Number(_))
+        | ("boolean", Value::Bool(_))
+        | ("null", Value::Null)
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        _ => false,
+    };
+    fits.then(|| value.clone())
+}
+
+/// `schema` with its local `$ref`s, and those of its `anyOf` / `oneOf` branches, replaced
+/// by their targets in `root`; a reference that points nowhere is left as written.
+fn resolved(schema: &Value, root: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return schema.clone();
+    }
+    let target = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| root.pointer(reference.strip_prefix('#')?));
+    if let Some(target) = target {
+        return resolved(target, root, depth + 1);
+    }
+    let mut schema = schema.clone();
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get_mut(key) {
+            for branch in branches {
+                *branch = resolved(branch, root, depth + 1);
+            }
+        }
+    }
+    schema
+}
+
+/// A parser whose calls' string arguments are typed from the schemas; see the module docs.
+///
+/// Calls are held from their start to their end, so this suits parsers that emit a call
+/// whole (every parser here does); other events pass through in order.
+pub struct TypedArguments<P> {
+    inner: P,
+    types: ParameterTypes,
+    /// The call being held: its start and its arguments so far.
+    held: Option<(Event, String)>,
+}
+
+impl<P: StreamParser> TypedArguments<P> {
+    pub fn new(inner: P, types: ParameterTypes) -> Self {
+        TypedArguments {
+            inner,
+            types,
+            held: None,
+        }
+    }
+
+    fn relay(&mut self, events: Vec<Event>) -> Vec<Event> {
+        let mut out = Vec::new();
+        for event in events {
+            match event {
+                start @ Event::ToolCallStart { .. } => {
+                    self.release(&mut out);
+                    self.held = Some((start, String::new()));
+                }
+                Event::ToolCallArguments { index, fragment } => match &mut self.held {
+                    Some((_, arguments)) => arguments.push_str(&fragment),
+                    None => out.push(Event::ToolCallArguments { index, fragment }),
+                },
+                Event::ToolCallEnd { index } => {
+                    self.release(&mut out);
+                    out.push(Event::ToolCallEnd { index });
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    /// The held call's start and (retyped) arguments go out.
+    fn release(&mut self, out: &mut Vec<Event>) {
+        let Some((start, arguments)) = self.held.take() else {
+            return;
+        };
+        let Event::ToolCallStart { index, name, .. } = &start else {
+            return;
+        };
+        let index = *index;
+        let arguments = self.types.retype(name, &arguments).unwrap_or(arguments);
+        out.push(start);
+        if !arguments.is_empty() {
+            out.push(Event::ToolCallArguments {
+                index,
+                fragment: arguments,
+            });
+        }
+    }
+}
+
+impl<P: StreamParser> StreamParser for TypedArguments<P> {
+    fn push(&mut self, piece: &str) -> Vec<Event> {
+        let events = self.inner.push(piece);
+        self.relay(events)
+    }
+
+    fn finish(&mut self) -> Vec<Event> {
+        let events = self.inner.finish();
+        let mut out = self.relay(events);
+        self.release(&mut out);
+        out
     }
 }
 
@@ -126,24 +363,122 @@ fn as_type(text: &str, kind: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use toolbridge_chat::FunctionDefinition;
+
+    fn typed(text: &str, schema: Value) -> Value {
+        typed_value(text, Some(&schema))
+    }
 
     #[test]
     fn the_declared_type_decides() {
-        let string = json!({"type": "string"});
-        let integer = json!({"type": "integer"});
-        let flag = json!({"type": "boolean"});
-        let list = json!({"type": "array"});
-        assert_eq!(typed_value("12", Some(&string)), json!("12"));
-        assert_eq!(typed_value("12", Some(&integer)), json!(12));
-        assert_eq!(typed_value("12.0", Some(&integer)), json!(12));
-        assert_eq!(typed_value("twelve", Some(&integer)), json!("twelve"));
-        assert_eq!(typed_value("True", Some(&flag)), json!(true));
-        assert_eq!(typed_value("[1, \"a\"]", Some(&list)), json!([1, "a"]));
-        assert_eq!(typed_value("[1", Some(&list)), json!("[1"));
-        let nullable = json!({"type": ["integer", "null"]});
-        assert_eq!(typed_value("null", Some(&nullable)), json!(null));
+        assert_eq!(typed("12", json!({"type": "string"})), json!("12"));
+        assert_eq!(typed("null", json!({"type": "string"})), json!("null"));
+        assert_eq!(typed("12", json!({"type": "integer"})), json!(12));
+        assert_eq!(typed("12.0", json!({"type": "integer"})), json!(12));
+        assert_eq!(typed("12.5", json!({"type": "integer"})), json!("12.5"));
+        assert_eq!(typed("2.5", json!({"type": "number"})), json!(2.5));
+        assert_eq!(typed("twelve", json!({"type": "integer"})), json!("twelve"));
+        assert_eq!(typed("True", json!({"type": "boolean"})), json!(true));
+        assert_eq!(
+            typed("[1, \"a\"]", json!({"type": "array"})),
+            json!([1, "a"])
+        );
+        assert_eq!(typed("[1", json!({"type": "array"})), json!("[1"));
+        assert_eq!(
+            typed("{'a': None}", json!({"properties": {}})),
+            json!({"a": null})
+        );
+        assert_eq!(typed(" 7 \n", json!({"type": "integer"})), json!(7));
+    }
+
+    #[test]
+    fn members_are_compared_as_the_schemas_own_values() {
+        assert_eq!(typed("1", json!({"enum": ["1", "2"]})), json!("1"));
+        assert_eq!(typed("1", json!({"enum": [1, 2]})), json!(1));
+        assert_eq!(typed("1.0", json!({"enum": [1, 2]})), json!(1));
+        assert_eq!(typed("3", json!({"enum": [1, 2]})), json!("3"));
+        assert_eq!(typed("None", json!({"enum": ["a", null]})), json!(null));
+        assert_eq!(typed("true", json!({"const": "true"})), json!("true"));
+        assert_eq!(
+            typed("1", json!({"type": "integer", "enum": ["1", 1]})),
+            json!("1")
+        );
+    }
+
+    #[test]
+    fn unions_take_the_first_alternative_the_text_validates() {
+        let nullable = json!({"type": ["string", "null"]});
+        assert_eq!(typed("null", nullable.clone()), json!(null));
+        assert_eq!(typed("None", nullable.clone()), json!(null));
+        assert_eq!(typed("Paris", nullable), json!("Paris"));
+        let any_of = json!({"anyOf": [{"type": "string"}, {"type": "null"}]});
+        assert_eq!(typed("null", any_of), json!(null));
+        let one_of = json!({"oneOf": [{"type": "integer"}, {"type": "array"}]});
+        assert_eq!(typed("[3]", one_of.clone()), json!([3]));
+        assert_eq!(typed("3", one_of.clone()), json!(3));
+        assert_eq!(typed("x", one_of), json!("x"));
+        let number_or_string = json!({"type": ["string", "number"]});
+        assert_eq!(typed("2.5", number_or_string), json!(2.5));
+    }
+
+    #[test]
+    fn untyped_values_are_json_when_they_read_as_json() {
         assert_eq!(typed_value("3", None), json!(3));
         assert_eq!(typed_value("Paris", None), json!("Paris"));
         assert_eq!(typed_value("\"12\"", None), json!("12"));
+        assert_eq!(typed("[1]", json!({"description": "anything"})), json!([1]));
+    }
+
+    fn tool(parameters: Value) -> Tool {
+        Tool::function(FunctionDefinition::new("f", "", parameters))
+    }
+
+    #[test]
+    fn references_are_followed_into_the_parameters() {
+        let tool = tool(json!({
+            "type": "object",
+            "$defs": {"count": {"type": "integer"}, "unit": {"enum": ["1", "2"]}},
+            "definitions": {"maybe": {"anyOf": [{"$ref": "#/$defs/count"}, {"type": "null"}]}},
+            "properties": {
+                "n": {"$ref": "#/$defs/count"},
+                "u": {"$ref": "#/$defs/unit"},
+                "m": {"$ref": "#/definitions/maybe"},
+                "loop": {"$ref": "#/properties/loop"},
+                "gone": {"$ref": "#/$defs/nowhere"}
+            }
+        }));
+        let types = ParameterTypes::new(&[&tool]);
+        let schema = |key: &str| types.properties("f").and_then(|p| p.get(key));
+        assert_eq!(typed_value("5", schema("n")), json!(5));
+        assert_eq!(typed_value("1", schema("u")), json!("1"));
+        assert_eq!(typed_value("null", schema("m")), json!(null));
+        assert_eq!(typed_value("4", schema("m")), json!(4));
+        assert_eq!(typed_value("4", schema("loop")), json!(4));
+        assert_eq!(typed_value("4", schema("gone")), json!(4));
+    }
+
+    #[test]
+    fn retyping_changes_only_strings_a_schema_reads_otherwise() {
+        let tool = tool(json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
+            "l": {"type": "array"}, "s": {"type": "string"}, "e": {"enum": ["1"]},
+            "z": {"type": ["string", "null"]}, "k": {"enum": [1, 2]}, "d": {}
+        }}));
+        let types = ParameterTypes::new(&[&tool]);
+        let retyped = types.retype(
+            "f",
+            r#"{"n": "5", "x": "2.5", "b": "True", "l": "[3, 5]", "s": "7", "e": "1",
+                "z": "null", "k": "2", "d": "3", "extra": "4"}"#,
+        );
+        let value: Value = serde_json::from_str(&retyped.unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            value,
+            json!({"n": 5, "x": 2.5, "b": true, "l": [3, 5], "s": "7", "e": "1",
+                   "z": null, "k": 2, "d": "3", "extra": "4"})
+        );
+        assert_eq!(types.retype("f", r#"{"n": "five"}"#), None);
+        assert_eq!(types.retype("f", r#"{"s": "7"}"#), None);
+        assert_eq!(types.retype("g", r#"{"n": "5"}"#), None);
+        assert_eq!(types.retype("f", "not json"), None);
     }
 }

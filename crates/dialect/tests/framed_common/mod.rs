@@ -518,3 +518,26 @@ pub fn random_bytes_are_safe(dialect: &dyn Dialect) {
         })
         .unwrap_or_else(|error| panic!("{error}"));
 }
+
+/// A request with one tool whose parameters take enums and unions, as text-typed formats
+/// must read them: `pick(level: "1"|"2", rank: 1|2, note: string|null, count: int|null)`.
+pub fn union_request() -> ChatRequest {
+    let pick = Tool::function(FunctionDefinition::new(
+        "pick",
+        "Picks a level.",
+        json!({
+            "type": "object",
+            "$defs": {"count": {"type": "integer"}},
+            "properties": {
+                "level": {"enum": ["1", "2"]},
+                "rank": {"enum": [1, 2]},
+                "note": {"type": ["string", "null"]},
+                "count": {"anyOf": [{"$ref": "#/$defs/count"}, {"type": "null"}]}
+            }
+        }),
+    ));
+    ChatRequest {
+        tools: Some(vec![pick]),
+        ..request(None)
+    }
+}

@@ -19,6 +19,7 @@
 //! and recursion stops at [`MAX_DEPTH`] with a fallback each renderer names.
 
 pub mod pyliteral;
+mod pyprintable;
 pub mod python;
 pub mod typescript;
 

@@ -8,9 +8,11 @@
 //! and no `"`; `json.dumps` escapes everything outside printable ASCII; floats print as
 //! the shortest text that reads back to the same number (`0.1`, `1e-05`, `1e+16`).
 //!
-//! `grammar` sits below `template`, which has its own printer for template values, so
-//! this one is written from the Python rules rather than shared.
+//! [`write_str_repr`] and [`float_repr`] are the one copy of those rules: `template`
+//! prints Python values in chat templates through them too, so a prompt and a template
+//! never disagree on a quote or an escape.
 
+use super::pyprintable::is_printable;
 use super::MAX_DEPTH;
 use serde_json::{Number, Value};
 use std::fmt::Write;
@@ -130,7 +132,7 @@ fn write_number(out: &mut String, n: &Number) {
 
 /// Python's `repr(float)`: the shortest round-tripping digits, positional for decimal
 /// exponents in `-4..16`, scientific with a signed two-digit exponent outside it.
-fn float_repr(f: f64) -> String {
+pub fn float_repr(f: f64) -> String {
     if !f.is_finite() {
         return if f.is_nan() {
             "nan"
@@ -176,8 +178,10 @@ fn positional(digits: &str, exponent: i32) -> String {
     }
 }
 
-/// Python's `repr(str)`.
-fn write_str_repr(out: &mut String, s: &str) {
+/// Appends Python's `repr(str)`: single quotes unless the text holds a `'` and no `"`;
+/// backslash escapes for the quote, the backslash, `\n` `\r` `\t`, and `\xhh` / `\uhhhh`
+/// / `\Uhhhhhhhh` for every character `str.isprintable` rejects.
+pub fn write_str_repr(out: &mut String, s: &str) {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -210,49 +214,6 @@ fn write_py_escape(out: &mut String, c: char) {
         0x100..=0xffff => write!(out, "\\u{code:04x}"),
         _ => write!(out, "\\U{code:08x}"),
     };
-}
-
-/// Code points Python's `str.isprintable` rejects, besides the C0 and C1 controls:
-/// separators other than the space (Zs, Zl, Zp), format characters (Cf) and private use
-/// (Co). Unassigned code points (Cn), which Python also escapes, print as they are:
-/// telling them apart needs the whole Unicode table, and tool schemas do not hold them.
-const NON_PRINTABLE: &[(u32, u32)] = &[
-    (0xa0, 0xa0),
-    (0xad, 0xad),
-    (0x600, 0x605),
-    (0x61c, 0x61c),
-    (0x6dd, 0x6dd),
-    (0x70f, 0x70f),
-    (0x890, 0x891),
-    (0x8e2, 0x8e2),
-    (0x1680, 0x1680),
-    (0x180e, 0x180e),
-    (0x2000, 0x200f),
-    (0x2028, 0x202f),
-    (0x205f, 0x2064),
-    (0x2066, 0x206f),
-    (0x3000, 0x3000),
-    (0xe000, 0xf8ff),
-    (0xfeff, 0xfeff),
-    (0xfff9, 0xfffb),
-    (0x110bd, 0x110bd),
-    (0x110cd, 0x110cd),
-    (0x13430, 0x1343f),
-    (0x1bca0, 0x1bca3),
-    (0x1d173, 0x1d17a),
-    (0xe0001, 0xe0001),
-    (0xe0020, 0xe007f),
-    (0xf0000, 0x10ffff),
-];
-
-fn is_printable(c: char) -> bool {
-    let code = c as u32;
-    if code < 0x20 || (0x7f..0xa0).contains(&code) {
-        return false;
-    }
-    !NON_PRINTABLE
-        .iter()
-        .any(|&(lo, hi)| (lo..=hi).contains(&code))
 }
 
 /// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.

@@ -9,7 +9,9 @@
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
-use super::pyfmt::{f64_if_float, float_repr};
+use toolbridge_grammar::render::pyliteral::float_repr;
+
+use super::pyfmt::f64_if_float;
 
 /// How `json.dumps` was asked to print.
 struct DumpOptions {

@@ -38,11 +38,12 @@ use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::answer_format::AnswerFormat;
 use crate::dialect::{
-    callable_tools, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    PromptParts, RenderInput,
+    messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared, PromptParts,
+    RenderInput,
 };
 use crate::parser::StreamParser;
 use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
+use crate::toolkit::choice::{shown_tools, Choice};
 
 /// The system prompt of a style: how it describes the tools to the model.
 pub trait ToolsPrompt: Send + Sync {
@@ -111,24 +112,25 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         })
     }
 
-    /// The constraint for `request`: calls to `tools`, else the response schema, else none.
+    /// The constraint for `request`: calls to the callable tools, else the response schema,
+    /// else none.
     fn constraint(
         &self,
         request: &ChatRequest,
-        tools: &[&Tool],
+        choice: &Choice,
     ) -> Result<Option<Constraint>, DialectError> {
         let answer = AnswerFormat::of(request)?;
-        if !tools.is_empty() {
+        if !choice.callable.is_empty() {
             let trigger = self.syntax.trigger();
             return Ok(Some(Constraint {
                 grammar: self
                     .syntax
-                    .grammar(tools, answer.as_ref().map(AnswerFormat::schema))?,
+                    .grammar(&choice.callable, answer.as_ref().map(AnswerFormat::schema))?,
                 triggers: trigger
                     .map(|word| Trigger::Word(word.to_string()))
                     .into_iter()
                     .collect(),
-                lazy: trigger.is_some() && !request.effective_tool_choice().requires_call(),
+                lazy: trigger.is_some() && choice.lazy(),
             }));
         }
         Ok(answer.as_ref().map(AnswerFormat::constraint))
@@ -145,18 +147,14 @@ impl<P: ToolsPrompt> Dialect for PromptStyle<P> {
         request: &ChatRequest,
         template: &ChatTemplate,
     ) -> Result<Prepared, DialectError> {
-        let choice = request.effective_tool_choice();
-        let tools = callable_tools(request, &choice)?;
-        if choice.requires_call() && tools.is_empty() {
-            return Err(DialectError::NoCallableTools);
-        }
+        let choice = Choice::of(request)?;
         let messages = match self.system_prompt(request)? {
             Some(text) => with_system_prompt(&request.messages, &text),
             None => request.messages.clone(),
         };
         Ok(Prepared {
             prompt: self.render(request, &messages, template)?,
-            constraint: self.constraint(request, &tools)?,
+            constraint: self.constraint(request, &choice)?,
             stop: request.stop_sequences().to_vec(),
             parser: self.syntax.parser(),
         })
@@ -201,16 +199,6 @@ impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
         self.render(request, &request.messages, template)
-    }
-}
-
-/// The tools the prompt describes: all the request's, unless `tool_choice` is `none` (a
-/// model shown no tools is not tempted to call one it may not).
-fn shown_tools(request: &ChatRequest) -> &[Tool] {
-    if request.effective_tool_choice().allows_calls() {
-        request.tools()
-    } else {
-        &[]
     }
 }
 
