@@ -3,6 +3,8 @@
 //! dialects against it.
 #![allow(dead_code)] // each test crate uses part of it
 
+pub mod written;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
