@@ -94,7 +94,7 @@ fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration
         events += parser.push(&text[at..end]).len();
         at = end;
         pushes = pushes.wrapping_add(1);
-        if pushes % 1024 == 0 && start.elapsed() > budget {
+        if pushes.is_multiple_of(1024) && start.elapsed() > budget {
             return (start.elapsed().as_secs_f64(), at);
         }
     }
