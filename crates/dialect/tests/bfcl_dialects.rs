@@ -9,13 +9,12 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
+use common::split::message_of;
 use common::written::{dialect_of, written, ONE_CALL, SYNTAXES};
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{Message, ToolCall};
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 
@@ -30,13 +29,7 @@ fn bfcl_dir() -> PathBuf {
 }
 
 fn parse(dialect: &dyn Dialect, pieces: &[&str]) -> Message {
-    let mut parser = dialect.parser();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+    message_of(dialect.parser().as_mut(), pieces.iter().copied())
 }
 
 fn through(
