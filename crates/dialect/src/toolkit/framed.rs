@@ -33,6 +33,7 @@ use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
 use crate::toolkit::pycall::{Bracket, BracketScanner};
+use crate::toolkit::tag_scan::first_bytes;
 
 /// The longest call region held back, in bytes; a longer one is content.
 pub const MAX_REGION: usize = 64 * 1024;
@@ -477,6 +478,8 @@ fn bracketed_literal(
 /// The stream parser built from markers; see the module docs.
 pub struct FramedParser {
     markers: Vec<(String, Action)>,
+    /// Which bytes some marker begins with: content is searched for markers only there.
+    first_bytes: [bool; 256],
     /// Text read but not yet decided (in a region: its text after the opening marker).
     pending: Held,
     mode: Mode,
@@ -508,6 +511,7 @@ impl FramedParser {
     /// [`FramedParser::after_marker`] (calls a model writes bare, with no marker).
     pub fn new(markers: Vec<(String, Action)>) -> Self {
         FramedParser {
+            first_bytes: first_bytes(markers.iter().map(|(marker, _)| marker.as_str())),
             markers,
             pending: Held::default(),
             mode: Mode::Content,
@@ -564,10 +568,17 @@ impl FramedParser {
         let mut position = 0;
         while position < self.pending.len() {
             let rest = self.pending.from(position);
+            let may_be_marker = rest
+                .as_bytes()
+                .first()
+                .is_some_and(|&byte| self.first_bytes[usize::from(byte)]);
             let mut best: Option<usize> = None;
             let mut undecided = false;
             for (index, (marker, action)) in self.markers.iter().enumerate() {
-                if marker.is_empty() || (self.seen_output && at_start_only(action)) {
+                if !may_be_marker
+                    || marker.is_empty()
+                    || (self.seen_output && at_start_only(action))
+                {
                     continue;
                 }
                 if rest.starts_with(marker.as_str()) {
