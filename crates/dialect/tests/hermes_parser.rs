@@ -2,34 +2,26 @@
 //! `hermes_2_pro` style write, the robustness rules of its module docs, and the split
 //! invariance every parser must have (same message whole, cut at every byte, cut anywhere).
 
+mod common;
+
+use common::split::parsed_however_cut_and_at;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialects::hermes::HermesParser;
-use toolbridge_dialect::events::{Event, EventOrder};
+use toolbridge_dialect::events::Event;
 use toolbridge_dialect::parser::{parse_all, StreamParser};
 use toolbridge_dialect::tool_ids::SequentialIds;
 
-/// Feeds `pieces` in order and finishes, checking the events keep their order contract.
-fn parse_pieces<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Vec<Event> {
-    let mut parser = HermesParser::new();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    let mut order = EventOrder::new();
-    for event in &events {
-        if let Err(error) = order.check(event) {
-            panic!("{error}: {events:?}");
-        }
-    }
-    events
-}
-
 fn fold(events: Vec<Event>) -> Message {
     assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The message read from `text`, the same however cut (and at `cuts`).
+fn however_cut(text: &str, cuts: &[prop::sample::Index]) -> Message {
+    let cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(text.len() + 1)).collect();
+    parsed_however_cut_and_at(&|| Box::new(HermesParser::new()), text, &cuts)
 }
 
 fn message_json(text: &str) -> Value {
@@ -459,24 +451,8 @@ proptest! {
         rendered in rendered(),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
     ) {
-        let text = rendered.text.as_str();
-        let whole = fold(parse_pieces([text]));
+        let whole = however_cut(&rendered.text, &cuts);
         check_message(&whole, &rendered)?;
-        for cut in (0..=text.len()).filter(|&cut| text.is_char_boundary(cut)) {
-            let (head, tail) = text.split_at(cut);
-            prop_assert_eq!(&fold(parse_pieces([head, tail])), &whole, "cut at {}", cut);
-        }
-        let chars: Vec<String> = text.chars().map(String::from).collect();
-        prop_assert_eq!(&fold(parse_pieces(chars.iter().map(String::as_str))), &whole);
-        let mut boundaries: Vec<usize> = cuts
-            .iter()
-            .map(|cut| cut.index(text.len() + 1))
-            .filter(|&cut| text.is_char_boundary(cut))
-            .collect();
-        boundaries.extend([0, text.len()]);
-        boundaries.sort_unstable();
-        let pieces = boundaries.windows(2).map(|pair| &text[pair[0]..pair[1]]);
-        prop_assert_eq!(&fold(parse_pieces(pieces)), &whole);
     }
 }
 
@@ -542,7 +518,7 @@ proptest! {
         (text, expected) in several_calls(),
         cut in any::<prop::sample::Index>(),
     ) {
-        let whole = fold(parse_pieces([text.as_str()]));
+        let whole = however_cut(&text, &[cut]);
         prop_assert_eq!(whole.content_text(), "");
         prop_assert_eq!(whole.calls().len(), expected.len());
         for (call, (name, arguments)) in whole.calls().iter().zip(&expected) {
@@ -552,13 +528,6 @@ proptest! {
                 reread(&arguments.to_string())?
             );
         }
-        let chars: Vec<String> = text.chars().map(String::from).collect();
-        prop_assert_eq!(&fold(parse_pieces(chars.iter().map(String::as_str))), &whole);
-        let at = cut.index(text.len() + 1);
-        if text.is_char_boundary(at) {
-            let (head, tail) = text.split_at(at);
-            prop_assert_eq!(&fold(parse_pieces([head, tail])), &whole);
-        }
     }
 
     #[test]
@@ -566,17 +535,6 @@ proptest! {
         text in near_misses(),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
-        let whole = fold(parse_pieces([text.as_str()]));
-        let chars: Vec<String> = text.chars().map(String::from).collect();
-        prop_assert_eq!(&fold(parse_pieces(chars.iter().map(String::as_str))), &whole);
-        let mut boundaries: Vec<usize> = cuts
-            .iter()
-            .map(|cut| cut.index(text.len() + 1))
-            .filter(|&cut| text.is_char_boundary(cut))
-            .collect();
-        boundaries.extend([0, text.len()]);
-        boundaries.sort_unstable();
-        let pieces = boundaries.windows(2).map(|pair| &text[pair[0]..pair[1]]);
-        prop_assert_eq!(&fold(parse_pieces(pieces)), &whole);
+        however_cut(&text, &cuts);
     }
 }

@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+mod common;
+
+use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
@@ -312,21 +315,8 @@ fn tool_choice_shapes_the_pythonic_grammar() {
 proptest! {
     #[test]
     fn the_parser_never_panics_and_keeps_every_split_alike(text in "[\\[\\]{}()\"':=,;. a-z0-9<|>_\n]{0,60}") {
-        let whole = calls_and_text(&text, &[&text]);
-        for (at, _) in text.char_indices() {
-            prop_assert_eq!(&calls_and_text(&text, &[&text[..at], &text[at..]]), &whole);
-        }
+        parsed_however_cut(&|| Llama3Dialect.parser(), &text);
     }
-}
-
-fn calls_and_text(_text: &str, pieces: &[&str]) -> Message {
-    let mut parser = Llama3Dialect.parser();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
 }
 
 #[test]

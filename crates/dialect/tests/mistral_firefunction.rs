@@ -4,18 +4,20 @@
 
 use std::path::Path;
 
+mod common;
+
+use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
     Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::detect::resolve;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
 use toolbridge_dialect::dialects::firefunction::{datetime, FireFunctionDialect};
 use toolbridge_dialect::dialects::mistral::{mistral_id, MistralDialect};
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::{IdFormat, SequentialIds};
+use toolbridge_dialect::tool_ids::IdFormat;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
@@ -79,27 +81,9 @@ fn validator(constraint: &Constraint) -> Validator {
     Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
-fn message(dialect: &dyn Dialect, pieces: &[&str]) -> Message {
-    let mut parser = dialect.parser();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
-}
-
-/// The message `text` parses to, checked the same cut in two at every char.
+/// The message `text` parses to, the same however cut.
 fn parsed(dialect: &dyn Dialect, text: &str) -> Message {
-    let whole = message(dialect, &[text]);
-    for (at, _) in text.char_indices() {
-        assert_eq!(
-            message(dialect, &[&text[..at], &text[at..]]),
-            whole,
-            "cut at {at}: {text}"
-        );
-    }
-    whole
+    parsed_however_cut(&|| dialect.parser(), text)
 }
 
 fn calls(message: &Message) -> Vec<(String, Option<String>, Value)> {
@@ -342,10 +326,7 @@ proptest! {
         text in "(\\[TOOL_CALLS\\]|\\[ARGS\\]|\\[CALL_ID\\]|\\[THINK\\]|\\[/THINK\\]|functools\\[|[\\[\\]{}\":, a-z0-9])*"
     ) {
         for dialect in [&MistralDialect as &dyn Dialect, &FireFunctionDialect::default()] {
-            let whole = message(dialect, &[&text]);
-            for (at, _) in text.char_indices() {
-                prop_assert_eq!(&message(dialect, &[&text[..at], &text[at..]]), &whole);
-            }
+            let whole = parsed(dialect, &text);
             if whole.calls().is_empty() && !text.starts_with("[THINK]") {
                 prop_assert_eq!(whole.content_text(), text.as_str());
             }

@@ -2,14 +2,14 @@
 //! Hermes dialect's prepared parser and grammar: read as calls when they name a declared
 //! tool and fit its schema, content exactly as written otherwise, the same however cut.
 
+mod common;
+
+use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
 use toolbridge_dialect::dialects::hermes_dialect::HermesDialect;
-use toolbridge_dialect::events::EventOrder;
-use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
@@ -36,38 +36,9 @@ fn prepared() -> Prepared {
         .expect("prepares")
 }
 
-fn message<'a>(pieces: impl IntoIterator<Item = &'a str>) -> Message {
-    let mut parser = prepared().parser;
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    let mut order = EventOrder::new();
-    for event in &events {
-        if let Err(error) = order.check(event) {
-            panic!("{error}: {events:?}");
-        }
-    }
-    assemble(events, SequentialIds::default()).expect("in order")
-}
-
-/// The message, the same whole, cut in two anywhere, and char by char.
+/// The message, the same however cut.
 fn parsed(text: &str) -> Message {
-    let whole = message([text]);
-    for (at, _) in text.char_indices() {
-        assert_eq!(
-            message([&text[..at], &text[at..]]),
-            whole,
-            "cut at {at}: {text:?}"
-        );
-    }
-    let chars: Vec<&str> = text
-        .char_indices()
-        .map(|(at, c)| &text[at..at + c.len_utf8()])
-        .collect();
-    assert_eq!(message(chars), whole, "char by char: {text:?}");
-    whole
+    parsed_however_cut(&|| prepared().parser, text)
 }
 
 fn calls(message: &Message) -> Vec<(String, Value)> {

@@ -3,58 +3,18 @@
 //! comes back as content and the thought as reasoning; and garbage, however cut, comes
 //! out as content without a panic.
 
+mod common;
+
+use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::Dialect;
 use toolbridge_dialect::dialects::styles::{functionary_v2, mixtral, thoughtful_steps};
-use toolbridge_dialect::events::EventOrder;
 use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags};
-use toolbridge_dialect::tool_ids::SequentialIds;
-
-/// Feeds `pieces` to a fresh parser of `dialect` and finishes, checking the events keep
-/// their order contract, and folds them into a message.
-fn message<'a>(dialect: &dyn Dialect, pieces: impl IntoIterator<Item = &'a str>) -> Message {
-    let mut parser = dialect.parser();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    let mut order = EventOrder::new();
-    for event in &events {
-        if let Err(error) = order.check(event) {
-            panic!("{error}: {events:?}");
-        }
-    }
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
-}
-
-/// `text` cut at every char boundary into two pieces, and into one piece per char.
-fn every_split(text: &str) -> Vec<Vec<&str>> {
-    let mut splits: Vec<Vec<&str>> = text
-        .char_indices()
-        .map(|(at, _)| vec![&text[..at], &text[at..]])
-        .collect();
-    splits.push(
-        text.char_indices()
-            .map(|(at, c)| &text[at..at + c.len_utf8()])
-            .collect(),
-    );
-    splits
-}
 
 fn split_invariant(dialect: &dyn Dialect, text: &str) -> Message {
-    let whole = message(dialect, [text]);
-    for pieces in every_split(text) {
-        assert_eq!(
-            message(dialect, pieces.iter().copied()),
-            whole,
-            "{pieces:?}"
-        );
-    }
-    whole
+    parsed_however_cut(&|| dialect.parser(), text)
 }
 
 fn assert_split_invariant(text: &str) -> Message {

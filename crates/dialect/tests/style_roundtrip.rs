@@ -4,14 +4,13 @@
 //! the same names and argument values, whole and cut at every byte; and no parser panics
 //! or loses text on random bytes or on near misses of its syntax.
 
+mod common;
+
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::events::EventOrder;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_dialect::toolkit::gemma_notation::write_value;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
@@ -900,43 +899,8 @@ fn validator(constraint: &Constraint) -> Validator {
     Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
-/// Feeds `pieces` to a fresh parser, checks the events keep their order contract, and
-/// folds them into a message.
-fn message<'a>(dialect: &dyn Dialect, pieces: impl IntoIterator<Item = &'a str>) -> Message {
-    let mut parser = dialect.parser();
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    let mut order = EventOrder::new();
-    for event in &events {
-        if let Err(error) = order.check(event) {
-            panic!("{error}: {events:?}");
-        }
-    }
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
-}
-
-/// The message `text` parses to, the same whole, cut in two at every char boundary, and
-/// in one piece per char.
 fn parsed_however_cut(dialect: &dyn Dialect, text: &str) -> Message {
-    let whole = message(dialect, [text]);
-    for (at, _) in text.char_indices() {
-        let cut = message(dialect, [&text[..at], &text[at..]]);
-        assert_eq!(cut, whole, "{} cut at {at}: {text:?}", dialect.name());
-    }
-    let chars: Vec<&str> = text
-        .char_indices()
-        .map(|(at, c)| &text[at..at + c.len_utf8()])
-        .collect();
-    assert_eq!(
-        message(dialect, chars),
-        whole,
-        "{} char by char",
-        dialect.name()
-    );
-    whole
+    common::split::parsed_however_cut(&|| dialect.parser(), text)
 }
 
 fn names_and_arguments(message: &Message) -> Vec<(String, Value)> {

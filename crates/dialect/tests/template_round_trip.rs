@@ -8,18 +8,19 @@
 //! pass. Ollama's Go templates go through the same trip, rendered as Ollama renders a chat
 //! (`round trip (Ollama): N/M templates`), since a Modelfile can be served too.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::split::message_of;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{ChatRequest, Message, ToolCall};
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::detect::resolve;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_dialect::parser::StreamParser;
 use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_template::OllamaSource;
 
 fn corpus() -> PathBuf {
@@ -201,12 +202,7 @@ fn parse(
     pieces: &[&str],
 ) -> Message {
     let mut parser = parser(dialect, template, question, prepared);
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+    message_of(parser.as_mut(), pieces.iter().copied())
 }
 
 /// Numbers compared as numbers (`5` and `5.0` are the same argument).

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::events::Event;
 use crate::toolkit::json_scan::{JsonScanner, Scan};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use crate::toolkit::reread::{read_all, Step};
 
 /// The longest candidate held back, in bytes; a longer one is content.
 pub const MAX_CANDIDATE: usize = 32 * 1024;
@@ -160,10 +161,7 @@ impl<J: Judge> InlineCalls<J> {
 
     /// Feeds content; pushes what it decided onto `events`.
     pub fn push(&mut self, text: &str, events: &mut Vec<Event>) {
-        let mut rest = text.to_string();
-        while !rest.is_empty() {
-            rest = self.step(&rest, events);
-        }
+        read_all(text, |rest| self.step(rest, events));
     }
 
     /// Something else than content comes (a marker): what is held is decided now, as at
@@ -201,17 +199,17 @@ impl<J: Judge> InlineCalls<J> {
 
     fn drain(&mut self, events: &mut Vec<Event>) {
         while !matches!(self.candidate, Candidate::None) {
-            let rest = self.give_back_first("", events);
-            self.push(&rest, events);
+            let again = self.give_back_first(events);
+            self.push(&again, events);
         }
     }
 
-    fn step(&mut self, text: &str, events: &mut Vec<Event>) -> String {
+    fn step(&mut self, text: &str, events: &mut Vec<Event>) -> Step {
         match &mut self.candidate {
             Candidate::None => {
                 let Some(at) = text.find(['{', '[']) else {
                     self.layout.write(text, events);
-                    return String::new();
+                    return Step::Read(text.len());
                 };
                 self.layout.write(&text[..at], events);
                 self.candidate = if text[at..].starts_with('{') {
@@ -219,7 +217,7 @@ impl<J: Judge> InlineCalls<J> {
                 } else {
                     Candidate::List(BracketScanner::new())
                 };
-                text[at..].to_string()
+                Step::Read(at)
             }
             Candidate::Json(scanner) => {
                 let scan = match scanner.push(text) {
@@ -236,7 +234,7 @@ impl<J: Judge> InlineCalls<J> {
         }
     }
 
-    fn after_scan(&mut self, scan: Bracket, text: &str, events: &mut Vec<Event>) -> String {
+    fn after_scan(&mut self, scan: Bracket, text: &str, events: &mut Vec<Event>) -> Step {
         match scan {
             Bracket::NeedMore => {
                 self.held.push_str(text);
@@ -246,38 +244,37 @@ impl<J: Judge> InlineCalls<J> {
                     Candidate::None => false,
                 };
                 if hopeless || self.held.len() > MAX_CANDIDATE {
-                    return self.give_back_first("", events);
+                    return Step::Again(text.len(), self.give_back_first(events));
                 }
-                String::new()
+                Step::Read(text.len())
             }
             Bracket::Invalid { at } => {
-                let (read, rest) = text.split_at_checked(at).unwrap_or((text, ""));
+                let read = text.get(..at).unwrap_or(text);
                 self.held.push_str(read);
-                let rest = rest.to_string();
-                self.give_back_first(&rest, events)
+                Step::Again(read.len(), self.give_back_first(events))
             }
             Bracket::Complete { rest_at } => {
-                let (read, rest) = text.split_at_checked(rest_at).unwrap_or((text, ""));
+                let read = text.get(..rest_at).unwrap_or(text);
                 self.held.push_str(read);
-                let rest = rest.to_string();
                 self.candidate = Candidate::None;
                 let held = std::mem::take(&mut self.held);
                 match self.judge.calls(&held) {
                     Some(calls) => self.emit_calls(calls, events),
                     None => self.layout.write(&held, events),
                 }
-                rest
+                Step::Read(read.len())
             }
         }
     }
 
-    /// The candidate is none: its first character is content, the rest is read again.
-    fn give_back_first(&mut self, rest: &str, events: &mut Vec<Event>) -> String {
+    /// The candidate is none: its first character is content, and the text after it is
+    /// returned, to be read again.
+    fn give_back_first(&mut self, events: &mut Vec<Event>) -> String {
         let held = std::mem::take(&mut self.held);
         self.candidate = Candidate::None;
         let first = held.chars().next().map_or(0, char::len_utf8);
         self.layout.write(&held[..first], events);
-        format!("{}{rest}", &held[first..])
+        held[first..].to_string()
     }
 }
 

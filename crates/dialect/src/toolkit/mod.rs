@@ -24,6 +24,7 @@
 //!   bracketed literal ends in a stream.
 //! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
 //!   `[f(a=1)]`), held until their text is whole, then judged.
+//! - [`reread`]: text read in place while a reader gives some back to read again.
 //! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
 
@@ -37,6 +38,7 @@ pub mod inline_calls;
 pub mod json_scan;
 pub mod off_format;
 pub mod pycall;
+mod reread;
 pub mod tag_scan;
 pub mod typed_args;
 pub mod unescape;

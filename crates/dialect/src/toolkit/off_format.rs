@@ -29,6 +29,7 @@ use toolbridge_grammar::schema::{self, Options};
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::toolkit::json_scan::{JsonScanner, Scan};
+use crate::toolkit::reread::{read_all, Step};
 
 /// The longest candidate held back, in bytes; a longer one is content.
 pub const MAX_CANDIDATE: usize = 32 * 1024;
@@ -339,15 +340,12 @@ enum Candidate {
 impl CandidateScanner {
     fn push(&mut self, text: &str, tools: &mut DeclaredTools) -> Vec<Found> {
         let mut found = Vec::new();
-        let mut rest = text.to_string();
-        while !rest.is_empty() {
-            rest = self.step(&rest, tools, &mut found);
-        }
+        read_all(text, |rest| self.step(rest, tools, &mut found));
         merge_content(found)
     }
 
-    /// Reads as much of `text` as the current state takes; returns what is left.
-    fn step(&mut self, text: &str, tools: &mut DeclaredTools, found: &mut Vec<Found>) -> String {
+    /// Reads as much of `text` as the current state takes.
+    fn step(&mut self, text: &str, tools: &mut DeclaredTools, found: &mut Vec<Found>) -> Step {
         match self.state {
             Candidate::None => self.scan_content(text, found),
             Candidate::FenceOpening => self.read_fence_opening(text, found),
@@ -357,10 +355,10 @@ impl CandidateScanner {
     }
 
     /// Content up to the next possible candidate start.
-    fn scan_content(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+    fn scan_content(&mut self, text: &str, found: &mut Vec<Found>) -> Step {
         let Some(at) = text.find(['{', '`']) else {
             found.push(Found::Content(text.to_string()));
-            return String::new();
+            return Step::Read(text.len());
         };
         if at > 0 {
             found.push(Found::Content(text[..at].to_string()));
@@ -373,11 +371,11 @@ impl CandidateScanner {
         } else {
             Candidate::FenceOpening
         };
-        text[at..].to_string()
+        Step::Read(at)
     }
 
     /// ```` ``` ````, an optional `json`, optional whitespace, then `{`.
-    fn read_fence_opening(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+    fn read_fence_opening(&mut self, text: &str, found: &mut Vec<Found>) -> Step {
         for (at, c) in text.char_indices() {
             self.held.push(c);
             match fence_opening(&self.held) {
@@ -388,12 +386,14 @@ impl CandidateScanner {
                         scanner: JsonScanner::new(),
                         fenced: true,
                     };
-                    return text[at..].to_string();
+                    return Step::Read(at);
                 }
-                Opening::Not => return self.give_back_first(&text[at + c.len_utf8()..], found),
+                Opening::Not => {
+                    return Step::Again(at + c.len_utf8(), self.give_back_first(found));
+                }
             }
         }
-        String::new()
+        Step::Read(text.len())
     }
 
     fn read_object(
@@ -401,31 +401,29 @@ impl CandidateScanner {
         text: &str,
         tools: &mut DeclaredTools,
         found: &mut Vec<Found>,
-    ) -> String {
+    ) -> Step {
         let Candidate::Object { scanner, fenced } = &mut self.state else {
-            return text.to_string();
+            return Step::Read(0);
         };
         let fenced = *fenced;
         match scanner.push(text) {
             Scan::NeedMore => {
                 self.held.push_str(text);
                 if self.held.len() > MAX_CANDIDATE {
-                    return self.give_back_first("", found);
+                    return Step::Again(text.len(), self.give_back_first(found));
                 }
-                String::new()
+                Step::Read(text.len())
             }
             Scan::Invalid { at } => {
-                let (read, rest) = split_at(text, at);
+                let (read, _) = split_at(text, at);
                 self.held.push_str(read);
-                let rest = rest.to_string();
-                self.give_back_first(&rest, found)
+                Step::Again(read.len(), self.give_back_first(found))
             }
             Scan::Complete { rest_at } => {
-                let (read, rest) = split_at(text, rest_at);
+                let (read, _) = split_at(text, rest_at);
                 self.held.push_str(read);
-                let rest = rest.to_string();
                 self.decide_object(fenced, tools, found);
-                rest
+                Step::Read(read.len())
             }
         }
     }
@@ -455,24 +453,24 @@ impl CandidateScanner {
 
     /// Whitespace and the closing ```` ``` ```` after a fenced call are its layout; anything
     /// else ends the call there and is read afresh (the next call of the same block, say).
-    fn read_fence_closing(&mut self, text: &str, found: &mut Vec<Found>) -> String {
+    fn read_fence_closing(&mut self, text: &str, found: &mut Vec<Found>) -> Step {
         for (at, c) in text.char_indices() {
             self.held.push(c);
             let layout = self.held.trim_start();
             if layout == FENCE {
                 self.held.clear();
                 self.end_fenced_call(found);
-                return text[at + c.len_utf8()..].to_string();
+                return Step::Read(at + c.len_utf8());
             }
             if !FENCE.starts_with(layout) {
                 self.held.pop();
                 let held = std::mem::take(&mut self.held);
                 self.end_fenced_call(found);
                 found.push(Found::Content(held));
-                return text[at..].to_string();
+                return Step::Read(at);
             }
         }
-        String::new()
+        Step::Read(text.len())
     }
 
     fn end_fenced_call(&mut self, found: &mut Vec<Found>) {
@@ -481,14 +479,14 @@ impl CandidateScanner {
         }
     }
 
-    /// The candidate is none: its first character is content, and the rest of it, then
-    /// `rest`, is read again.
-    fn give_back_first(&mut self, rest: &str, found: &mut Vec<Found>) -> String {
+    /// The candidate is none: its first character is content, and the rest of it is
+    /// returned, to be read again.
+    fn give_back_first(&mut self, found: &mut Vec<Found>) -> String {
         let held = std::mem::take(&mut self.held);
         self.state = Candidate::None;
         let first = held.chars().next().map_or(0, char::len_utf8);
         found.push(Found::Content(held[..first].to_string()));
-        format!("{}{rest}", &held[first..])
+        held[first..].to_string()
     }
 
     /// A marker or a call of the dialect's own came: a candidate cannot complete across
@@ -514,7 +512,7 @@ impl CandidateScanner {
                 }
                 Candidate::FenceOpening | Candidate::Object { .. } => {
                     let mut given_back = Vec::new();
-                    let rest = self.give_back_first("", &mut given_back);
+                    let rest = self.give_back_first(&mut given_back);
                     found.extend(given_back);
                     found.extend(self.push(&rest, tools));
                 }

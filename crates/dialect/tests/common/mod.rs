@@ -1,7 +1,11 @@
-//! Seed 000 read from the shared folder: its messages, its templates and its sections
-//! (each section's conversation and injected system prompt), for the tests that check
-//! dialects against it.
+//! What the dialect tests share: seed 000 read from the shared folder (its messages, its
+//! templates and its sections, each section's conversation and injected system prompt),
+//! the split-invariance check every parser's tests make ([`split`]), and tool calls
+//! written in each dialect's syntax ([`written`]).
 #![allow(dead_code)] // each test crate uses part of it
+
+pub mod split;
+pub mod written;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -13,14 +13,14 @@ use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
-use toolbridge_dialect::events::{Event, EventOrder};
-use toolbridge_dialect::parser::StreamParser;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
+
+#[path = "../common/split.rs"]
+mod split;
+pub use split::parsed_however_cut;
 
 /// A call as the tests write and read them: a name and its arguments object.
 pub type Call = (String, Value);
@@ -140,45 +140,6 @@ pub fn validator(constraint: &Constraint) -> Validator {
         lark::print(&constraint.grammar)
     };
     Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
-}
-
-fn events_of(parser: &mut dyn StreamParser, pieces: &[&str]) -> Vec<Event> {
-    let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.push(piece));
-    }
-    events.extend(parser.finish());
-    let mut order = EventOrder::new();
-    for event in &events {
-        if let Err(error) = order.check(event) {
-            panic!("{error}: {events:?}");
-        }
-    }
-    events
-}
-
-fn message_of(events: Vec<Event>) -> Message {
-    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
-}
-
-/// The message `make()`'s parsers read from `text`: the same whole, cut in two at every char
-/// boundary, and one char at a time.
-pub fn parsed_however_cut(make: &dyn Fn() -> Box<dyn StreamParser + Send>, text: &str) -> Message {
-    let whole = message_of(events_of(make().as_mut(), &[text]));
-    for (at, _) in text.char_indices() {
-        let cut = message_of(events_of(make().as_mut(), &[&text[..at], &text[at..]]));
-        assert_eq!(cut, whole, "cut at {at}: {text:?}");
-    }
-    let chars: Vec<&str> = text
-        .char_indices()
-        .map(|(at, c)| &text[at..at + c.len_utf8()])
-        .collect();
-    assert_eq!(
-        message_of(events_of(make().as_mut(), &chars)),
-        whole,
-        "char by char: {text:?}"
-    );
-    whole
 }
 
 pub fn calls_of(message: &Message) -> Vec<Call> {

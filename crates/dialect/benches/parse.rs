@@ -1,0 +1,193 @@
+//! What reading a model's output costs, for every dialect the registry has: some content,
+//! then calls whose JSON arguments hold long strings, written in the dialect's own syntax
+//! by the writer the BFCL round trip uses (`tests/common/written.rs`), at 1 KB, 64 KB and
+//! 1 MB, in two shapes (one call carrying one long string, and many calls), fed to the
+//! dialect's parser whole, in 16-byte pieces and in 1-byte pieces, as a server streams it.
+//!
+//! A streaming parser must be linear in its output: one that reads its held text again
+//! from the start on every piece is fine at 1 KB and hopeless at 1 MB in 1-byte pieces. So
+//! the table's last column is the time per byte at 1 MB over that at 1 KB, in 1-byte
+//! pieces: near 1 when linear.
+//!
+//! Not criterion: a thousand cases, some of them seconds long before the parsers were made
+//! linear, would take criterion an hour. Each case here runs until it has taken 200 ms (at
+//! least once); a run still going after `PARSE_BENCH_BUDGET_MS` (default 2000) stops there
+//! and its figure, over the bytes read so far, is marked `≤` (it only gets slower).
+//! Arguments that do not start with `-` keep the dialects whose name contains one of them.
+//! `cargo bench -p toolbridge-dialect --bench parse [-- hermes mistral]`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use toolbridge_chat::{Arguments, ToolCall};
+use toolbridge_dialect::dialect::Dialect;
+use toolbridge_dialect::registry::Registry;
+
+#[path = "../tests/common/written.rs"]
+mod written;
+
+const SIZES: [(usize, &str); 3] = [(1 << 10, "1 KB"), (1 << 16, "64 KB"), (1 << 20, "1 MB")];
+const PIECES: [Option<usize>; 3] = [None, Some(16), Some(1)];
+const CONTENT: &str = "Sure, I will save the notes now.\n\n";
+const REPEAT_FOR: Duration = Duration::from_millis(200);
+
+#[derive(Clone, Copy)]
+enum Shape {
+    OneLongCall,
+    ManyCalls,
+}
+
+fn prose(len: usize) -> String {
+    let line = "the quick brown fox said \"hello\" to the lazy dog, then wrote it all down.\n";
+    let mut text = String::with_capacity(len + line.len());
+    while text.len() < len {
+        text.push_str(line);
+    }
+    text.truncate(len);
+    text
+}
+
+fn note(index: usize, content: String) -> ToolCall {
+    let mut arguments = Map::new();
+    arguments.insert("path".into(), format!("notes/{index}.txt").into());
+    arguments.insert("content".into(), Value::String(content));
+    ToolCall::new(
+        format!("call{index:05}"),
+        "write_file",
+        Arguments::Object(arguments),
+    )
+}
+
+/// `syntax`'s output of about `size` bytes in `shape`; `None` where the syntax carries one
+/// call per answer and `shape` asks for many.
+fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
+    let text = |calls: &[ToolCall]| format!("{CONTENT}{}", written::written(syntax, calls));
+    match shape {
+        Shape::OneLongCall => {
+            let frame = text(&[note(0, String::new())]).len();
+            let probe = text(&[note(0, prose(size))]).len() - frame;
+            let len = (size.saturating_sub(frame) as f64 * size as f64 / probe as f64) as usize;
+            Some(text(&[note(0, prose(len))]))
+        }
+        Shape::ManyCalls if written::ONE_CALL.contains(&syntax) => None,
+        Shape::ManyCalls => {
+            let one = text(&[note(0, prose(200))]).len() - CONTENT.len();
+            let count = (size.saturating_sub(CONTENT.len()) / one).max(1);
+            let calls: Vec<ToolCall> = (0..count).map(|index| note(index, prose(200))).collect();
+            Some(text(&calls))
+        }
+    }
+}
+
+/// One run: the seconds it took and the bytes it read (all of them unless over `budget`).
+fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration) -> (f64, usize) {
+    let mut parser = dialect.parser();
+    let start = Instant::now();
+    let mut events = 0;
+    let mut at = 0;
+    let mut pushes = 0u32;
+    while at < text.len() {
+        let mut end = piece.map_or(text.len(), |piece| (at + piece).min(text.len()));
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        events += parser.push(&text[at..end]).len();
+        at = end;
+        pushes = pushes.wrapping_add(1);
+        if pushes.is_multiple_of(1024) && start.elapsed() > budget {
+            return (start.elapsed().as_secs_f64(), at);
+        }
+    }
+    events += parser.finish().len();
+    std::hint::black_box(events);
+    (start.elapsed().as_secs_f64(), text.len())
+}
+
+/// MB/s over runs of at least [`REPEAT_FOR`] in all, and whether a run was cut short.
+fn measure(
+    dialect: &dyn Dialect,
+    text: &str,
+    piece: Option<usize>,
+    budget: Duration,
+) -> (f64, bool) {
+    let (mut seconds, mut bytes) = (0.0, 0);
+    while seconds < REPEAT_FOR.as_secs_f64() {
+        let (took, read) = run(dialect, text, piece, budget);
+        seconds += took;
+        bytes += read;
+        if read < text.len() {
+            return (bytes as f64 / seconds / 1e6, true);
+        }
+    }
+    (bytes as f64 / seconds / 1e6, false)
+}
+
+fn figure((rate, cut): (f64, bool)) -> String {
+    let mark = if cut { "≤" } else { "" };
+    if rate >= 100.0 {
+        format!("{mark}{rate:.0}")
+    } else {
+        format!("{mark}{rate:.1}")
+    }
+}
+
+fn main() {
+    let budget = std::env::var("PARSE_BENCH_BUDGET_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(2), Duration::from_millis);
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    let registry = Registry::default();
+    println!(
+        "| dialect | shape | size | whole MB/s | 16 B MB/s | 1 B MB/s | 1 B ns/byte, 1 MB / 1 KB |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for name in registry.names() {
+        if !filters.is_empty() && !filters.iter().any(|filter| name.contains(filter.as_str())) {
+            continue;
+        }
+        let Some(syntax) = written::SYNTAXES
+            .iter()
+            .find(|syntax| written::dialect_of(syntax) == *name)
+        else {
+            println!("| {name} | no writer | | | | | |");
+            continue;
+        };
+        let Some(dialect) = registry.get(name) else {
+            continue;
+        };
+        for (shape, label) in [
+            (Shape::OneLongCall, "one long call"),
+            (Shape::ManyCalls, "many calls"),
+        ] {
+            let mut per_byte_1kb = None;
+            for (size, size_label) in SIZES {
+                let Some(text) = output(syntax, size, shape) else {
+                    continue;
+                };
+                let rates: Vec<(f64, bool)> = PIECES
+                    .iter()
+                    .map(|&piece| measure(dialect, &text, piece, budget))
+                    .collect();
+                let per_byte = 1e3 / rates[2].0;
+                let ratio = match per_byte_1kb {
+                    None => {
+                        per_byte_1kb = Some(per_byte);
+                        String::new()
+                    }
+                    Some(small) if size == 1 << 20 => format!("{:.2}", per_byte / small),
+                    Some(_) => String::new(),
+                };
+                println!(
+                    "| {name} | {label} | {size_label} | {} | {} | {} | {ratio} |",
+                    figure(rates[0]),
+                    figure(rates[1]),
+                    figure(rates[2]),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The one check every parser's tests make: the message read from a text is the same
+//! however the text is cut into pieces (whole, in two at every char, char by char, or at
+//! given cuts), and the events keep their order contract on the way. A server sees the
+//! cuts its engine happens to make, so a parser that answers differently for one of them
+//! loses or garbles a call for some user.
+#![allow(dead_code)] // each test crate uses part of it
+
+use toolbridge_chat::Message;
+use toolbridge_dialect::assemble::assemble;
+use toolbridge_dialect::events::EventOrder;
+use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::tool_ids::SequentialIds;
+
+/// Makes a fresh parser for each reading of the text.
+pub type MakeParser<'a> = &'a dyn Fn() -> Box<dyn StreamParser + Send>;
+
+/// The message `parser` reads from `pieces`, its events checked against the order contract.
+pub fn message_of<'a>(
+    parser: &mut dyn StreamParser,
+    pieces: impl IntoIterator<Item = &'a str>,
+) -> Message {
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.push(piece));
+    }
+    events.extend(parser.finish());
+    let mut order = EventOrder::new();
+    for event in &events {
+        if let Err(error) = order.check(event) {
+            panic!("{error}: {events:?}");
+        }
+    }
+    assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The message `make()`'s parsers read from `text`: the same whole, cut in two at every char
+/// boundary, and one char at a time.
+pub fn parsed_however_cut(make: MakeParser, text: &str) -> Message {
+    let whole = message_of(make().as_mut(), [text]);
+    for (at, _) in text.char_indices() {
+        let cut = message_of(make().as_mut(), [&text[..at], &text[at..]]);
+        assert_eq!(cut, whole, "cut at {at}: {text:?}");
+    }
+    let chars = text
+        .char_indices()
+        .map(|(at, c)| &text[at..at + c.len_utf8()]);
+    assert_eq!(
+        message_of(make().as_mut(), chars),
+        whole,
+        "char by char: {text:?}"
+    );
+    whole
+}
+
+/// [`parsed_however_cut`], and the same again with `text` cut at all of `cuts` at once
+/// (byte offsets; those past the end or inside a char are left out), as a property test
+/// draws them.
+pub fn parsed_however_cut_and_at(make: MakeParser, text: &str, cuts: &[usize]) -> Message {
+    let whole = parsed_however_cut(make, text);
+    let mut bounds: Vec<usize> = cuts
+        .iter()
+        .copied()
+        .filter(|&cut| text.is_char_boundary(cut))
+        .chain([0, text.len()])
+        .collect();
+    bounds.sort_unstable();
+    let pieces = bounds.windows(2).map(|pair| &text[pair[0]..pair[1]]);
+    assert_eq!(
+        message_of(make().as_mut(), pieces),
+        whole,
+        "cut at {bounds:?}: {text:?}"
+    );
+    whole
+}
