@@ -11,10 +11,10 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::probe::TemplateCaps;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_grammar::check::{engine_accepts_schema, Validator};
 use toolbridge_grammar::{Expr, Grammar};
+use toolbridge_template::TemplateCaps;
 
 const TEMPLATE: &str = "jinja/hfjs-e2e/Qwen_Qwen1.5-72B-Chat.jinja";
 

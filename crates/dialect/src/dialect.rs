@@ -9,163 +9,16 @@
 //! the three in one value keeps them consistent: the grammar admits exactly what the parser
 //! reads, and the parser knows how the prompt ended (inside `<think>`, say).
 
-use std::sync::OnceLock;
-
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
 use toolbridge_grammar::{check, GrammarError};
-use toolbridge_template::gotmpl::{Message as OllamaMessage, RequestError};
-use toolbridge_template::{
-    GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, SourceError, TemplateError,
-    TemplateSource,
-};
+use toolbridge_template::gotmpl::RequestError;
+pub use toolbridge_template::{ChatTemplate, RenderInput};
+use toolbridge_template::{ChatTemplateError, SourceError, TemplateError};
 
 use crate::parser::StreamParser;
-use crate::probe::TemplateCaps;
-
-/// What rendering a prompt needs: the model's compiled chat template and the texts of its
-/// special tokens, which Jinja templates print as `{{ bos_token }}` and `{{ eos_token }}`.
-///
-/// A template is Jinja, run as `transformers` runs it, or an Ollama Go template, run as
-/// Ollama's server runs a chat (with its Modelfile's `SYSTEM` and `MESSAGE`s added as
-/// Ollama adds them). Dialects only hand it a conversation in OpenAI's shape, so they
-/// work over either.
-pub struct ChatTemplate {
-    renderer: Renderer,
-    pub bos_token: String,
-    pub eos_token: String,
-    /// What the template can render, probed on first use (a dozen renders) and kept.
-    caps: OnceLock<TemplateCaps>,
-}
-
-enum Renderer {
-    Jinja(JinjaTemplate),
-    Ollama {
-        template: GoTemplate,
-        system: Option<String>,
-        messages: Vec<OllamaMessage>,
-    },
-}
-
-/// What a template is rendered with, as `transformers`' `apply_chat_template` passes it.
-#[derive(Debug, Clone)]
-pub struct RenderInput<'a> {
-    /// The conversation, each message as JSON.
-    pub messages: Vec<Value>,
-    /// The tools as OpenAI sends them (`{"type": "function", "function": {…}}`); empty
-    /// leaves `tools` undefined, as `transformers` does for `tools=None`.
-    pub tools: &'a [Tool],
-    pub add_generation_prompt: bool,
-}
-
-impl ChatTemplate {
-    /// Compiles the Jinja `source`; `bos_token` and `eos_token` are what the template
-    /// prints for them.
-    pub fn new(
-        source: &str,
-        bos_token: impl Into<String>,
-        eos_token: impl Into<String>,
-    ) -> Result<ChatTemplate, DialectError> {
-        let template = JinjaTemplate::new(source).map_err(DialectError::Template)?;
-        Ok(ChatTemplate::jinja(template, bos_token, eos_token))
-    }
-
-    /// A compiled Jinja template with the texts of its special tokens.
-    pub fn jinja(
-        template: JinjaTemplate,
-        bos_token: impl Into<String>,
-        eos_token: impl Into<String>,
-    ) -> ChatTemplate {
-        ChatTemplate {
-            renderer: Renderer::Jinja(template),
-            bos_token: bos_token.into(),
-            eos_token: eos_token.into(),
-            caps: OnceLock::new(),
-        }
-    }
-
-    /// An Ollama model's Go template, rendered with its Modelfile's default system
-    /// prompt and example messages. Go templates print no special-token variables.
-    pub fn ollama(source: &OllamaSource) -> Result<ChatTemplate, DialectError> {
-        let template = GoTemplate::new(&source.template).map_err(DialectError::Template)?;
-        Ok(ChatTemplate {
-            renderer: Renderer::Ollama {
-                template,
-                system: source.system.clone(),
-                messages: source.messages.clone(),
-            },
-            bos_token: String::new(),
-            eos_token: String::new(),
-            caps: OnceLock::new(),
-        })
-    }
-
-    /// The template of a model as shipped: the one called `name`, else the default (or
-    /// `tool_use` when `has_tools`, as `transformers` chooses), with the model's tokens;
-    /// a token the model does not name is the empty string.
-    pub fn from_source(
-        source: &TemplateSource,
-        name: Option<&str>,
-        has_tools: bool,
-    ) -> Result<ChatTemplate, DialectError> {
-        let text = source
-            .select_for(name, has_tools)
-            .map_err(DialectError::Source)?;
-        ChatTemplate::new(
-            text,
-            source.bos_token.clone().unwrap_or_default(),
-            source.eos_token.clone().unwrap_or_default(),
-        )
-    }
-
-    /// What the template can render ([`TemplateCaps::probe`]), probed once.
-    pub fn caps(&self) -> &TemplateCaps {
-        self.caps.get_or_init(|| TemplateCaps::probe(self))
-    }
-
-    /// Renders the template with `input` and the special tokens.
-    pub fn render(&self, input: &RenderInput<'_>) -> Result<String, DialectError> {
-        let mut context = Map::new();
-        context.insert("messages".into(), Value::Array(input.messages.clone()));
-        if !input.tools.is_empty() {
-            let tools = serde_json::to_value(input.tools).map_err(json_error("the tools"))?;
-            context.insert("tools".into(), tools);
-        }
-        context.insert(
-            "add_generation_prompt".into(),
-            input.add_generation_prompt.into(),
-        );
-        self.render_context(context)
-    }
-
-    /// Renders a Jinja context (`messages`, `tools`, `add_generation_prompt`, …) with the
-    /// special tokens added. An Ollama template reads its `messages` and `tools` as
-    /// Ollama reads a chat request; Ollama always renders a chat to be continued by the
-    /// assistant, so it has no `add_generation_prompt` to turn off.
-    pub fn render_context(&self, mut context: Map<String, Value>) -> Result<String, DialectError> {
-        match &self.renderer {
-            Renderer::Jinja(template) => {
-                context.insert("bos_token".into(), self.bos_token.clone().into());
-                context.insert("eos_token".into(), self.eos_token.clone().into());
-                template
-                    .render(&Value::Object(context))
-                    .map_err(DialectError::Template)
-            }
-            Renderer::Ollama {
-                template,
-                system,
-                messages,
-            } => {
-                let request = OllamaRequest::from_json(&Value::Object(context))
-                    .map_err(DialectError::OllamaRequest)?
-                    .with_model_defaults(system.as_deref(), messages);
-                template.render(&request).map_err(DialectError::Template)
-            }
-        }
-    }
-}
 
 /// Everything one generation needs, made by [`Dialect::prepare`].
 pub struct Prepared {
@@ -284,6 +137,18 @@ pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
         .iter()
         .map(|message| serde_json::to_value(message).map_err(json_error("a message")))
         .collect()
+}
+
+/// A template that cannot render is the same error whichever layer finds it.
+impl From<ChatTemplateError> for DialectError {
+    fn from(error: ChatTemplateError) -> Self {
+        match error {
+            ChatTemplateError::Template(error) => DialectError::Template(error),
+            ChatTemplateError::Source(error) => DialectError::Source(error),
+            ChatTemplateError::OllamaRequest(error) => DialectError::OllamaRequest(error),
+            ChatTemplateError::Json { what, source } => DialectError::Json { what, source },
+        }
+    }
 }
 
 fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DialectError {

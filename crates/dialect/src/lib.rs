@@ -12,7 +12,6 @@ pub mod dialect;
 pub mod dialects;
 pub mod events;
 pub mod parser;
-pub mod probe;
 pub mod registry;
 pub mod rewrite;
 pub mod tool_ids;

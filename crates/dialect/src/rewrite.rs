@@ -23,7 +23,7 @@
 use serde_json::{json, Value};
 use toolbridge_chat::{Arguments, Message, Role, ToolCall};
 
-use crate::probe::{ArgumentsForm, TemplateCaps};
+use toolbridge_template::{ArgumentsForm, TemplateCaps};
 
 /// How a prompt style writes an assistant turn into plain text.
 pub trait CallWriter {

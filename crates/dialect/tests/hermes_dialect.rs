@@ -21,7 +21,7 @@ use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_grammar::{gbnf, lark};
-use toolbridge_template::{JinjaTemplate, TemplateSource};
+use toolbridge_template::{ChatTemplateError, JinjaTemplate, TemplateSource};
 
 const CALL: &str =
     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
@@ -349,7 +349,7 @@ fn a_schema_that_cannot_compile_names_its_tool() {
 #[test]
 fn an_unknown_template_name_is_an_error() {
     let error = ChatTemplate::from_source(&qwen_source(), Some("rag"), true).err();
-    assert!(matches!(error, Some(DialectError::Source(_))));
+    assert!(matches!(error, Some(ChatTemplateError::Source(_))));
 }
 
 #[test]

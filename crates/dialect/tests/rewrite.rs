@@ -8,9 +8,9 @@ mod common;
 use serde_json::json;
 use toolbridge_chat::Message;
 use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::probe::TemplateCaps;
 use toolbridge_dialect::rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags};
 use toolbridge_template::JinjaTemplate;
+use toolbridge_template::TemplateCaps;
 
 use common::{parse_seed, Section};
 
@@ -73,8 +73,8 @@ fn every_seed_section_renders_the_seed_conversation() {
 mod properties {
     use proptest::prelude::*;
     use toolbridge_chat::{Arguments, Message, Role, ToolCall};
-    use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
     use toolbridge_dialect::rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags};
+    use toolbridge_template::{ArgumentsForm, TemplateCaps};
 
     fn role() -> impl Strategy<Value = Role> {
         prop::sample::select(vec![

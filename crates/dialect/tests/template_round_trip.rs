@@ -19,9 +19,9 @@ use toolbridge_chat::{ChatRequest, Message, ToolCall};
 use toolbridge_dialect::detect::resolve;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
 use toolbridge_dialect::parser::StreamParser;
-use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::OllamaSource;
+use toolbridge_template::{ArgumentsForm, TemplateCaps};
 
 fn corpus() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");

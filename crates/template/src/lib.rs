@@ -3,6 +3,8 @@
 //! `tokenizer_config.json` or a GGUF file's metadata; and Ollama's Go templates as
 //! Ollama's server renders them, loaded from a Modelfile or a `.gotmpl` file.
 
+mod caps;
+mod chat_template;
 pub mod gguf;
 pub mod gotmpl;
 pub mod jinja;
@@ -10,6 +12,8 @@ pub mod modelfile;
 pub mod ollama_store;
 pub mod source;
 
+pub use caps::{ArgumentsForm, TemplateCaps};
+pub use chat_template::{ChatTemplate, ChatTemplateError, RenderInput};
 pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
 pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
 pub use source::{OllamaSource, SourceError, TemplateSource};

@@ -77,11 +77,13 @@ pub trait Native: Send + Sync {
         messages: Vec<Value>,
         tools: &[Tool],
     ) -> Result<String, DialectError> {
-        template.render(&RenderInput {
-            messages,
-            tools,
-            add_generation_prompt: true,
-        })
+        template
+            .render(&RenderInput {
+                messages,
+                tools,
+                add_generation_prompt: true,
+            })
+            .map_err(DialectError::from)
     }
 
     /// How one call is written, for the system prompt given to templates that do not show

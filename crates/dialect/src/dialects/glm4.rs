@@ -107,11 +107,13 @@ impl Native for Glm4 {
                 json!({"role": "system", "content": null, "tools": tools}),
             );
         }
-        template.render(&RenderInput {
-            messages,
-            tools: &[],
-            add_generation_prompt: true,
-        })
+        template
+            .render(&RenderInput {
+                messages,
+                tools: &[],
+                add_generation_prompt: true,
+            })
+            .map_err(DialectError::from)
     }
 }
 

@@ -65,11 +65,13 @@ impl Dialect for HermesDialect {
     ) -> Result<Prepared, DialectError> {
         let choice = Choice::of(request)?;
         let prompt = first_rendered(default_histories(request)?, |messages| {
-            template.render(&RenderInput {
-                messages,
-                tools: choice.shown,
-                add_generation_prompt: true,
-            })
+            template
+                .render(&RenderInput {
+                    messages,
+                    tools: choice.shown,
+                    add_generation_prompt: true,
+                })
+                .map_err(DialectError::from)
         })?;
         let constraint = if choice.callable.is_empty() {
             None

@@ -48,7 +48,7 @@ pub fn render(
     }
     context.insert("add_generation_prompt".into(), true.into());
     context.extend(extra);
-    template.render_context(context)
+    template.render_context(context).map_err(DialectError::from)
 }
 
 /// An assistant message with several calls split into one message per call, for templates

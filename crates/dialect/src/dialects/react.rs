@@ -120,7 +120,7 @@ impl Native for React {
                 })?;
             context.insert("tools".into(), Value::Array(functions));
         }
-        template.render_context(context)
+        template.render_context(context).map_err(DialectError::from)
     }
 }
 

@@ -105,11 +105,13 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         template: &ChatTemplate,
     ) -> Result<String, DialectError> {
         let history = rewrite_history(messages, template.caps(), self.writer(request));
-        template.render(&RenderInput {
-            messages: messages_json(&history)?,
-            tools: &[],
-            add_generation_prompt: true,
-        })
+        template
+            .render(&RenderInput {
+                messages: messages_json(&history)?,
+                tools: &[],
+                add_generation_prompt: true,
+            })
+            .map_err(DialectError::from)
     }
 
     /// The constraint for `request`: calls to the callable tools, else the response schema,

@@ -3,8 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::probe::{ArgumentsForm, TemplateCaps};
+use toolbridge_template::{ArgumentsForm, ChatTemplate, TemplateCaps};
 
 /// The shared corpus, next to the repository.
 fn corpus() -> PathBuf {

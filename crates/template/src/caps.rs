@@ -14,7 +14,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::dialect::ChatTemplate;
+use crate::chat_template::ChatTemplate;
 
 /// Marker strings. Each is unique, so one cannot be found inside another or in the
 /// template's own text.
