@@ -189,7 +189,8 @@ impl JsonScanner {
 
     /// Inside a string, where a plain ASCII character changes nothing: a run of them is
     /// skipped at once, the bulk of a call's long string argument. Byte by byte through
-    /// [`JsonScanner::step`], a call took about 40 ns a byte (25 MB/s, bench parse, hermes).
+    /// [`JsonScanner::step`], a call took about 40 ns a byte (bench parse, hermes, one 1 MB
+    /// call read whole: 19 → 58 MB/s with this and the marker filter of `tag_scan`).
     fn in_plain_string(&self) -> bool {
         matches!(
             self.state,

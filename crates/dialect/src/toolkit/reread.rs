@@ -4,9 +4,9 @@
 //! [`super::off_format`]) give its text back when it turns out to be no call: its first
 //! character is content and the rest is read again, before the text that follows. Done by
 //! building "what was given back + the rest" as a new string on every step, a whole output
-//! is copied once per call it holds: a 1 MB output of 3,500 calls read whole went at
-//! 6 MB/s (bench parse, llama3). Here the text is read where it lies and only what is given
-//! back (at most one candidate) is copied.
+//! is copied once per call it holds. Here the text is read where it lies and only what is
+//! given back (at most one candidate) is copied (bench parse, llama3, 1 MB of calls read
+//! whole: 7.3 → 152 MB/s).
 
 /// What one step of a reader did with the text it was given.
 pub enum Step {
