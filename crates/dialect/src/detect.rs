@@ -143,7 +143,12 @@ pub const RULES: &[Rule] = &[
     rule(
         "lfm2",
         &[],
-        &["<|tool_list_start|>", "<|tool_call_start|>"],
+        &[
+            "<|tool_list_start|>",
+            "<|tool_call_start|>",
+            // LFM2.5-Instruct lists the tools bare and renders no past calls.
+            "List of tools: [",
+        ],
         &["```python"],
     ),
     rule("minicpm3", &["<|tool_call_start|>"], &[], &[]),

@@ -52,6 +52,12 @@ pub trait Native: Send + Sync {
         Start::Content
     }
 
+    /// Whether the family's models may start calling before they close their reasoning
+    /// (then a call's marker ends it: [`FramedParser::calls_end_reasoning`]).
+    fn calls_end_reasoning(&self) -> bool {
+        false
+    }
+
     /// Whether the grammar waits for a trigger; by default unless a call is forced.
     fn lazy(&self, forced: bool) -> bool {
         !forced
@@ -199,7 +205,7 @@ impl<N: Native> Dialect for NativeDialect<N> {
             })
         };
         let markers = family.markers(&choice.callable);
-        let parser = choice.wrap(Box::new(family.start(Some(&prompt)).parser(markers)));
+        let parser = choice.wrap(Box::new(framed_parser(family, Some(&prompt), markers)));
         let mut stop = request.stop_sequences().to_vec();
         stop.extend(family.stops());
         Ok(Prepared {
@@ -211,7 +217,21 @@ impl<N: Native> Dialect for NativeDialect<N> {
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(self.0.start(None).parser(self.0.markers(&[])))
+        Box::new(framed_parser(&self.0, None, self.0.markers(&[])))
+    }
+}
+
+/// The family's parser for output after `prompt`.
+fn framed_parser<N: Native>(
+    family: &N,
+    prompt: Option<&str>,
+    markers: Vec<(String, Action)>,
+) -> FramedParser {
+    let parser = family.start(prompt).parser(markers);
+    if family.calls_end_reasoning() {
+        parser.calls_end_reasoning()
+    } else {
+        parser
     }
 }
 
