@@ -84,7 +84,9 @@ impl Native for KimiK2 {
                 Pat::until(ARGUMENT_BEGIN, 256),
                 Pat::Json,
                 Pat::Ws,
-                Pat::lit(CALL_END),
+                // A call whose arguments are whole stands without its end token (an output
+                // cut at a stop, or the next call begun at once).
+                Pat::opt(CALL_END),
             ])
         };
         let section = Pat::Seq(vec![
