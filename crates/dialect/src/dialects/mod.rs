@@ -13,6 +13,7 @@ pub mod gpt_oss;
 pub mod hermes;
 pub mod hermes_dialect;
 pub mod json_list;
+pub mod learned;
 pub mod kimi;
 pub mod lfm2;
 pub mod llama3;
