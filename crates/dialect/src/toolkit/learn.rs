@@ -104,10 +104,19 @@ pub fn learn(template: &ChatTemplate) -> Result<Learned, Refusal> {
         call(FIRST, &first_arguments()),
         call(SECOND, &second_arguments()),
     ])?;
-    let (separator, each_framed) = separator(&two, &shape, &open, &close)?;
+    let (mut separator, each_framed) = separator(&two, &shape, &open, &close)?;
+    let (open_trimmed, close_trimmed) = (open.trim_start(), close.trim_end());
+    if each_framed {
+        // The layout the trimmed markers leave out goes between the framed calls.
+        separator = format!(
+            "{}{separator}{}",
+            &close[close_trimmed.len()..],
+            &open[..open.len() - open_trimmed.len()]
+        );
+    }
     Ok(Learned {
-        open: open.trim_start().to_string(),
-        close: close.trim_end().to_string(),
+        open: open_trimmed.to_string(),
+        close: close_trimmed.to_string(),
         shape,
         separator,
         each_framed,
@@ -138,11 +147,12 @@ impl Turns<'_> {
                 call
             })
             .collect();
-        let turn = json!({"role": "assistant", "content": null, "tool_calls": calls});
-        let mut empty = turn.clone();
-        empty["content"] = Value::String(String::new());
+        // Empty content first: some templates print a `null` one as `None`.
+        let turn = json!({"role": "assistant", "content": "", "tool_calls": calls});
+        let mut null = turn.clone();
+        null["content"] = Value::Null;
         self.turn(turn)
-            .or_else(|| self.turn(empty))
+            .or_else(|| self.turn(null))
             .ok_or_else(|| Refusal("the template raised on a sentinel call turn".into()))
     }
 
@@ -305,13 +315,11 @@ fn python_call(
     let length = opening + bracketed(text.get(opening..)?)?;
     let written = &text[..length];
     for (candidate, bare) in [(written.to_string(), false), (quote_bare_strings(written), true)] {
-        let calls = parse_calls(&candidate)?;
-        let (first, read) = calls.first()?;
-        if first == name && Value::Object(read.clone()) == *arguments {
-            return Some((length, Shape::Python { list }, bare));
-        }
-        if bare {
-            break;
+        let calls = parse_calls(&candidate).unwrap_or_default();
+        if let Some((first, read)) = calls.first() {
+            if first == name && Value::Object(read.clone()) == *arguments {
+                return Some((length, Shape::Python { list }, bare));
+            }
         }
     }
     None
