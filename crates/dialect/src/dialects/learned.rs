@@ -18,8 +18,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{
     after_open, history_with_object_arguments, history_with_string_arguments, json_name,
-    one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content, words,
-    Native, Start,
+    one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content, words, Native,
+    Start,
 };
 use crate::dialects::pythonic::{call_list, pythonic_arguments};
 use crate::probe::ArgumentsForm;
@@ -204,7 +204,11 @@ impl Native for LearnedDialect {
 
     fn triggers(&self) -> Vec<Trigger> {
         // A bare list has no marker: its bracket starts the grammar.
-        let open = if self.learned.open.is_empty() { "[" } else { &self.learned.open };
+        let open = if self.learned.open.is_empty() {
+            "["
+        } else {
+            &self.learned.open
+        };
         words(&[open])
     }
 

@@ -202,12 +202,7 @@ fn turn_end(suffix: Option<&str>, eos: &str) -> Option<String> {
 
 /// The separator between two calls in `two`, and whether each call is framed alone (the
 /// separator is the closing marker, something, and the opening one).
-fn separator(
-    two: &str,
-    shape: &Shape,
-    open: &str,
-    close: &str,
-) -> Result<(String, bool), Refusal> {
+fn separator(two: &str, shape: &Shape, open: &str, close: &str) -> Result<(String, bool), Refusal> {
     let (first_start, first_end, first_shape, _) = locate(two, FIRST, &first_arguments(), 0)?;
     if first_shape != *shape {
         return refuse("one call and two calls are written in different shapes");
@@ -252,10 +247,15 @@ fn locate(
     from: usize,
 ) -> Result<(usize, usize, Shape, bool), Refusal> {
     let Some(name_at) = text.get(from..).and_then(|rest| rest.find(name)) else {
-        return refuse(format!("the call's name {name} does not appear in its turn"));
+        return refuse(format!(
+            "the call's name {name} does not appear in its turn"
+        ));
     };
     let name_at = from + name_at;
-    for (start, c) in text[from..=name_at].char_indices().map(|(at, c)| (from + at, c)) {
+    for (start, c) in text[from..=name_at]
+        .char_indices()
+        .map(|(at, c)| (from + at, c))
+    {
         let found = match c {
             '{' | '[' => json_call(&text[start..], name, arguments)
                 .or_else(|| python_call(&text[start..], name, arguments, true)),
@@ -281,7 +281,11 @@ fn json_call(text: &str, name: &str, arguments: &Value) -> Option<(usize, Shape,
         other => (other, false),
     };
     let members = item.as_object()?;
-    if members.len() == 1 && members.get(name).is_some_and(|a| same_arguments(a, arguments)) {
+    if members.len() == 1
+        && members
+            .get(name)
+            .is_some_and(|a| same_arguments(a, arguments))
+    {
         return Some((length, Shape::NameAsKey { list }, false));
     }
     let name_key = members.iter().find(|(_, v)| v.as_str() == Some(name))?.0;
@@ -314,7 +318,10 @@ fn python_call(
     let opening = if list { 0 } else { name.len() };
     let length = opening + bracketed(text.get(opening..)?)?;
     let written = &text[..length];
-    for (candidate, bare) in [(written.to_string(), false), (quote_bare_strings(written), true)] {
+    for (candidate, bare) in [
+        (written.to_string(), false),
+        (quote_bare_strings(written), true),
+    ] {
         let calls = parse_calls(&candidate).unwrap_or_default();
         if let Some((first, read)) = calls.first() {
             if first == name && Value::Object(read.clone()) == *arguments {
@@ -346,7 +353,9 @@ pub fn quote_bare_strings(text: &str) -> String {
             || rest.starts_with(|c: char| c.is_ascii_digit())
             || ["True", "False", "None", "true", "false", "null"]
                 .iter()
-                .any(|word| rest.starts_with(word) && !rest[word.len()..].starts_with(char::is_alphanumeric));
+                .any(|word| {
+                    rest.starts_with(word) && !rest[word.len()..].starts_with(char::is_alphanumeric)
+                });
         if literal {
             continue;
         }
