@@ -14,6 +14,7 @@ pub mod hermes;
 pub mod hermes_dialect;
 pub mod json_list;
 pub mod kimi;
+pub mod learned;
 pub mod lfm2;
 pub mod llama3;
 pub mod llama3_parser;
