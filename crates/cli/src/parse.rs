@@ -73,16 +73,12 @@ fn dialect_name(args: &ParseArgs, registry: &mut Registry) -> Result<String> {
     let source = TemplateSource::from_path(path)?;
     let text = source.select_for(None, true)?;
     let template = ChatTemplate::from_source(&source, None, true)?;
-    let choice = detect::choose(text, &template, registry);
-    match choice.learned {
-        Some(Ok(_)) => {
-            let dialect = choice.dialect(registry).context("no learned dialect")?;
-            let name = dialect.name();
-            registry.register(dialect, &[]);
-            Ok(name.to_string())
-        }
-        _ => Ok(choice.detection.dialect.to_string()),
-    }
+    let detection = detect::resolve(text, registry);
+    let learned = detection
+        .fallback()
+        .then(|| detect::learn_into(&template, registry).ok())
+        .flatten();
+    Ok(learned.unwrap_or(detection.dialect).to_string())
 }
 
 /// `text` in pieces of at most `size` bytes, each cut at the largest character boundary

@@ -19,7 +19,7 @@
 //! [`choose`] goes one step further where the compiled template is at hand: a template
 //! whose text shows no family with a dialect, but which renders tool calls, gets a dialect
 //! learned from its own renders ([`LearnedDialect`]); the prompt style stands in only when
-//! learning is refused, and [`Choice`] says why.
+//! learning is refused, and [`Chosen`] says why.
 
 use std::sync::Arc;
 
@@ -268,7 +268,7 @@ pub fn dialect_name(source: &str) -> &'static str {
 }
 
 /// The dialect chosen for a compiled template, and how.
-pub struct Choice {
+pub struct Chosen {
     /// What the template's text showed.
     pub detection: Detection,
     /// Where the family has no dialect of its own: the dialect learned from the template,
@@ -276,7 +276,7 @@ pub struct Choice {
     pub learned: Option<Result<LearnedDialect, Refusal>>,
 }
 
-impl Choice {
+impl Chosen {
     /// The chosen dialect: the learned one, else the registry's for the detection.
     pub fn dialect(&self, registry: &Registry) -> Option<Arc<dyn Dialect>> {
         match &self.learned {
@@ -288,12 +288,25 @@ impl Choice {
 
 /// The dialect for `template`, whose text is `source`: its family's when the registry has
 /// one, else one learned from its renders, else [`FALLBACK`].
-pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Choice {
+pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Chosen {
     let detection = resolve(source, registry);
     let learned = detection
         .fallback()
         .then(|| LearnedDialect::learn(template));
-    Choice { detection, learned }
+    Chosen { detection, learned }
+}
+
+/// The dialect learned from `template`, added to `registry` under its own name; the name,
+/// or why nothing was learned. For a template whose family has no dialect
+/// ([`Detection::fallback`]), as the server and `toolbridge parse` set a model up.
+pub fn learn_into(
+    template: &ChatTemplate,
+    registry: &mut Registry,
+) -> Result<&'static str, Refusal> {
+    let dialect = Arc::new(NativeDialect(LearnedDialect::learn(template)?));
+    let name = dialect.name();
+    registry.register(dialect, &[]);
+    Ok(name)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use toolbridge_dialect::detect::{choose, FALLBACK};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, RenderInput};
 use toolbridge_dialect::dialects::framed_native::NativeDialect;
 use toolbridge_dialect::dialects::learned::LearnedDialect;
-use toolbridge_dialect::probe::ArgumentsForm;
 use toolbridge_dialect::registry::Registry;
+use toolbridge_template::ArgumentsForm;
 
 const VLLM: [&str; 4] = [
     "tool_chat_template_olmo3.jinja",

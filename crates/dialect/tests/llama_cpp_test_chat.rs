@@ -1,6 +1,7 @@
 //! llama.cpp's own chat parser tests (`tests/test-chat.cpp`: real templates, each with model
 //! outputs and the message llama.cpp reads from them), run through toolbridge as the server
-//! runs a request: the dialect detected from the template, the request prepared with its
+//! runs a request: the dialect detected from the template (or learned from it, where its
+//! family has none), the request prepared with its
 //! tools, `tool_choice`, `parallel_tool_calls`, `chat_template_kwargs` and response format,
 //! and the output read by the prepared parser, whole and one char at a time.
 //!
@@ -137,13 +138,19 @@ fn request(case: &Case) -> ChatRequest {
 
 /// The message the server's parser reads from the case's output, read whole; an error when
 /// reading it one char at a time gives another.
-fn read(case: &Case, registry: &Registry) -> Result<Message, String> {
+fn read(case: &Case) -> Result<Message, String> {
     let path = template_path(&case.template);
     let source =
         fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
     let template = ChatTemplate::new(&source, "", "").map_err(|error| error.to_string())?;
+    let mut registry = Registry::default();
+    let detection = detect::resolve(&source, &registry);
+    let learned = detection
+        .fallback()
+        .then(|| detect::learn_into(&template, &mut registry).ok())
+        .flatten();
     let dialect = registry
-        .get(detect::dialect_name(&source))
+        .get(learned.unwrap_or(detection.dialect))
         .ok_or("detection names no registered dialect")?;
     let request = request(case);
     let read_with = |pieces: Vec<&str>| -> Result<Message, String> {
@@ -221,11 +228,11 @@ fn difference(expect: &Value, message: &Message) -> Option<String> {
     None
 }
 
-fn verdict(case: &Case, registry: &Registry) -> Verdict {
+fn verdict(case: &Case) -> Verdict {
     if let Some(reason) = not_applicable(case) {
         return Verdict::Skip(reason);
     }
-    let message = match read(case, registry) {
+    let message = match read(case) {
         Ok(message) => message,
         Err(error) => return Verdict::Fail(error),
     };
@@ -253,13 +260,12 @@ fn text_of(value: &Value) -> &str {
 
 #[test]
 fn llama_cpp_parser_cases_read_the_same() {
-    let registry = Registry::default();
     let cases = cases();
     let mut passed = 0;
     let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for case in &cases {
-        let verdict = catch_unwind(AssertUnwindSafe(|| verdict(case, &registry)))
+        let verdict = catch_unwind(AssertUnwindSafe(|| verdict(case)))
             .unwrap_or_else(|_| Verdict::Fail("panicked".into()));
         match verdict {
             Verdict::Pass => passed += 1,

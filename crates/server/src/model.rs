@@ -22,8 +22,6 @@ use std::sync::Arc;
 
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::learned::LearnedDialect;
 use toolbridge_dialect::parser::StreamParser;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::{answer_format, detect};
@@ -270,15 +268,7 @@ fn learned_or(
         return detected;
     }
     let template = templates.tool_use.as_ref().unwrap_or(&templates.default);
-    match LearnedDialect::learn(template) {
-        Ok(learned) => {
-            let learned = Arc::new(NativeDialect(learned));
-            let name = learned.name();
-            registry.register(learned, &[]);
-            name
-        }
-        Err(_) => detected,
-    }
+    detect::learn_into(template, registry).unwrap_or(detected)
 }
 
 /// The dialect called `named`, else the one detected from `template` (see the module

@@ -22,11 +22,11 @@ use crate::dialects::framed_native::{
     Start,
 };
 use crate::dialects::pythonic::{call_list, pythonic_arguments};
-use crate::probe::ArgumentsForm;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use toolbridge_template::ArgumentsForm;
 
 /// A dialect learned from one template; see the module docs.
 #[derive(Debug, Clone)]

@@ -19,9 +19,9 @@
 use serde_json::{json, Map, Value};
 
 use crate::dialect::ChatTemplate;
-use crate::probe::ArgumentsForm;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use toolbridge_template::ArgumentsForm;
 
 const USER: &str = "Sentinel question q7";
 const CONTENT: &str = "Sentinel answer q7";
