@@ -7,7 +7,9 @@ mod framed_common;
 
 use std::path::{Path, PathBuf};
 
-use framed_common::{calls_of, parsed_however_cut, prepare, tools, validator, Call};
+use framed_common::{
+    calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
+};
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::detect::{choose, FALLBACK};
