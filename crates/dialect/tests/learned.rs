@@ -144,6 +144,7 @@ fn vllm_tool_templates_are_learned_and_read_their_own_calls() {
             other => panic!("{file}: not learned: {:?}", other.map(|r| r.err())),
         };
         println!("{file}: {:?}", learned.learned());
+        random_bytes_are_safe(&NativeDialect(learned.clone()));
         let accepted =
             round_trip(&template, &learned).unwrap_or_else(|why| panic!("{file}: {why}"));
         // ToolACE prints strings bare and OLMo 3 in single quotes; the grammar writes JSON
