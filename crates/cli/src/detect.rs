@@ -50,9 +50,6 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         return Ok(());
     }
     println!("family: {}", detection.family.unwrap_or("none"));
-    if let Some(Err(why)) = &choice.learned {
-        println!("learning refused: {why}");
-    }
     if detection.fallback() {
         println!(
             "dialect: {} (prompt style: no dialect for this family yet)",
@@ -60,6 +57,9 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         );
     } else {
         println!("dialect: {}", detection.dialect);
+    }
+    if let Some(Err(why)) = &choice.learned {
+        println!("learning refused: {why}");
     }
     Ok(())
 }

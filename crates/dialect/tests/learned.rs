@@ -7,7 +7,9 @@ mod framed_common;
 
 use std::path::{Path, PathBuf};
 
-use framed_common::{calls_of, parsed_however_cut, prepare, tools, validator, Call};
+use framed_common::{
+    calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
+};
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::detect::{choose, FALLBACK};
@@ -142,6 +144,7 @@ fn vllm_tool_templates_are_learned_and_read_their_own_calls() {
             other => panic!("{file}: not learned: {:?}", other.map(|r| r.err())),
         };
         println!("{file}: {:?}", learned.learned());
+        random_bytes_are_safe(&NativeDialect(learned.clone()));
         let accepted =
             round_trip(&template, &learned).unwrap_or_else(|why| panic!("{file}: {why}"));
         // ToolACE prints strings bare and OLMo 3 in single quotes; the grammar writes JSON

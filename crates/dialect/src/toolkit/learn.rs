@@ -405,3 +405,28 @@ fn tool(name: &str) -> Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_strings_are_quoted_and_literals_kept() {
+        assert_eq!(
+            quote_bare_strings("[f(city=New York, days=3, ok=True), g(x='a', y=[1])]"),
+            r#"[f(city="New York", days=3, ok=True), g(x='a', y=[1])]"#
+        );
+        assert_eq!(quote_bare_strings("f(a=Nonesuch)"), r#"f(a="Nonesuch")"#);
+        assert_eq!(quote_bare_strings("=="), r#"="=""#);
+    }
+
+    #[test]
+    fn a_turn_ends_at_its_first_token() {
+        assert_eq!(
+            turn_end(Some("<|im_end|><|endofturn|>\n"), "</s>").as_deref(),
+            Some("<|im_end|>")
+        );
+        assert_eq!(turn_end(Some("\n"), "</s>").as_deref(), Some("</s>"));
+        assert_eq!(turn_end(None, ""), None);
+    }
+}
