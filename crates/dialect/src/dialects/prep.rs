@@ -9,25 +9,11 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::Expr;
 
 use crate::dialect::{checked_parameters, messages_json, ChatTemplate, DialectError};
+use crate::dialects::framed_native::with_object_arguments;
 
 /// The messages as templates read them, past calls' arguments as objects.
 pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = messages_json(&request.messages)?;
-    for message in &mut messages {
-        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
-            continue;
-        };
-        for call in calls {
-            if let Some(arguments) = call.pointer_mut("/function/arguments") {
-                if let Value::String(text) = arguments {
-                    if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
-                        *arguments = object;
-                    }
-                }
-            }
-        }
-    }
-    Ok(messages)
+    Ok(with_object_arguments(messages_json(&request.messages)?))
 }
 
 /// Renders `template` with `transformers`' variables and `extra` ones on top.
