@@ -292,7 +292,13 @@ pub fn tools_prompt(tools: &[Tool], example: &str) -> String {
 /// The messages as JSON, past calls' `arguments` as objects where they hold JSON objects:
 /// templates print them with `tojson` and OpenAI's string form would come out quoted twice.
 pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = history_with_string_arguments(request)?;
+    Ok(with_object_arguments(history_with_string_arguments(
+        request,
+    )?))
+}
+
+/// `messages` with past calls' `arguments` as objects where they hold JSON objects.
+pub fn with_object_arguments(mut messages: Vec<Value>) -> Vec<Value> {
     for message in &mut messages {
         let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
             continue;
@@ -308,21 +314,13 @@ pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>
             }
         }
     }
-    Ok(messages)
+    messages
 }
 
 /// [`history_with_object_arguments`] with `content: ""` instead of `null` on assistant turns
 /// that only call.
 pub fn history_with_empty_content(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = history_with_object_arguments(request)?;
-    for message in &mut messages {
-        if let Value::Object(members) = message {
-            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
-                members.insert("content".into(), Value::String(String::new()));
-            }
-        }
-    }
-    Ok(messages)
+    Ok(with_empty_content(history_with_object_arguments(request)?))
 }
 
 /// The messages as JSON, as OpenAI sends them, with `content: null` on assistant turns

@@ -73,21 +73,8 @@ impl Dialect for HermesDialect {
                 })
                 .map_err(DialectError::from)
         })?;
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            Some(constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-            )?)
-        };
-        Ok(Prepared {
-            parser: choice.wrap(parser_after(&prompt)),
-            prompt,
-            constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+        let parser = parser_after(&prompt);
+        choice.prepared(request, prompt, parser, constraint)
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
