@@ -5,19 +5,23 @@
 //! `--split N` feeds the output in pieces, as an engine streams it; the printed message
 //! must not change, which makes this a quick check of a parser on text the property tests
 //! never saw. Ids are sequential so that two runs print the same bytes. `--template` reads
-//! the output in the dialect detected from the model's template, as the server would.
+//! the output in the dialect detected from the model's template (or learned from it), as
+//! the server would; with `--request`, exactly as the server would answer that request: the
+//! parser is the one prepared for it (its tools, `tool_choice`, `chat_template_kwargs`, and
+//! where the rendered prompt left the model, inside reasoning or not).
 
 use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{answer_format, detect};
 use toolbridge_template::TemplateSource;
 
+use crate::prepare::read_request;
 use crate::styles;
 
 #[derive(clap::Args)]
@@ -33,6 +37,10 @@ pub struct ParseArgs {
     /// dialect is the one detected from it.
     #[arg(long)]
     template: Option<PathBuf>,
+    /// The OpenAI chat request (JSON) the output answers: the output is read by the parser
+    /// the server prepares for it. Needs `--template`.
+    #[arg(long, requires = "template")]
+    request: Option<PathBuf>,
     /// Feed the output in pieces of at most N bytes (cut at character boundaries).
     #[arg(long)]
     split: Option<NonZeroUsize>,
@@ -41,7 +49,16 @@ pub struct ParseArgs {
 pub fn run(args: &ParseArgs) -> Result<()> {
     let mut registry = Registry::default();
     let name = dialect_name(args, &mut registry)?;
-    let mut parser = styles::dialect(&registry, &name)?.parser();
+    let dialect = styles::dialect(&registry, &name)?;
+    let mut parser = match (&args.request, &args.template) {
+        (Some(request), Some(template)) => {
+            let request = read_request(request)?;
+            let source = TemplateSource::from_path(template)?;
+            let template = ChatTemplate::from_source(&source, None, !request.tools().is_empty())?;
+            answer_format::prepare(dialect, &request, &template)?.parser
+        }
+        _ => dialect.parser(),
+    };
     let mut output = String::new();
     std::io::stdin()
         .read_to_string(&mut output)

@@ -91,7 +91,7 @@ fn system_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
 }
 
 /// The request file, parsed and checked as the server checks it.
-fn read_request(path: &Path) -> Result<ChatRequest> {
+pub fn read_request(path: &Path) -> Result<ChatRequest> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the request {}", path.display()))?;
     let request: ChatRequest = serde_json::from_str(&text)

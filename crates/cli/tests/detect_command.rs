@@ -110,3 +110,39 @@ fn explain_prints_what_was_learned_from_a_template_of_no_family() {
         assert!(explained.contains(line), "no {line:?} in\n{explained}");
     }
 }
+
+/// Qwen 3.5's generation prompt opens `<think>`: read as the server reads an answer to the
+/// request, the output starts inside the reasoning; with `enable_thinking: false` the
+/// prompt closes it, and the same text is content.
+#[test]
+fn parse_with_the_request_reads_as_the_server_would() {
+    let template = corpus("jinja/llama.cpp/Qwen3.5-4B.jinja");
+    let output = "Paris is close.\n</think>\n\nIt is sunny.";
+    let request = |kwargs: &str| {
+        let path = std::env::temp_dir().join(format!(
+            "toolbridge-parse-request-{}-{}.json",
+            std::process::id(),
+            kwargs.len()
+        ));
+        let body = format!(
+            r#"{{"model": "m", "messages": [{{"role": "user", "content": "Weather?"}}]{kwargs}}}"#
+        );
+        std::fs::write(&path, body).expect("a request file");
+        path.to_string_lossy().into_owned()
+    };
+    let thinking = request("");
+    let read = toolbridge(
+        &["parse", "--template", &template, "--request", &thinking],
+        output,
+    );
+    let message: serde_json::Value = serde_json::from_str(&stdout(&read)).expect("a message");
+    assert_eq!(message["reasoning_content"], "Paris is close.\n");
+    assert_eq!(message["content"], "It is sunny.");
+    let no_thinking = request(r#", "chat_template_kwargs": {"enable_thinking": false}"#);
+    let read = toolbridge(
+        &["parse", "--template", &template, "--request", &no_thinking],
+        output,
+    );
+    let message: serde_json::Value = serde_json::from_str(&stdout(&read)).expect("a message");
+    assert!(message.get("reasoning_content").is_none(), "{message}");
+}
