@@ -112,6 +112,13 @@ impl ChatRequest {
         }
     }
 
+    /// The variables a client asks the chat template to see (`chat_template_kwargs`, as
+    /// vLLM and llama.cpp's server take them: `{"enable_thinking": false}`); `None` when it
+    /// sends none; `None` too for a value that is not an object.
+    pub fn chat_template_kwargs(&self) -> Option<&Map<String, Value>> {
+        self.extra.get("chat_template_kwargs")?.as_object()
+    }
+
     /// Whether the model may make several calls in one turn (OpenAI's default is yes).
     pub fn allows_parallel_calls(&self) -> bool {
         self.parallel_tool_calls.unwrap_or(true)

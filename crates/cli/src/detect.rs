@@ -3,16 +3,21 @@
 //!
 //! It prints the registry name of the dialect (`hermes`, `llama3`, `mistral`, …). With
 //! `--explain` it prints the family the template's text shows too, and says when that
-//! family has no dialect of its own yet and a prompt style stands in. Jinja templates are
-//! read as `parse --template` reads them (`.jinja`, `tokenizer_config.json`, `.gguf`);
-//! Ollama Go templates (`.gotmpl`) and Modelfiles are read as text, since detection only
-//! looks for the tells a template's text carries.
+//! family has no dialect of its own yet. A template whose text shows no family with a
+//! dialect but which renders tool calls gets a dialect learned from its renders
+//! ([`detect::choose`]), and `--explain` prints what was learned (markers, call shape, key
+//! names, separator, reasoning) or why learning was refused, in which case a prompt style
+//! stands in. Jinja templates are read as `parse --template` reads them (`.jinja`,
+//! `tokenizer_config.json`, `.gguf`); Ollama Go templates (`.gotmpl`) and Modelfiles as
+//! Ollama renders them.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 use toolbridge_dialect::detect;
+use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_template::TemplateSource;
+use toolbridge_dialect::toolkit::learn::Learned;
+use toolbridge_template::{OllamaSource, TemplateSource};
 
 #[derive(clap::Args)]
 pub struct DetectArgs {
@@ -26,8 +31,20 @@ pub struct DetectArgs {
 }
 
 pub fn run(args: &DetectArgs) -> Result<()> {
-    let text = template_text(&args.template)?;
-    let detection = detect::resolve(&text, &Registry::default());
+    let (text, template) = template_text(&args.template)?;
+    let registry = Registry::default();
+    let choice = detect::choose(&text, &template, &registry);
+    let detection = choice.detection;
+    if let Some(Ok(learned)) = &choice.learned {
+        if args.explain {
+            println!("family: {}", detection.family.unwrap_or("none"));
+            println!("dialect: learned (from the template's own renders of past calls)");
+            print!("{}", explain(learned.learned()));
+        } else {
+            println!("learned");
+        }
+        return Ok(());
+    }
     if !args.explain {
         println!("{}", detection.dialect);
         return Ok(());
@@ -41,20 +58,54 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     } else {
         println!("dialect: {}", detection.dialect);
     }
+    if let Some(Err(why)) = &choice.learned {
+        println!("learning refused: {why}");
+    }
     Ok(())
 }
 
-/// The template's text: an Ollama template or Modelfile as it is, anything else through
-/// [`TemplateSource`] (the tool-use template where a model ships several).
-fn template_text(path: &Path) -> Result<String> {
+/// What was learned, a line each.
+fn explain(learned: &Learned) -> String {
+    let reasoning = learned
+        .reasoning
+        .as_ref()
+        .map_or("none".to_string(), |(open, close)| {
+            format!("{open:?} … {close:?}")
+        });
+    format!(
+        "opening marker: {:?}\nclosing marker: {:?}\ncall shape: {:?}\n\
+         separator: {:?}{}\nreasoning: {reasoning}\narguments given as: {:?}{}\n",
+        learned.open,
+        learned.close,
+        learned.shape,
+        learned.separator,
+        if learned.each_framed {
+            " (each call framed alone)"
+        } else {
+            ""
+        },
+        learned.arguments,
+        if learned.bare_strings {
+            " (strings printed without quotes)"
+        } else {
+            ""
+        },
+    )
+}
+
+/// The template's text and the template compiled: an Ollama template or Modelfile as
+/// Ollama reads it, anything else through [`TemplateSource`] (the tool-use template where a
+/// model ships several).
+fn template_text(path: &Path) -> Result<(String, ChatTemplate)> {
     let name = path
         .file_name()
         .and_then(|name| name.to_str())
         .unwrap_or("");
     if name.ends_with(".gotmpl") || name == "Modelfile" || name.ends_with(".Modelfile") {
-        return std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()));
+        let source = OllamaSource::from_path(path)?;
+        return Ok((source.template.clone(), ChatTemplate::ollama(&source)?));
     }
     let source = TemplateSource::from_path(path)?;
-    Ok(source.select_for(None, true)?.to_string())
+    let text = source.select_for(None, true)?.to_string();
+    Ok((text, ChatTemplate::from_source(&source, None, true)?))
 }

@@ -13,6 +13,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::detect;
+use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_template::TemplateSource;
@@ -38,8 +39,9 @@ pub struct ParseArgs {
 }
 
 pub fn run(args: &ParseArgs) -> Result<()> {
-    let registry = Registry::default();
-    let mut parser = styles::dialect(&registry, &dialect_name(args)?)?.parser();
+    let mut registry = Registry::default();
+    let name = dialect_name(args, &mut registry)?;
+    let mut parser = styles::dialect(&registry, &name)?.parser();
     let mut output = String::new();
     std::io::stdin()
         .read_to_string(&mut output)
@@ -58,8 +60,9 @@ pub fn run(args: &ParseArgs) -> Result<()> {
     Ok(())
 }
 
-/// The dialect `--style` names, or the one detected from `--template`.
-fn dialect_name(args: &ParseArgs) -> Result<String> {
+/// The dialect `--style` names, or the one detected from `--template` (learned from it, and
+/// added to `registry`, where it shows no family but renders calls).
+fn dialect_name(args: &ParseArgs, registry: &mut Registry) -> Result<String> {
     if let Some(style) = &args.style {
         return Ok(style.clone());
     }
@@ -69,7 +72,13 @@ fn dialect_name(args: &ParseArgs) -> Result<String> {
         .context("give --style or --template")?;
     let source = TemplateSource::from_path(path)?;
     let text = source.select_for(None, true)?;
-    Ok(detect::dialect_name(text).to_string())
+    let template = ChatTemplate::from_source(&source, None, true)?;
+    let detection = detect::resolve(text, registry);
+    let learned = detection
+        .fallback()
+        .then(|| detect::learn_into(&template, registry).ok())
+        .flatten();
+    Ok(learned.unwrap_or(detection.dialect).to_string())
 }
 
 /// `text` in pieces of at most `size` bytes, each cut at the largest character boundary

@@ -90,3 +90,23 @@ fn a_missing_template_is_a_readable_error() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("error:"));
 }
+
+#[test]
+fn explain_prints_what_was_learned_from_a_template_of_no_family() {
+    let template = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../dialect/tests/learned/templates/tool_chat_template_qwen2_5_coder.jinja");
+    let template = template.to_string_lossy();
+    let output = toolbridge(&["detect", "--template", &template], "");
+    assert_eq!(stdout(&output), "learned\n");
+    let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    let explained = stdout(&output);
+    for line in [
+        "dialect: learned",
+        "opening marker: \"<tools>\\n\"",
+        "closing marker: \"\\n</tools>\"",
+        "call shape: Json { name: \"name\", arguments: \"arguments\", list: false }",
+        "separator: \"\\n\" (each call framed alone)",
+    ] {
+        assert!(explained.contains(line), "no {line:?} in\n{explained}");
+    }
+}

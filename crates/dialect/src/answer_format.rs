@@ -85,13 +85,23 @@ pub fn schema_instruction(schema: &Value) -> String {
     )
 }
 
-/// `request` prepared by `dialect`, with its `response_format` where the dialect leaves
-/// the answer free and no call is possible.
+/// `request` prepared by `dialect`: the template sees the request's
+/// `chat_template_kwargs`, and the answer follows its `response_format` where the dialect
+/// leaves the answer free and no call is possible. The server and `render --request`
+/// prepare every request here.
 pub fn prepare(
     dialect: &dyn Dialect,
     request: &ChatRequest,
     template: &ChatTemplate,
 ) -> Result<Prepared, DialectError> {
+    let with_variables;
+    let template = match request.chat_template_kwargs() {
+        Some(variables) => {
+            with_variables = template.with_variables(variables);
+            &with_variables
+        }
+        None => template,
+    };
     let format = AnswerFormat::of(request)?;
     let Some(format) = format.filter(|_| !dialect.formats_answers()) else {
         return dialect.prepare(request, template);

@@ -15,8 +15,19 @@
 //! the prompt style [`FALLBACK`], which describes the tools in a system prompt of its own;
 //! [`Detection::fallback`] says when that happened, so the checked-in detection table shows
 //! which families still lack a dialect.
+//!
+//! [`choose`] goes one step further where the compiled template is at hand: a template
+//! whose text shows no family with a dialect, but which renders tool calls, gets a dialect
+//! learned from its own renders ([`LearnedDialect`]); the prompt style stands in only when
+//! learning is refused, and [`Chosen`] says why.
 
+use std::sync::Arc;
+
+use crate::dialect::{ChatTemplate, Dialect};
+use crate::dialects::framed_native::NativeDialect;
+use crate::dialects::learned::LearnedDialect;
 use crate::registry::Registry;
+use crate::toolkit::learn::Refusal;
 
 /// The prompt style for templates whose family has no dialect here (or no tool support).
 pub const FALLBACK: &str = "hermes_2_pro";
@@ -143,7 +154,12 @@ pub const RULES: &[Rule] = &[
     rule(
         "lfm2",
         &[],
-        &["<|tool_list_start|>", "<|tool_call_start|>"],
+        &[
+            "<|tool_list_start|>",
+            "<|tool_call_start|>",
+            // LFM2.5-Instruct lists the tools bare and renders no past calls.
+            "List of tools: [",
+        ],
         &["```python"],
     ),
     rule("minicpm3", &["<|tool_call_start|>"], &[], &[]),
@@ -249,6 +265,48 @@ pub fn resolve(source: &str, registry: &Registry) -> Detection {
 /// The registry name of the dialect for the template `source`, in the default registry.
 pub fn dialect_name(source: &str) -> &'static str {
     resolve(source, &Registry::default()).dialect
+}
+
+/// The dialect chosen for a compiled template, and how.
+pub struct Chosen {
+    /// What the template's text showed.
+    pub detection: Detection,
+    /// Where the family has no dialect of its own: the dialect learned from the template,
+    /// or why none was.
+    pub learned: Option<Result<LearnedDialect, Refusal>>,
+}
+
+impl Chosen {
+    /// The chosen dialect: the learned one, else the registry's for the detection.
+    pub fn dialect(&self, registry: &Registry) -> Option<Arc<dyn Dialect>> {
+        match &self.learned {
+            Some(Ok(learned)) => Some(Arc::new(NativeDialect(learned.clone()))),
+            _ => registry.shared(self.detection.dialect),
+        }
+    }
+}
+
+/// The dialect for `template`, whose text is `source`: its family's when the registry has
+/// one, else one learned from its renders, else [`FALLBACK`].
+pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Chosen {
+    let detection = resolve(source, registry);
+    let learned = detection
+        .fallback()
+        .then(|| LearnedDialect::learn(template));
+    Chosen { detection, learned }
+}
+
+/// The dialect learned from `template`, added to `registry` under its own name; the name,
+/// or why nothing was learned. For a template whose family has no dialect
+/// ([`Detection::fallback`]), as the server and `toolbridge parse` set a model up.
+pub fn learn_into(
+    template: &ChatTemplate,
+    registry: &mut Registry,
+) -> Result<&'static str, Refusal> {
+    let dialect = Arc::new(NativeDialect(LearnedDialect::learn(template)?));
+    let name = dialect.name();
+    registry.register(dialect, &[]);
+    Ok(name)
 }
 
 #[cfg(test)]

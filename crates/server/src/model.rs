@@ -14,7 +14,8 @@
 //!
 //! The dialect is the one named (`--dialect`), else the one the dialect crate detects from
 //! the default template's text ([`detect::dialect_name`]): the template's own family where
-//! a dialect for it exists, else a prompt style that teaches the model a call syntax in its
+//! a dialect for it exists, else one learned from the template's own renders of past calls
+//! ([`LearnedDialect`]), else a prompt style that teaches the model a call syntax in its
 //! system prompt.
 
 use std::sync::Arc;
@@ -88,14 +89,14 @@ impl ServedModel {
         template: Option<TemplateOverride>,
         dialect: Option<&str>,
     ) -> Result<ServedModel, SetupError> {
-        let registry = Registry::default();
+        let mut registry = Registry::default();
         let template = match template {
             Some(template) => Some(template),
             None => engine_modelfile(engine.as_ref())?.map(TemplateOverride::Ollama),
         };
         let mut stop = Vec::new();
         let mut sampling = Sampling::default();
-        let (templates, dialect) = match template {
+        let (templates, mut dialect_name) = match template {
             Some(TemplateOverride::Ollama(source)) => {
                 let dialect = choose_dialect(&registry, dialect, &source.template)?;
                 sampling = ModelfileDefaults::read(&source.parameters)?.sampling;
@@ -112,11 +113,14 @@ impl ServedModel {
                 dialect,
             )?,
         };
+        if dialect.is_none() {
+            dialect_name = learned_or(&mut registry, dialect_name, &templates);
+        }
         Ok(ServedModel {
             engine,
             templates,
             registry,
-            dialect,
+            dialect: dialect_name,
             stop,
             sampling,
             alias: None,
@@ -253,6 +257,20 @@ fn with_model_tokens(mut source: TemplateSource, engine: &dyn Engine) -> Templat
     source
 }
 
+/// `detected`, unless it is the prompt style standing in for a template that renders tool
+/// calls in a syntax learned from it: then the learned dialect, added to `registry`.
+fn learned_or(
+    registry: &mut Registry,
+    detected: &'static str,
+    templates: &Templates,
+) -> &'static str {
+    if detected != detect::FALLBACK {
+        return detected;
+    }
+    let template = templates.tool_use.as_ref().unwrap_or(&templates.default);
+    detect::learn_into(template, registry).unwrap_or(detected)
+}
+
 /// The dialect called `named`, else the one detected from `template` (see the module
 /// docs).
 pub fn choose_dialect(
@@ -288,6 +306,21 @@ mod tests {
             choose_dialect(&registry, None, plain).ok(),
             Some("hermes_2_pro")
         );
+    }
+
+    #[test]
+    fn a_template_that_calls_in_an_unknown_syntax_gets_a_learned_dialect() {
+        let olmo3 =
+            include_str!("../../dialect/tests/learned/templates/tool_chat_template_olmo3.jinja");
+        let templates = Templates {
+            default: ChatTemplate::new(olmo3, "", "").expect("compiles"),
+            tool_use: None,
+        };
+        let mut registry = Registry::default();
+        let detected = choose_dialect(&registry, None, olmo3).expect("detected");
+        assert_eq!(detected, detect::FALLBACK);
+        assert_eq!(learned_or(&mut registry, detected, &templates), "learned");
+        assert!(registry.get("learned").is_some());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! OpenAI's shape. Dialects only ever hand it such a conversation, so every dialect works
 //! over either kind of template.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
@@ -24,11 +24,14 @@ use crate::{
 /// Ollama adds them). Dialects only hand it a conversation in OpenAI's shape, so they
 /// work over either.
 pub struct ChatTemplate {
-    renderer: Renderer,
+    renderer: Arc<Renderer>,
     pub bos_token: String,
     pub eos_token: String,
     /// What the template can render, probed on first use (a dozen renders) and kept.
-    caps: OnceLock<TemplateCaps>,
+    caps: Arc<OnceLock<TemplateCaps>>,
+    /// Variables the template sees beside `messages`, `tools` and the special tokens:
+    /// a request's `chat_template_kwargs`.
+    variables: Map<String, Value>,
 }
 
 enum Renderer {
@@ -70,10 +73,11 @@ impl ChatTemplate {
         eos_token: impl Into<String>,
     ) -> ChatTemplate {
         ChatTemplate {
-            renderer: Renderer::Jinja(template),
+            renderer: Arc::new(Renderer::Jinja(template)),
             bos_token: bos_token.into(),
             eos_token: eos_token.into(),
-            caps: OnceLock::new(),
+            caps: Arc::default(),
+            variables: Map::new(),
         }
     }
 
@@ -82,14 +86,15 @@ impl ChatTemplate {
     pub fn ollama(source: &OllamaSource) -> Result<ChatTemplate, ChatTemplateError> {
         let template = GoTemplate::new(&source.template).map_err(ChatTemplateError::Template)?;
         Ok(ChatTemplate {
-            renderer: Renderer::Ollama {
+            renderer: Arc::new(Renderer::Ollama {
                 template,
                 system: source.system.clone(),
                 messages: source.messages.clone(),
-            },
+            }),
             bos_token: String::new(),
             eos_token: String::new(),
-            caps: OnceLock::new(),
+            caps: Arc::default(),
+            variables: Map::new(),
         })
     }
 
@@ -109,6 +114,21 @@ impl ChatTemplate {
             source.bos_token.clone().unwrap_or_default(),
             source.eos_token.clone().unwrap_or_default(),
         )
+    }
+
+    /// This template, its renders seeing `variables` too: a request's
+    /// `chat_template_kwargs` (`enable_thinking`, `reasoning_effort`, any key), as vLLM and
+    /// llama.cpp's server pass them. The compiled template and its probed caps are shared,
+    /// not copied. A variable never replaces what the render itself passes (`messages`,
+    /// `tools`, the special tokens). Ollama's Go templates read no such variables.
+    pub fn with_variables(&self, variables: &Map<String, Value>) -> ChatTemplate {
+        ChatTemplate {
+            renderer: Arc::clone(&self.renderer),
+            bos_token: self.bos_token.clone(),
+            eos_token: self.eos_token.clone(),
+            caps: Arc::clone(&self.caps),
+            variables: variables.clone(),
+        }
     }
 
     /// What the template can render ([`TemplateCaps::probe`]), probed once.
@@ -143,10 +163,13 @@ impl ChatTemplate {
         &self,
         mut context: Map<String, Value>,
     ) -> Result<String, ChatTemplateError> {
-        match &self.renderer {
+        match self.renderer.as_ref() {
             Renderer::Jinja(template) => {
                 context.insert("bos_token".into(), self.bos_token.clone().into());
                 context.insert("eos_token".into(), self.eos_token.clone().into());
+                for (name, value) in &self.variables {
+                    context.entry(name.clone()).or_insert_with(|| value.clone());
+                }
                 template
                     .render(&Value::Object(context))
                     .map_err(ChatTemplateError::Template)

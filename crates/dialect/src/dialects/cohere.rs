@@ -22,8 +22,9 @@
 //! Command R7B writes `<|START_THINKING|>plan<|END_THINKING|>` and then either
 //! `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": …}]<|END_ACTION|>`
 //! or `<|START_RESPONSE|>answer<|END_RESPONSE|>`. The thinking is reasoning, the response
-//! markers are layout, and the `tool_call_id`s (positions, `"0"`, `"1"`) are not kept as
-//! ids: OpenAI ids are made for the calls instead.
+//! markers are layout, and the `tool_call_id`s (positions, `"0"`, `"1"`) are kept as the
+//! calls' ids, as llama.cpp keeps them: the template writes them back into history, where
+//! the model expects its own.
 //!
 //! Both templates render the request's tools and history themselves (past calls'
 //! `arguments` given as objects, since they print them with `tojson`).
@@ -49,7 +50,7 @@ const END_THINKING: &str = "<|END_THINKING|>";
 const KEYS: CallKeys = CallKeys {
     name: "tool_name",
     arguments: &["parameters"],
-    id: None,
+    id: Some("tool_call_id"),
 };
 
 /// The Command-R / Aya dialect; see the module docs.

@@ -59,21 +59,12 @@ impl Dialect for FireFunctionDialect {
         });
         extra.insert("datetime".into(), datetime(now).into());
         let prompt = render(template, &messages, &[], extra)?;
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            Some(constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-            )?)
-        };
-        Ok(Prepared {
-            parser: choice.wrap(Box::new(FunctoolsParser::new())),
+        choice.prepared(
+            request,
             prompt,
+            Box::new(FunctoolsParser::new()),
             constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+        )
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {

@@ -52,6 +52,12 @@ pub trait Native: Send + Sync {
         Start::Content
     }
 
+    /// Whether the family's models may start calling before they close their reasoning
+    /// (then a call's marker ends it: [`FramedParser::calls_end_reasoning`]).
+    fn calls_end_reasoning(&self) -> bool {
+        false
+    }
+
     /// Whether the grammar waits for a trigger; by default unless a call is forced.
     fn lazy(&self, forced: bool) -> bool {
         !forced
@@ -199,7 +205,7 @@ impl<N: Native> Dialect for NativeDialect<N> {
             })
         };
         let markers = family.markers(&choice.callable);
-        let parser = choice.wrap(Box::new(family.start(Some(&prompt)).parser(markers)));
+        let parser = choice.wrap(Box::new(framed_parser(family, Some(&prompt), markers)));
         let mut stop = request.stop_sequences().to_vec();
         stop.extend(family.stops());
         Ok(Prepared {
@@ -211,7 +217,21 @@ impl<N: Native> Dialect for NativeDialect<N> {
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(self.0.start(None).parser(self.0.markers(&[])))
+        Box::new(framed_parser(&self.0, None, self.0.markers(&[])))
+    }
+}
+
+/// The family's parser for output after `prompt`.
+fn framed_parser<N: Native>(
+    family: &N,
+    prompt: Option<&str>,
+    markers: Vec<(String, Action)>,
+) -> FramedParser {
+    let parser = family.start(prompt).parser(markers);
+    if family.calls_end_reasoning() {
+        parser.calls_end_reasoning()
+    } else {
+        parser
     }
 }
 
@@ -272,7 +292,13 @@ pub fn tools_prompt(tools: &[Tool], example: &str) -> String {
 /// The messages as JSON, past calls' `arguments` as objects where they hold JSON objects:
 /// templates print them with `tojson` and OpenAI's string form would come out quoted twice.
 pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = history_with_string_arguments(request)?;
+    Ok(with_object_arguments(history_with_string_arguments(
+        request,
+    )?))
+}
+
+/// `messages` with past calls' `arguments` as objects where they hold JSON objects.
+pub fn with_object_arguments(mut messages: Vec<Value>) -> Vec<Value> {
     for message in &mut messages {
         let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
             continue;
@@ -288,21 +314,13 @@ pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>
             }
         }
     }
-    Ok(messages)
+    messages
 }
 
 /// [`history_with_object_arguments`] with `content: ""` instead of `null` on assistant turns
 /// that only call.
 pub fn history_with_empty_content(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = history_with_object_arguments(request)?;
-    for message in &mut messages {
-        if let Value::Object(members) = message {
-            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
-                members.insert("content".into(), Value::String(String::new()));
-            }
-        }
-    }
-    Ok(messages)
+    Ok(with_empty_content(history_with_object_arguments(request)?))
 }
 
 /// The messages as JSON, as OpenAI sends them, with `content: null` on assistant turns

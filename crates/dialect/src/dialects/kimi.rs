@@ -5,9 +5,10 @@
 //! <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
 //! ```
 //!
-//! The tool's name is the id without its `functions.` prefix and `:<n>` counter; the id
-//! itself is not kept (the template numbers past calls itself, and OpenAI ids are made for
-//! the calls). Kimi K2 Thinking reasons in `<think>…</think>` first.
+//! The tool's name is the id without its `functions.` prefix and `:<n>` counter. The id is
+//! kept as the call's id, as llama.cpp and vLLM keep it: the template writes a past call
+//! back with its id, so the model sees its own `functions.<name>:<n>` again, not an id
+//! made up for OpenAI. Kimi K2 Thinking reasons in `<think>…</think>` first.
 
 use std::sync::Arc;
 
@@ -83,7 +84,9 @@ impl Native for KimiK2 {
                 Pat::until(ARGUMENT_BEGIN, 256),
                 Pat::Json,
                 Pat::Ws,
-                Pat::lit(CALL_END),
+                // A call whose arguments are whole stands without its end token (an output
+                // cut at a stop, or the next call begun at once).
+                Pat::opt(CALL_END),
             ])
         };
         let section = Pat::Seq(vec![
@@ -101,6 +104,11 @@ impl Native for KimiK2 {
 
     fn start(&self, prompt: Option<&str>) -> Start {
         after_think(prompt)
+    }
+
+    /// Kimi K2 Thinking opens its call section before it closes its reasoning.
+    fn calls_end_reasoning(&self) -> bool {
+        true
     }
 }
 
@@ -126,7 +134,10 @@ fn region(body: Pat) -> Region {
                 .chunks(2)
                 .map(|pair| {
                     let arguments: Value = serde_json::from_str(&pair[1]).ok()?;
-                    Some(Call::new(name_of(&pair[0])?, arguments_text(&arguments)?))
+                    Some(Call {
+                        id: Some(pair[0].trim().to_string()),
+                        ..Call::new(name_of(&pair[0])?, arguments_text(&arguments)?)
+                    })
                 })
                 .collect()
         }),

@@ -92,21 +92,12 @@ impl Dialect for Llama3Dialect {
                 extra,
             )?,
         };
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            Some(json_constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-            )?)
-        };
-        Ok(Prepared {
-            parser: choice.wrap(Box::new(Llama3Parser::new())),
+        choice.prepared(
+            request,
             prompt,
-            constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+            Box::new(Llama3Parser::new()),
+            json_constraint,
+        )
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {

@@ -70,23 +70,13 @@ impl Dialect for MistralDialect {
         let mut messages = history(request)?;
         mistral_ids(&mut messages);
         let prompt = render(template, &messages, choice.shown, Map::new())?;
-        let constraint = if choice.callable.is_empty() {
-            None
-        } else {
-            let v11 = writes_args_marker(template);
-            Some(constraint(
-                &choice.callable,
-                choice.lazy(),
-                choice.parallel,
-                v11,
-            )?)
-        };
-        Ok(Prepared {
-            parser: choice.wrap(Box::new(MistralParser::new())),
+        let v11 = writes_args_marker(template);
+        choice.prepared(
+            request,
             prompt,
-            constraint,
-            stop: request.stop_sequences().to_vec(),
-        })
+            Box::new(MistralParser::new()),
+            |tools, lazy, parallel| constraint(tools, lazy, parallel, v11),
+        )
     }
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {

@@ -13,6 +13,7 @@ pub mod gpt_oss;
 pub mod hermes_dialect;
 pub mod json_list;
 pub mod kimi;
+pub mod learned;
 pub mod lfm2;
 pub mod llama3;
 pub mod llama3_parser;

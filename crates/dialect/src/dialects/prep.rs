@@ -9,25 +9,11 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::Expr;
 
 use crate::dialect::{checked_parameters, messages_json, ChatTemplate, DialectError};
+use crate::dialects::framed_native::{json_name, with_object_arguments};
 
 /// The messages as templates read them, past calls' arguments as objects.
 pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = messages_json(&request.messages)?;
-    for message in &mut messages {
-        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
-            continue;
-        };
-        for call in calls {
-            if let Some(arguments) = call.pointer_mut("/function/arguments") {
-                if let Value::String(text) = arguments {
-                    if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
-                        *arguments = object;
-                    }
-                }
-            }
-        }
-    }
-    Ok(messages)
+    Ok(with_object_arguments(messages_json(&request.messages)?))
 }
 
 /// Renders `template` with `transformers`' variables and `extra` ones on top.
@@ -73,15 +59,6 @@ pub fn one_call_per_message(messages: &[Value]) -> Vec<Value> {
         }
     }
     out
-}
-
-/// A tool's name as it sits inside a JSON string, without the quotes.
-pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
-    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
-        what: "a tool name",
-        source,
-    })?;
-    Ok(quoted[1..quoted.len() - 1].to_string())
 }
 
 /// One alternative per tool: `{prefix}<name>{middle}<arguments>`, where the name is as it

@@ -21,22 +21,8 @@ pub fn prepared(
     choice: &Choice,
     prompt: String,
 ) -> Result<Prepared, DialectError> {
-    let constraint = if choice.callable.is_empty() {
-        None
-    } else {
-        Some(pythonic_constraint(
-            &choice.callable,
-            choice.lazy(),
-            choice.parallel,
-        )?)
-    };
     let typed = TypedArguments::new(Llama3Parser::new(), ParameterTypes::new(&choice.callable));
-    Ok(Prepared {
-        parser: choice.wrap(Box::new(typed)),
-        prompt,
-        constraint,
-        stop: request.stop_sequences().to_vec(),
-    })
+    choice.prepared(request, prompt, Box::new(typed), pythonic_constraint)
 }
 
 /// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in

@@ -389,6 +389,11 @@ impl Native for XmlCalls {
         after_open(prompt, open, close)
     }
 
+    /// Qwen 3.5 (this family's syntax) may open a call before it closes its reasoning.
+    fn calls_end_reasoning(&self) -> bool {
+        matches!(self, XmlCalls::Qwen3Coder)
+    }
+
     fn call_example(&self) -> Option<&'static str> {
         Some(match self {
             XmlCalls::Qwen3Coder => "<tool_call>\n<function=NAME>\n<parameter=PARAMETER>\nVALUE\n</parameter>\n</function>\n</tool_call>",

@@ -10,7 +10,7 @@
 
 use toolbridge_chat::{ChatRequest, Tool};
 
-use crate::dialect::DialectError;
+use crate::dialect::{Constraint, DialectError, Prepared};
 use crate::parser::StreamParser;
 use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
 
@@ -51,6 +51,30 @@ impl<'a> Choice<'a> {
     /// Whether the grammar waits for a trigger (`auto`) rather than starting at once.
     pub fn lazy(&self) -> bool {
         !self.forced
+    }
+
+    /// The request prepared once its prompt is rendered: the call grammar `constraint`
+    /// builds over the callable tools (given them, [`Choice::lazy`] and whether calls may
+    /// be parallel; none when no tool may be called), `parser` [wrapped](Choice::wrap), and
+    /// the request's stops.
+    pub fn prepared(
+        &self,
+        request: &ChatRequest,
+        prompt: String,
+        parser: Box<dyn StreamParser + Send>,
+        constraint: impl FnOnce(&[&Tool], bool, bool) -> Result<Constraint, DialectError>,
+    ) -> Result<Prepared, DialectError> {
+        let constraint = if self.callable.is_empty() {
+            None
+        } else {
+            Some(constraint(&self.callable, self.lazy(), self.parallel)?)
+        };
+        Ok(Prepared {
+            parser: self.wrap(parser),
+            prompt,
+            constraint,
+            stop: request.stop_sequences().to_vec(),
+        })
     }
 
     /// `parser` wrapped to read off-format calls of the callable tools, when there are any.

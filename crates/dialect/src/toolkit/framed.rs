@@ -19,8 +19,12 @@
 //!   in order; anything else gives the opening marker back as content and reads the text
 //!   after it again, as content (a call may start inside it). So a call is never emitted
 //!   garbled, and text that is no call comes out as written.
-//! - Reasoning runs to its closing marker (a call written inside reasoning is reasoning);
-//!   whitespace right after it is dropped.
+//! - Reasoning runs to its closing marker; whitespace right after it is dropped. A call
+//!   written inside reasoning is reasoning, except in families whose models start calling
+//!   before they close their reasoning ([`FramedParser::calls_end_reasoning`]: Qwen 3.5,
+//!   Kimi K2 Thinking, as llama.cpp reads them): there a call's marker opens its region as
+//!   in content, so the call is not lost in the reasoning, and a region that is no call
+//!   gives its marker back as reasoning, and the reasoning goes on.
 //! - Whitespace before a call's marker and after a call is layout, unless text follows it
 //!   after the call (as in the Hermes parser): a reply that only calls has no content.
 //!
@@ -492,6 +496,11 @@ pub struct FramedParser {
     virtual_marker: bool,
     /// Where matching the region being read stopped, and its captures so far.
     region: Resume,
+    /// The closing marker of the reasoning the region being read was opened in: the
+    /// reasoning goes on if the region is no call.
+    region_in_reasoning: Option<String>,
+    /// Whether a call's marker inside reasoning ends it ([`FramedParser::calls_end_reasoning`]).
+    calls_end_reasoning: bool,
     captures: Vec<String>,
 }
 
@@ -521,6 +530,8 @@ impl FramedParser {
             next_index: 0,
             virtual_marker: false,
             region: Resume::default(),
+            region_in_reasoning: None,
+            calls_end_reasoning: false,
             captures: Vec::new(),
         }
     }
@@ -548,6 +559,13 @@ impl FramedParser {
             parser.virtual_marker = true;
         }
         parser
+    }
+
+    /// This parser, with a call's marker inside reasoning ending the reasoning and opening
+    /// its region, for families whose models call before they close their reasoning.
+    pub fn calls_end_reasoning(mut self) -> Self {
+        self.calls_end_reasoning = true;
+        self
     }
 
     fn run(&mut self, ended: bool) {
@@ -629,12 +647,19 @@ impl FramedParser {
     }
 
     fn scan_reasoning(&mut self, close: &str, ended: bool) -> bool {
-        if let Some(found) = self.pending.from(0).find(close) {
-            let reasoning = self.pending.take(found).to_string();
+        let text = self.pending.from(0);
+        let closed_at = text.find(close);
+        let call = self.first_call_marker(text);
+        if let Some((at, index)) = call.filter(|&(at, _)| closed_at.is_none_or(|end| at < end)) {
+            self.emit_reasoning(at);
+            self.pending.take(self.markers[index].0.len());
+            self.region_in_reasoning = Some(close.to_string());
+            self.mode = Mode::Region(index);
+            return true;
+        }
+        if let Some(found) = closed_at {
+            self.emit_reasoning(found);
             self.pending.take(close.len());
-            if !reasoning.is_empty() {
-                self.events.push(Event::Reasoning(reasoning));
-            }
             self.writer.skip_leading_whitespace = true;
             self.mode = Mode::Content;
             return true;
@@ -642,14 +667,43 @@ impl FramedParser {
         let keep = if ended {
             0
         } else {
-            held_prefix(self.pending.from(0), close)
+            self.call_markers()
+                .map(|(marker, _)| held_prefix(text, marker))
+                .fold(held_prefix(text, close), usize::max)
         };
-        let decided = self.pending.len() - keep;
-        if decided > 0 {
-            let reasoning = self.pending.take(decided).to_string();
-            self.events.push(Event::Reasoning(reasoning));
-        }
+        self.emit_reasoning(self.pending.len() - keep);
         false
+    }
+
+    /// The first `len` bytes held, as reasoning.
+    fn emit_reasoning(&mut self, len: usize) {
+        let reasoning = self.pending.take(len);
+        if !reasoning.is_empty() {
+            self.events.push(Event::Reasoning(reasoning.to_string()));
+        }
+    }
+
+    /// The markers that end reasoning by opening call regions, with their indexes: none
+    /// unless [`FramedParser::calls_end_reasoning`].
+    fn call_markers(&self) -> impl Iterator<Item = (&str, usize)> {
+        let markers = if self.calls_end_reasoning {
+            &self.markers[..]
+        } else {
+            &[]
+        };
+        markers
+            .iter()
+            .enumerate()
+            .filter(|(_, (marker, action))| !marker.is_empty() && matches!(action, Action::Call(_)))
+            .map(|(index, (marker, _))| (marker.as_str(), index))
+    }
+
+    /// Where the first call marker in `text` is, and which (the longest where several start
+    /// there).
+    fn first_call_marker(&self, text: &str) -> Option<(usize, usize)> {
+        self.call_markers()
+            .filter_map(|(marker, index)| Some((text.find(marker)?, index)))
+            .min_by_key(|&(at, index)| (at, usize::MAX - self.markers[index].0.len()))
     }
 
     /// Matches the region held so far, resuming where the last piece stopped ([`Resume`]).
@@ -677,13 +731,18 @@ impl FramedParser {
         self.region = Resume::default();
         self.mode = Mode::Content;
         let virtual_marker = std::mem::take(&mut self.virtual_marker);
-        match calls {
-            Some((end, calls)) => {
+        let in_reasoning = self.region_in_reasoning.take();
+        match (calls, in_reasoning) {
+            (Some((end, calls)), _) => {
                 self.pending.take(end);
                 self.emit_calls(calls);
             }
-            None if virtual_marker => {}
-            None => {
+            (None, Some(close)) => {
+                self.events.push(Event::Reasoning(marker_text.clone()));
+                self.mode = Mode::Reasoning { close };
+            }
+            (None, None) if virtual_marker => {}
+            (None, None) => {
                 let text = marker_text.clone();
                 self.writer.write(&text, &mut self.events);
             }

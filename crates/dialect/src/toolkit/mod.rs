@@ -12,6 +12,7 @@
 //! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
+//! - [`learn`]: a template's call syntax, learned by rendering sentinel calls.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
 //!   argument fragments meanwhile.
 //! - [`off_format`]: calls a model wrote as fenced or bare JSON, read out of content.
@@ -36,6 +37,7 @@ pub mod gemma_notation;
 pub mod header;
 pub mod inline_calls;
 pub mod json_scan;
+pub mod learn;
 pub mod off_format;
 pub mod pycall;
 mod reread;

@@ -127,32 +127,32 @@ pub fn untyped(text: &str) -> Value {
 /// The first value `schema`'s alternatives accept for `text`, in the module docs' order.
 fn fitted(text: &str, schema: &Value) -> Option<Value> {
     let alternatives = alternatives(schema, 0);
-    let members: Vec<&Value> = alternatives
-        .iter()
-        .filter_map(|alternative| match alternative {
-            Alternative::Member(member) => Some(*member),
-            Alternative::Type(_) => None,
-        })
-        .collect();
-    if !members.is_empty() {
-        return member(text, &members);
-    }
     let literal = literal(text);
-    let kinds = alternatives
+    let named = alternatives
         .iter()
-        .filter_map(|alternative| match alternative {
-            Alternative::Type(kind) => Some(*kind),
-            Alternative::Member(_) => None,
+        .find_map(|alternative| match alternative {
+            Alternative::Member(member) => {
+                names(text, literal.as_ref(), member).then(|| (*member).clone())
+            }
+            Alternative::Type(_) => None,
         });
-    let mut string = false;
-    for kind in kinds {
-        if kind == "string" {
-            string = true;
-        } else if let Some(value) = literal.as_ref().and_then(|value| of_type(value, kind)) {
-            return Some(value);
-        }
-    }
-    string.then(|| Value::String(text.to_string()))
+    let typed = || {
+        alternatives
+            .iter()
+            .find_map(|alternative| match alternative {
+                Alternative::Type(kind) if *kind != "string" => {
+                    literal.as_ref().and_then(|value| of_type(value, kind))
+                }
+                _ => None,
+            })
+    };
+    let string = || {
+        let allowed = alternatives
+            .iter()
+            .any(|alternative| matches!(alternative, Alternative::Type("string")));
+        allowed.then(|| Value::String(text.to_string()))
+    };
+    named.or_else(typed).or_else(string)
 }
 
 /// One way a schema accepts a value: a listed member, or a JSON type.
@@ -201,24 +201,13 @@ fn alternatives(schema: &Value, depth: usize) -> Vec<Alternative<'_>> {
     kinds
 }
 
-/// The member `text` names: a string member by its text, any other by the literal the
-/// text spells (numbers compared by value, so `1.0` names `1`).
-fn member(text: &str, members: &[&Value]) -> Option<Value> {
-    if let Some(found) = members.iter().find(|member| member.as_str() == Some(text)) {
-        return Some((*found).clone());
+/// Whether `text` (read as `literal`) names `member`: a string member by its text, any
+/// other by the value the text spells (numbers compared by value, so `1.0` names `1`).
+fn names(text: &str, literal: Option<&Value>, member: &Value) -> bool {
+    match member {
+        Value::String(member) => member == text || member == text.trim(),
+        _ => literal.is_some_and(|literal| same(member, literal)),
     }
-    let trimmed = text.trim();
-    if let Some(found) = members
-        .iter()
-        .find(|member| member.as_str() == Some(trimmed))
-    {
-        return Some((*found).clone());
-    }
-    let literal = literal(text)?;
-    members
-        .iter()
-        .find(|member| !member.is_string() && same(member, &literal))
-        .map(|found| (*found).clone())
 }
 
 /// Whether two JSON values are equal, numbers compared by value.
@@ -417,6 +406,9 @@ mod tests {
         assert_eq!(typed("[3]", one_of.clone()), json!([3]));
         assert_eq!(typed("3", one_of.clone()), json!(3));
         assert_eq!(typed("x", one_of), json!("x"));
+        let mixed = json!({"anyOf": [{"enum": ["auto"]}, {"type": "integer"}]});
+        assert_eq!(typed("auto", mixed.clone()), json!("auto"));
+        assert_eq!(typed("3", mixed), json!(3));
         let number_or_string = json!({"type": ["string", "number"]});
         assert_eq!(typed("2.5", number_or_string), json!(2.5));
     }

@@ -1,0 +1,310 @@
+//! The dialect of a template that renders tool calls in a syntax no family here knows,
+//! built from what [`crate::toolkit::learn`] found by rendering it: the template shows the
+//! tools itself (as every [`Native`] family's does), the grammar writes the learned
+//! markers around the learned call shape over the tools' schemas, and the parser is a
+//! [`FramedParser`] with the learned markers.
+//!
+//! A JSON call is read leniently (arguments as an object or JSON text); a Python call as
+//! [`pycall`] reads it, with strings the template printed bare (`city=Paris`) quoted first
+//! where it does so. A lazy grammar needs a word to start at: the opening marker, or for a
+//! bare Python list `[name(` for each tool; a syntax with neither is refused at learning.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_grammar::{Expr, Grammar, Trigger};
+
+use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
+use crate::dialects::framed_native::{
+    after_open, history_with_object_arguments, history_with_string_arguments, json_name,
+    one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content, words, Native,
+    Start,
+};
+use crate::dialects::pythonic::{call_list, pythonic_arguments};
+use crate::toolkit::call_json::arguments_text;
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape};
+use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use toolbridge_template::ArgumentsForm;
+
+/// A dialect learned from one template; see the module docs.
+#[derive(Debug, Clone)]
+pub struct LearnedDialect {
+    learned: Learned,
+    /// The reasoning's closing marker, kept for the life of the program: [`Start`] holds
+    /// a `&'static str`, and a template is learned once per model served.
+    reasoning_close: Option<&'static str>,
+}
+
+impl LearnedDialect {
+    /// Learns `template`'s call syntax, or says why it cannot.
+    pub fn learn(template: &ChatTemplate) -> Result<LearnedDialect, Refusal> {
+        let learned = learn(template)?;
+        if learned.open.is_empty() && !matches!(learned.shape, Shape::Python { list: true }) {
+            return Err(Refusal(
+                "the calls have no opening marker to start a lazy grammar at".into(),
+            ));
+        }
+        let reasoning_close = learned
+            .reasoning
+            .as_ref()
+            .map(|(_, close)| &*Box::leak(close.clone().into_boxed_str()));
+        Ok(LearnedDialect {
+            learned,
+            reasoning_close,
+        })
+    }
+
+    /// What was learned.
+    pub fn learned(&self) -> &Learned {
+        &self.learned
+    }
+
+    /// One call of each tool, as the grammar writes it.
+    fn call(&self, grammar: &mut Grammar, tools: &[&Tool]) -> Result<Expr, DialectError> {
+        match &self.learned.shape {
+            Shape::Json {
+                name, arguments, ..
+            } => {
+                let calls = tools
+                    .iter()
+                    .map(|tool| {
+                        Ok(Expr::Json(json!({
+                            "type": "object",
+                            "properties": {
+                                name: {"const": tool.name()},
+                                arguments: checked_parameters(tool)?,
+                            },
+                            "required": [name, arguments],
+                            "additionalProperties": false,
+                        })))
+                    })
+                    .collect::<Result<Vec<_>, DialectError>>()?;
+                Ok(Expr::group(Expr::Alt(calls)))
+            }
+            Shape::NameAsKey { .. } => per_tool(tools, |_, name, arguments| {
+                Expr::Seq(vec![
+                    Expr::literal(format!("{{\"{name}\": ")),
+                    arguments,
+                    Expr::literal("}"),
+                ])
+            }),
+            Shape::Python { .. } => {
+                let calls = tools
+                    .iter()
+                    .enumerate()
+                    .map(|(at, tool)| {
+                        let arguments =
+                            pythonic_arguments(grammar, &format!("arguments-{at}"), tool)?;
+                        Ok(Expr::Seq(vec![
+                            Expr::literal(format!("{}(", json_name(tool)?)),
+                            arguments,
+                        ]))
+                    })
+                    .collect::<Result<Vec<_>, DialectError>>()?;
+                Ok(Expr::group(Expr::Alt(calls)))
+            }
+        }
+    }
+
+    /// The calls between the markers, in the learned layout.
+    fn calls(
+        &self,
+        grammar: &mut Grammar,
+        tools: &[&Tool],
+        parallel: bool,
+    ) -> Result<Expr, DialectError> {
+        let learned = &self.learned;
+        let framed = |inner: Expr| {
+            let mut items = vec![Expr::literal(learned.open.clone()), inner];
+            if !learned.close.is_empty() {
+                items.push(Expr::literal(learned.close.clone()));
+            }
+            Expr::Seq(items)
+        };
+        if let Shape::Python { list: true } = learned.shape {
+            return Ok(framed(call_list(grammar, tools, "", parallel)?));
+        }
+        let call = self.call(grammar, tools)?;
+        Ok(if learned.shape.is_list() {
+            framed(Expr::Seq(vec![
+                Expr::literal("["),
+                one_or_more(call, Expr::literal(", "), parallel),
+                Expr::literal("]"),
+            ]))
+        } else if learned.each_framed {
+            let separator = Expr::literal(learned.separator.clone());
+            one_or_more(Expr::group(framed(call)), separator, parallel)
+        } else {
+            framed(one_or_more(
+                call,
+                Expr::literal(learned.separator.clone()),
+                parallel,
+            ))
+        })
+    }
+
+    /// The call region after the opening marker.
+    fn region(&self) -> Region {
+        let close = self.learned.close.trim();
+        let bare = self.learned.bare_strings;
+        match self.learned.shape.clone() {
+            Shape::Python { .. } => Region {
+                body: if close.is_empty() {
+                    Pat::Alt(vec![Pat::Literal, Pat::Rest])
+                } else {
+                    Pat::Alt(vec![Pat::until(close, MAX_REGION), Pat::Rest])
+                },
+                decode: Arc::new(move |captures| python_calls(captures.first()?, bare)),
+            },
+            shape => {
+                let mut body = vec![Pat::Ws, Pat::Json];
+                let separator = self.learned.separator.trim();
+                if !shape.is_list() && !self.learned.each_framed {
+                    body.push(Pat::repeat(Pat::Seq(vec![
+                        Pat::Ws,
+                        Pat::opt(if separator.is_empty() { "," } else { separator }),
+                        Pat::Ws,
+                        Pat::Json,
+                    ])));
+                }
+                if !close.is_empty() {
+                    body.extend([Pat::Ws, Pat::opt(close)]);
+                }
+                Region {
+                    body: Pat::Seq(body),
+                    decode: Arc::new(move |captures| json_calls(captures, &shape)),
+                }
+            }
+        }
+    }
+}
+
+impl Native for LearnedDialect {
+    fn name(&self) -> &'static str {
+        "learned"
+    }
+
+    fn grammar(
+        &self,
+        tools: &[&Tool],
+        parallel: bool,
+        forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        let mut grammar = Grammar::new("root");
+        let calls = self.calls(&mut grammar, tools, parallel)?;
+        let root = match &self.learned.reasoning {
+            Some((open, close)) if forced => reasoning_then(open, close, calls),
+            _ => calls,
+        };
+        grammar.set_rule("root", root);
+        Ok(grammar)
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        // A bare list has no marker: its bracket starts the grammar.
+        let open = if self.learned.open.is_empty() {
+            "["
+        } else {
+            &self.learned.open
+        };
+        words(&[open])
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        let mut markers = vec![(
+            self.learned.open.trim().to_string(),
+            Action::Call(self.region()),
+        )];
+        if let Some((open, close)) = &self.learned.reasoning {
+            markers.push(reasoning_tags(open, close));
+        }
+        markers
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        if self.learned.open.is_empty() {
+            return Start::AfterMarker("");
+        }
+        match (&self.learned.reasoning, self.reasoning_close) {
+            (Some((open, _)), Some(close)) => after_open(prompt, open, close),
+            _ => Start::Content,
+        }
+    }
+
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        let objects = history_with_object_arguments(request)?;
+        let strings = history_with_string_arguments(request)?;
+        let histories = match self.learned.arguments {
+            ArgumentsForm::String => vec![strings, objects],
+            _ => vec![objects, strings],
+        };
+        let empty: Vec<Vec<Value>> = histories.iter().cloned().map(with_empty_content).collect();
+        Ok(histories.into_iter().chain(empty).collect())
+    }
+}
+
+/// The calls of JSON captures in `shape`, all calls, at least one.
+fn json_calls(captures: &[String], shape: &Shape) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
+    for capture in captures {
+        let value = serde_json::from_str::<Value>(capture).ok()?;
+        let items = match value {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for item in &items {
+            calls.push(json_call(item, shape)?);
+        }
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// One JSON call object in `shape`.
+fn json_call(item: &Value, shape: &Shape) -> Option<Call> {
+    let members = item.as_object()?;
+    let (name, arguments) = match shape {
+        Shape::Json {
+            name, arguments, ..
+        } => (
+            members.get(name)?.as_str()?,
+            members.get(arguments).unwrap_or(&Value::Null),
+        ),
+        _ if members.len() == 1 => {
+            let (name, arguments) = members.iter().next()?;
+            (name.as_str(), arguments)
+        }
+        _ => return None,
+    };
+    if name.is_empty() {
+        return None;
+    }
+    Some(Call::new(name, arguments_text(arguments)?))
+}
+
+/// Python calls: a list `[f(a=1)]`, or calls one after another (`f(a=1)\ng(b=2)`),
+/// separated by blanks or commas.
+fn python_calls(text: &str, bare_strings: bool) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
+    let mut rest = text.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+    while !rest.is_empty() {
+        let opening = if rest.starts_with('[') {
+            0
+        } else {
+            rest.find('(')?
+        };
+        let length = match BracketScanner::new().push(&rest[opening..]) {
+            Bracket::Complete { rest_at } => opening + rest_at,
+            _ => return None,
+        };
+        let written = &rest[..length];
+        let read = parse_calls(written)
+            .or_else(|| bare_strings.then(|| parse_calls(&quote_bare_strings(written)))?)?;
+        for (name, arguments) in read {
+            calls.push(Call::new(name, serde_json::to_string(&arguments).ok()?));
+        }
+        rest = rest[length..].trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+    }
+    (!calls.is_empty()).then_some(calls)
+}

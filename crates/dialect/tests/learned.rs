@@ -1,0 +1,330 @@
+//! The dialect learned from a template's own renders (`toolkit::learn`): the four vLLM
+//! tool-calling templates no family rule knows are learned, not left to a prompt style, and
+//! every corpus template that renders calls but shows no family reads its own rendered
+//! calls back through the learned parser, with the learned grammar accepting them.
+
+mod framed_common;
+
+use std::path::{Path, PathBuf};
+
+use framed_common::{
+    calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
+};
+use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, Message, ToolChoice, ToolChoiceMode};
+use toolbridge_dialect::detect::{choose, FALLBACK};
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect, RenderInput};
+use toolbridge_dialect::dialects::framed_native::NativeDialect;
+use toolbridge_dialect::dialects::learned::LearnedDialect;
+use toolbridge_dialect::registry::Registry;
+use toolbridge_template::ArgumentsForm;
+
+const VLLM: [&str; 4] = [
+    "tool_chat_template_olmo3.jinja",
+    "tool_chat_template_qwen2_5_coder.jinja",
+    "tool_chat_template_hyperclovax_seed_think_14b.jinja",
+    "tool_chat_template_toolace.jinja",
+];
+
+fn corpus() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    assert!(
+        path.join("jinja/MANIFEST.jsonl").is_file(),
+        "corpus not found: looked at {}",
+        path.display()
+    );
+    path
+}
+
+fn compile(source: &str) -> Option<ChatTemplate> {
+    ChatTemplate::new(source, "<s>", "</s>").ok()
+}
+
+/// The calls every round trip writes: a string and a number, and a float.
+fn expected() -> Vec<Call> {
+    vec![
+        ("get_weather".into(), json!({"city": "Paris", "days": 3})),
+        ("add".into(), json!({"a": 1, "b": 2.5})),
+    ]
+}
+
+/// What the model writes for a past turn with [`expected`]'s calls: the conversation
+/// rendered with the turn, past the prompt that asks for it.
+fn own_calls(template: &ChatTemplate, form: ArgumentsForm) -> Option<String> {
+    let calls: Vec<Value> = expected()
+        .iter()
+        .enumerate()
+        .map(|(at, (name, arguments))| {
+            let arguments = match form {
+                ArgumentsForm::String => Value::String(arguments.to_string()),
+                _ => arguments.clone(),
+            };
+            json!({"id": format!("call{at}"), "type": "function",
+                   "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    let user = json!({"role": "user", "content": "Weather in Paris, and 1 + 2.5?"});
+    let tools = tools();
+    let render = |messages: Vec<Value>, add_generation_prompt| {
+        template
+            .render(&RenderInput {
+                messages,
+                tools: &tools,
+                add_generation_prompt,
+            })
+            .ok()
+    };
+    let prompt = render(vec![user.clone()], true)?;
+    let turn = json!({"role": "assistant", "content": null, "tool_calls": calls});
+    let full = render(vec![user, turn], false)?;
+    let common = full
+        .char_indices()
+        .zip(prompt.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(full.len().min(prompt.len()), |((at, _), _)| at);
+    Some(full[common..].to_string())
+}
+
+/// The call text alone: from the opening marker through the closing one.
+fn call_text(output: &str, learned: &LearnedDialect) -> String {
+    let learned = learned.learned();
+    let open = if learned.open.is_empty() {
+        "["
+    } else {
+        &learned.open
+    };
+    let start = output.find(open.trim()).unwrap_or(0);
+    let text = &output[start..];
+    let end = if learned.close.is_empty() {
+        text.rfind(']').map_or(text.len(), |at| at + 1)
+    } else {
+        text.rfind(learned.close.trim())
+            .map_or(text.len(), |at| at + learned.close.trim().len())
+    };
+    text[..end].to_string()
+}
+
+/// Whether the forced grammar accepts `template`'s own call text, once its own calls came
+/// back through the learned parser; why not, when they did not.
+fn round_trip(template: &ChatTemplate, learned: &LearnedDialect) -> Result<bool, String> {
+    let output = own_calls(template, learned.learned().arguments)
+        .ok_or("the template raised on the round trip's turn")?;
+    let dialect = NativeDialect(learned.clone());
+    let message = parsed_however_cut(&|| dialect.parser(), &output);
+    if calls_of(&message) != expected() {
+        return Err(format!("read {:?} from {output:?}", calls_of(&message)));
+    }
+    let request = ChatRequest {
+        tools: Some(tools()),
+        tool_choice: Some(ToolChoice::Mode(ToolChoiceMode::Required)),
+        ..ChatRequest::new("m", vec![Message::user("Weather in Paris?")])
+    };
+    let prepared = prepare(&dialect, &request, template);
+    let constraint = prepared
+        .constraint
+        .ok_or("no constraint for a forced call")?;
+    Ok(validator(&constraint).accepts(&call_text(&output, learned)))
+}
+
+#[test]
+fn vllm_tool_templates_are_learned_and_read_their_own_calls() {
+    let registry = Registry::default();
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/learned/templates");
+    for file in VLLM {
+        let source = std::fs::read_to_string(folder.join(file))
+            .unwrap_or_else(|error| panic!("{file}: looked at {}: {error}", folder.display()));
+        let template = compile(&source).unwrap_or_else(|| panic!("{file} does not compile"));
+        let choice = choose(&source, &template, &registry);
+        assert_eq!(
+            choice.detection.dialect, FALLBACK,
+            "{file} now has a family"
+        );
+        let learned = match choice.learned {
+            Some(Ok(learned)) => learned,
+            other => panic!("{file}: not learned: {:?}", other.map(|r| r.err())),
+        };
+        println!("{file}: {:?}", learned.learned());
+        random_bytes_are_safe(&NativeDialect(learned.clone()));
+        let accepted =
+            round_trip(&template, &learned).unwrap_or_else(|why| panic!("{file}: {why}"));
+        // ToolACE prints strings bare and OLMo 3 in single quotes; the grammar writes JSON
+        // strings, as the models' own examples do.
+        let written_as_grammar = !file.contains("toolace") && !file.contains("olmo3");
+        assert!(
+            accepted || !written_as_grammar,
+            "{file}: the grammar refuses its own calls"
+        );
+    }
+}
+
+#[test]
+fn corpus_templates_without_a_family_read_their_own_calls() {
+    let corpus = corpus();
+    let registry = Registry::default();
+    let manifest = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
+        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
+    let (mut learned, mut round_trips, mut accepted, mut refused) = (0, 0, 0, Vec::new());
+    for line in manifest.lines() {
+        let Some(file) = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|entry| entry.get("file")?.as_str().map(str::to_string))
+            .filter(|file| file.ends_with(".jinja"))
+        else {
+            continue;
+        };
+        let source = std::fs::read_to_string(corpus.join(&file))
+            .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+        let Some(template) = compile(&source) else {
+            continue;
+        };
+        let choice = choose(&source, &template, &registry);
+        match choice.learned {
+            Some(Ok(dialect)) => {
+                learned += 1;
+                match round_trip(&template, &dialect) {
+                    Ok(grammar) => {
+                        round_trips += 1;
+                        accepted += usize::from(grammar);
+                        println!("learned {file}: {:?}", dialect.learned());
+                    }
+                    Err(why) => refused.push(format!("{file}: round trip: {why}")),
+                }
+            }
+            Some(Err(why)) => refused.push(format!("{file}: {why}")),
+            None => {}
+        }
+    }
+    println!("learned round trip: {round_trips}/{learned}");
+    println!("learned grammar accepts the template's own call text: {accepted}/{round_trips}");
+    for why in &refused {
+        println!("refused: {why}");
+    }
+    assert_eq!(round_trips, learned, "{refused:#?}");
+}
+
+/// The families whose templates learning cannot match, with why; a change in either
+/// direction shows up here.
+const CANNOT_MATCH: &[&str] = &[
+    // Prompts differ: the family rewrites history (Apertus' text arguments, Mistral's ids).
+    "apertus",
+    "mistral",
+    // No opening marker: a bare JSON list has no word for a lazy grammar to start at.
+    "cogito",
+    "xlam",
+    // The family's parser reads no call from its template's own rendering; learned does.
+    "command_r7b",
+    "llama3_pythonic",
+    "nemotron",
+    // The family's parser reads the first of two framed calls only; learned reads both.
+    "hermes",
+    // Shapes not learned: XML-like tags, name-then-JSON, special-token frames.
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "deepseek_v3_2",
+    "functionary_v3",
+    "functionary_v3_1",
+    "gemma4",
+    "glm",
+    "gpt_oss",
+    "kimi_k2",
+    "kimi_k3",
+    "llama4_pythonic",
+    "minimax_m2",
+    "muse_glimmer",
+    "phi4_mini",
+    "qwen3_coder",
+    "seed_oss",
+    "solar_open",
+    // The template raises on a sentinel or round-trip turn (one call per turn, ids).
+    "gemma3_pythonic",
+    "gigachat",
+    "lfm2",
+    "llama3",
+];
+
+#[test]
+fn learning_matches_the_hand_written_families() {
+    let corpus = corpus();
+    let registry = Registry::default();
+    let manifest = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
+        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
+    let (mut tried, mut matched) = (0, 0);
+    let mut unmatched = std::collections::BTreeMap::<&str, String>::new();
+    for line in manifest.lines() {
+        let Some(file) = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|entry| entry.get("file")?.as_str().map(str::to_string))
+            .filter(|file| file.ends_with(".jinja"))
+        else {
+            continue;
+        };
+        let source = std::fs::read_to_string(corpus.join(&file))
+            .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+        let detection = toolbridge_dialect::detect::resolve(&source, &registry);
+        let (Some(family), false) = (detection.family, detection.fallback()) else {
+            continue;
+        };
+        let Some(template) = compile(&source) else {
+            continue;
+        };
+        if !template.caps().renders_tool_calls() || !template.caps().supports_tools {
+            continue;
+        }
+        let Some(own) = registry.get(family) else {
+            continue;
+        };
+        tried += 1;
+        match agree(&template, own) {
+            Ok(()) => matched += 1,
+            Err(why) => {
+                unmatched.entry(family).or_insert(format!("{file}: {why}"));
+            }
+        }
+    }
+    println!("learned matches the family's dialect: {matched}/{tried}");
+    for (family, why) in &unmatched {
+        println!("cannot match {family}: {why}");
+    }
+    let families: Vec<&str> = unmatched.keys().copied().collect();
+    let mut expected = CANNOT_MATCH.to_vec();
+    expected.sort_unstable();
+    assert_eq!(
+        families, expected,
+        "the families learning cannot match changed"
+    );
+}
+
+/// Whether the learned dialect and the family's read the template's own calls alike and
+/// render the same prompt for a conversation with a past call.
+fn agree(template: &ChatTemplate, own: &dyn Dialect) -> Result<(), String> {
+    let learned = LearnedDialect::learn(template).map_err(|why| why.to_string())?;
+    let output = own_calls(template, learned.learned().arguments)
+        .ok_or("the template raised on the round trip's turn")?;
+    let dialect = NativeDialect(learned);
+    let mut parsers = [dialect.parser(), own.parser()];
+    let [by_learned, by_family] = parsers.each_mut().map(|parser| {
+        let mut events = parser.push(&output);
+        events.extend(parser.finish());
+        toolbridge_dialect::assemble::assemble(
+            events,
+            toolbridge_dialect::tool_ids::SequentialIds::default(),
+        )
+        .map(|message| calls_of(&message))
+        .unwrap_or_default()
+    });
+    if by_learned != by_family {
+        return Err(format!(
+            "learned read {by_learned:?}, the family {by_family:?}"
+        ));
+    }
+    let request = framed_common::conversation();
+    let prompts = [
+        dialect.prepare(&request, template),
+        own.prepare(&request, template),
+    ]
+    .map(|prepared| prepared.map(|prepared| prepared.prompt).ok());
+    if prompts[0] != prompts[1] {
+        return Err("the prompts differ".into());
+    }
+    Ok(())
+}
