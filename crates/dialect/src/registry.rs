@@ -16,7 +16,7 @@ use crate::dialects::gemma4::Gemma4;
 use crate::dialects::gigachat::GigaChat;
 use crate::dialects::glm4::Glm4;
 use crate::dialects::gpt_oss::GptOss;
-use crate::dialects::hermes_dialect::HermesDialect;
+use crate::dialects::hermes_dialect::Hermes;
 use crate::dialects::json_list::{
     APERTUS, APRIEL, COGITO, FIREFUNCTION_V1, GRANITE, GRANITE_20B_FC, HUNYUAN, INTERNLM2, JAMBA,
     MINIMAX_M1, NEMOTRON, NEMOTRON_MINI, PHI4_MINI, XLAM,
@@ -46,7 +46,7 @@ impl Default for Registry {
             by_name: BTreeMap::new(),
             canonical: Vec::new(),
         };
-        registry.register(Arc::new(HermesDialect), &["qwen2.5"]);
+        registry.register(Arc::new(NativeDialect(Hermes)), &["qwen2.5"]);
         registry.register(
             Arc::new(Llama3Dialect),
             &["llama3.1", "llama3.2", "llama3.3"],

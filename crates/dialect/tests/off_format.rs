@@ -9,7 +9,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
-use toolbridge_dialect::dialects::hermes_dialect::HermesDialect;
+use toolbridge_dialect::dialects::framed_native::NativeDialect;
+use toolbridge_dialect::dialects::hermes_dialect::Hermes;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
@@ -31,7 +32,7 @@ fn prepared() -> Prepared {
     .expect("compiles");
     let mut request = ChatRequest::new("m", vec![Message::user("Weather in Paris?")]);
     request.tools = Some(vec![weather()]);
-    HermesDialect
+    NativeDialect(Hermes)
         .prepare(&request, &template)
         .expect("prepares")
 }

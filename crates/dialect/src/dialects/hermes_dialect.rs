@@ -26,82 +26,90 @@
 //! the call is constrained like a tagged one (a tool's name, its arguments, `}`, and an
 //! optional closing fence; between the members a space or a line break and indent).
 //!
+//! The parser is [`FramedParser`]'s: `<think>…</think>` at the very start is reasoning (or
+//! everything up to `</think>`, for a prompt that opened it), and `<tool_call>` opens a call
+//! region, the JSON object then `</tool_call>` (an unclosed call whose object was complete
+//! stands: models often stop at the closing tag as a stop string). The object is read by
+//! [`call_json::written_call`]: name and arguments in any order, or OpenAI's own shape,
+//! arguments as the model wrote them. A region that is no call is content, as written.
+//!
 //! Stops: none beyond the request's. The turn ends with `<|im_end|>`, which these models'
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
 
-use toolbridge_chat::{ChatRequest, Tool};
+use std::sync::Arc;
+
+use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{
-    call_schema, checked_parameters, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    RenderInput,
-};
-use crate::dialects::framed_native::{default_histories, first_rendered};
-use crate::dialects::hermes::HermesParser;
-use crate::parser::StreamParser;
-use crate::toolkit::choice::Choice;
+use crate::dialect::{call_schema, checked_parameters, DialectError};
+use crate::dialects::framed_native::{after_think, json_name, think, words, Native, Start};
+use crate::toolkit::call_json;
+use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
 
 /// What opens a call, and switches a lazy grammar on.
 const CALL_OPEN: &str = "<tool_call>";
+
+/// What closes a call.
+const CALL_CLOSE: &str = "</tool_call>";
 
 /// What opens a call written as bare or fenced JSON, compact or pretty-printed; each is a
 /// trigger too.
 const BARE_CALL_OPENINGS: [&str; 3] = ["{\"name\": \"", "{\n  \"name\": \"", "{\n    \"name\": \""];
 
-/// The Hermes / Qwen dialect; see the module docs.
+/// The Hermes / Qwen family; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HermesDialect;
+pub struct Hermes;
 
-impl Dialect for HermesDialect {
+impl Native for Hermes {
     fn name(&self) -> &'static str {
         "hermes"
     }
 
-    fn prepare(
+    fn grammar(
         &self,
-        request: &ChatRequest,
-        template: &ChatTemplate,
-    ) -> Result<Prepared, DialectError> {
-        let choice = Choice::of(request)?;
-        let prompt = first_rendered(default_histories(request)?, |messages| {
-            template
-                .render(&RenderInput {
-                    messages,
-                    tools: choice.shown,
-                    add_generation_prompt: true,
-                })
-                .map_err(DialectError::from)
-        })?;
-        let parser = parser_after(&prompt);
-        choice.prepared(request, prompt, parser, constraint)
+        tools: &[&Tool],
+        parallel: bool,
+        _forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        call_grammar(tools, parallel)
     }
 
-    fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(HermesParser::new())
+    fn triggers(&self) -> Vec<Trigger> {
+        let mut triggers = words(&[CALL_OPEN]);
+        triggers.extend(words(&BARE_CALL_OPENINGS));
+        triggers
     }
-}
 
-/// A parser that starts where the prompt leaves the model: inside `<think>` when the
-/// generation prompt opened it (QwQ, Qwen 3 thinking templates).
-fn parser_after(prompt: &str) -> Box<dyn StreamParser + Send> {
-    if prompt.trim_end().ends_with("<think>") {
-        Box::new(HermesParser::in_reasoning())
-    } else {
-        Box::new(HermesParser::new())
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        markers()
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        after_think(prompt)
     }
 }
 
-/// The call grammar over `tools`, lazy on `<tool_call>` when `lazy`.
-fn constraint(tools: &[&Tool], lazy: bool, parallel: bool) -> Result<Constraint, DialectError> {
-    Ok(Constraint {
-        grammar: call_grammar(tools, parallel)?,
-        triggers: std::iter::once(CALL_OPEN)
-            .chain(BARE_CALL_OPENINGS)
-            .map(|word| Trigger::Word(word.to_string()))
-            .collect(),
-        lazy,
-    })
+/// The parser for `<tool_call>` output at the start of a model's output; the prompt styles
+/// that write Hermes' tags read their output with it too.
+pub fn parser() -> FramedParser {
+    FramedParser::new(markers())
+}
+
+/// The parser for output that begins inside the reasoning, because the prompt itself
+/// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
+pub fn parser_in_reasoning() -> FramedParser {
+    FramedParser::in_reasoning(markers(), "</think>")
+}
+
+/// `<think>` at the start, and `<tool_call>` opening a call: the object, then optionally
+/// `</tool_call>`.
+fn markers() -> Vec<(String, Action)> {
+    let region = Region {
+        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(CALL_CLOSE)]),
+        decode: Arc::new(|captures| Some(vec![call_json::written_call(captures.first()?)?])),
+    };
+    vec![think(), (CALL_OPEN.into(), Action::Call(region))]
 }
 
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
@@ -117,7 +125,7 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
         Expr::Seq(vec![
             Expr::literal(format!("{open}\n")),
             Expr::reference("call"),
-            Expr::literal("\n</tool_call>"),
+            Expr::literal(format!("\n{CALL_CLOSE}")),
         ])
     };
     let mut root = vec![block(CALL_OPEN)];
@@ -182,12 +190,8 @@ fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
     let named = tools
         .iter()
         .map(|tool| {
-            let name = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
-                what: "a tool name",
-                source,
-            })?;
             Ok(Expr::Seq(vec![
-                Expr::literal(format!("{}\",", &name[1..name.len() - 1])),
+                Expr::literal(format!("{}\",", json_name(tool)?)),
                 Expr::group(Expr::Alt(vec![
                     Expr::literal(" "),
                     Expr::literal("\n  "),

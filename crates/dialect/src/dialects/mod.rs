@@ -10,7 +10,6 @@ pub mod gemma4;
 pub mod gigachat;
 pub mod glm4;
 pub mod gpt_oss;
-pub mod hermes;
 pub mod hermes_dialect;
 pub mod json_list;
 pub mod kimi;

@@ -5,7 +5,14 @@
 //! Arguments are read leniently, as models write them: an object is itself, a string holding
 //! a JSON object is that object, missing or `null` is `{}`; anything else makes the whole
 //! region no call (so it stays content, as written). A name must be a non-empty string.
+//!
+//! Hermes' calls ([`written_call`]) are read as the Hermes parser always read them: in either
+//! of the two shapes models write, and with the arguments' own text kept, so a client gets
+//! the arguments as the model wrote them.
 
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::toolkit::framed::Call;
@@ -84,6 +91,57 @@ pub fn arguments_text(arguments: &Value) -> Option<String> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// A call object's members, each value as the text it was written with.
+type Members<'a> = HashMap<String, &'a RawValue>;
+
+/// A call written `{"name": …, "arguments": …}` (in any key order) or in OpenAI's shape
+/// `{"id": …, "type": "function", "function": {"name": …, "arguments": …}}`, as seed 000's
+/// history shows past calls and models then imitate. Each of the two fields is read from
+/// whichever place `text` writes it first. `None` when the name is not a non-empty string.
+pub fn written_call(text: &str) -> Option<Call> {
+    let top: Members = serde_json::from_str(text).ok()?;
+    let nested: Members = top
+        .get("function")
+        .and_then(|function| serde_json::from_str(function.get()).ok())
+        .unwrap_or_default();
+    let name = first_written(text, top.get("name"), nested.get("name"))?;
+    let name: String = serde_json::from_str(name.get()).ok()?;
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = first_written(text, top.get("arguments"), nested.get("arguments"));
+    Some(Call::new(name, written_arguments(arguments)))
+}
+
+/// Of a field written at the top level and in `function`, the one that comes first in
+/// `text` (both are slices of it).
+fn first_written<'a>(
+    text: &str,
+    top_level: Option<&&'a RawValue>,
+    in_function: Option<&&'a RawValue>,
+) -> Option<&'a RawValue> {
+    let offset =
+        |value: &RawValue| (value.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    match (top_level, in_function) {
+        (Some(top), Some(inner)) if offset(inner) < offset(top) => Some(inner),
+        (Some(top), _) => Some(top),
+        (None, inner) => inner.copied(),
+    }
+}
+
+/// Arguments as the model wrote them: missing or `null` is `{}`, a string holding JSON is
+/// that JSON, anything else (an object, or a string of plain words) its own text.
+fn written_arguments(arguments: Option<&RawValue>) -> String {
+    let Some(arguments) = arguments else {
+        return String::from("{}");
+    };
+    match serde_json::from_str::<Value>(arguments.get()) {
+        Ok(Value::Null) => String::from("{}"),
+        Ok(Value::String(inner)) if serde_json::from_str::<Value>(&inner).is_ok() => inner,
+        _ => arguments.get().to_string(),
     }
 }
 

@@ -22,7 +22,7 @@ use toolbridge_grammar::{Expr, Grammar};
 
 use super::CallSyntax;
 use crate::dialect::{call_schema, DialectError};
-use crate::dialects::hermes::HermesParser;
+use crate::dialects::hermes_dialect;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
 use crate::toolkit::unescape::Unescaped;
@@ -100,9 +100,9 @@ impl CallSyntax for TaggedCalls {
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
         if self.escaped_underscores {
-            Box::new(Unescaped::new(HermesParser::new()))
+            Box::new(Unescaped::new(hermes_dialect::parser()))
         } else {
-            Box::new(HermesParser::new())
+            Box::new(hermes_dialect::parser())
         }
     }
 }
