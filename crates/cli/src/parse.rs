@@ -14,11 +14,11 @@ use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use toolbridge_dialect::answer_format;
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
-use toolbridge_dialect::{answer_format, detect};
 use toolbridge_template::TemplateSource;
 
 use crate::prepare::read_request;
@@ -77,8 +77,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
     Ok(())
 }
 
-/// The dialect `--style` names, or the one detected from `--template` (learned from it, and
-/// added to `registry`, where it shows no family but renders calls).
+/// The dialect `--style` names, or the one the server picks for `--template`.
 fn dialect_name(args: &ParseArgs, registry: &mut Registry) -> Result<String> {
     if let Some(style) = &args.style {
         return Ok(style.clone());
@@ -87,15 +86,7 @@ fn dialect_name(args: &ParseArgs, registry: &mut Registry) -> Result<String> {
         .template
         .as_ref()
         .context("give --style or --template")?;
-    let source = TemplateSource::from_path(path)?;
-    let text = source.select_for(None, true)?;
-    let template = ChatTemplate::from_source(&source, None, true)?;
-    let detection = detect::resolve(text, registry);
-    let learned = detection
-        .fallback()
-        .then(|| detect::learn_into(&template, registry).ok())
-        .flatten();
-    Ok(learned.unwrap_or(detection.dialect).to_string())
+    Ok(styles::detected(&TemplateSource::from_path(path)?, registry)?.to_string())
 }
 
 /// `text` in pieces of at most `size` bytes, each cut at the largest character boundary

@@ -41,49 +41,58 @@ pub struct RequestRender<'a> {
     pub name: Option<&'a str>,
     pub options: RenderOptions,
     pub request: &'a Path,
-    pub style: &'a str,
+    /// The dialect that prepares it; `None` is the one the server picks for the template.
+    pub style: Option<&'a str>,
     pub show: Show,
 }
 
 /// The text to print: the prompt, the grammar (empty when there is no constraint), or one
 /// part of a prompt style's prompt.
 pub fn render(job: RequestRender<'_>) -> Result<String> {
-    let registry = styles::registry(&job.options.clock);
+    let mut registry = styles::registry(&job.options.clock);
+    let style = match job.style {
+        Some(style) => style,
+        None => styles::detected(job.source, &mut registry)?,
+    };
+    let job = RequestRender {
+        style: Some(style),
+        ..job
+    };
     match job.show {
-        Show::Prompt => Ok(prepare(&job, &registry)?.prompt),
-        Show::Grammar => grammar_text(&prepare(&job, &registry)?),
-        Show::Conversation => conversation_text(&job, &registry),
-        Show::System => system_text(&job, &registry),
+        Show::Prompt => Ok(prepare(&job, style, &registry)?.prompt),
+        Show::Grammar => grammar_text(&prepare(&job, style, &registry)?),
+        Show::Conversation => conversation_text(&job, style, &registry),
+        Show::System => system_text(&job, style, &registry),
     }
 }
 
 /// The request prepared by the dialect the job names.
-fn prepare(job: &RequestRender<'_>, registry: &Registry) -> Result<Prepared> {
-    let dialect = styles::dialect(registry, job.style)?;
+fn prepare(job: &RequestRender<'_>, style: &str, registry: &Registry) -> Result<Prepared> {
+    let dialect = styles::dialect(registry, style)?;
     let request = read_request(job.request)?;
     let template = chat_template(job, !request.tools().is_empty())?;
     answer_format::prepare(dialect, &request, &template)
-        .with_context(|| format!("style {} cannot prepare this request", job.style))
+        .with_context(|| format!("style {style} cannot prepare this request"))
 }
 
 /// The conversation as the job's prompt style renders it, without its system prompt.
-fn conversation_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
-    let style = styles::prompt_parts(registry, job.style)?;
+fn conversation_text(job: &RequestRender<'_>, name: &str, registry: &Registry) -> Result<String> {
+    let style = styles::prompt_parts(registry, name)?;
     let request = read_request(job.request)?;
     let template = chat_template(job, !request.tools().is_empty())?;
     style
         .conversation(&request, &template)
-        .with_context(|| format!("style {} cannot render this conversation", job.style))
+        .with_context(|| format!("style {name} cannot render this conversation"))
 }
 
 /// The system prompt the job's prompt style injects; with none, a note on stderr and
 /// nothing to print.
-fn system_text(job: &RequestRender<'_>, registry: &Registry) -> Result<String> {
-    let style = styles::prompt_parts(registry, job.style)?;
+fn system_text(job: &RequestRender<'_>, name: &str, registry: &Registry) -> Result<String> {
+    let style = styles::prompt_parts(registry, name)?;
     let request = read_request(job.request)?;
     let text = style
         .system_prompt(&request)
-        .with_context(|| format!("style {} cannot describe this request", job.style))?;
+        .with_context(|| format!("style {name} cannot describe this request"))?;
     Ok(text.unwrap_or_else(|| {
         eprintln!("note: this request gets no system prompt (no tools shown, no response schema)");
         String::new()

@@ -26,10 +26,12 @@ pub struct RenderArgs {
     /// request, in Ollama's or OpenAI's shape (`messages`, `tools`, `think`, …).
     #[arg(long, required_unless_present = "request", conflicts_with = "request")]
     context: Option<PathBuf>,
-    /// An OpenAI chat request (JSON) to prepare with `--style` instead of a raw context.
-    #[arg(long, requires = "style")]
+    /// An OpenAI chat request (JSON) to prepare, as the server prepares it, instead of a
+    /// raw context.
+    #[arg(long)]
     request: Option<PathBuf>,
-    /// The dialect that prepares `--request` (`hermes`, …).
+    /// The dialect that prepares `--request` (`hermes`, …); by default the one the server
+    /// picks for the template.
     #[arg(long, requires = "request")]
     style: Option<String>,
     /// What to print of the prepared request.
@@ -51,16 +53,16 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         ..RenderOptions::default()
     };
     let rendered = match (&args.request, &args.style, &args.context) {
-        (Some(request), Some(style), _) => prepare::render(RequestRender {
+        (Some(request), style, _) => prepare::render(RequestRender {
             source: &source,
             name: args.name.as_deref(),
             options,
             request,
-            style,
+            style: style.as_deref(),
             show: args.show,
         })?,
         (_, _, Some(context)) => render_context(args, &source, context, options)?,
-        _ => bail!("give --context, or --request with --style"),
+        _ => bail!("give --context or --request"),
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(rendered.as_bytes())?;

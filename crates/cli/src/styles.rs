@@ -9,10 +9,11 @@
 
 use anyhow::{anyhow, Result};
 use std::sync::Arc;
+use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{Dialect, PromptParts};
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_template::Clock;
+use toolbridge_template::{ChatTemplate, Clock, TemplateSource};
 
 /// Every dialect, with `hermes_2_pro` dated by `clock` (`render --now`) instead of the
 /// local clock, so the full prompt and `--show system` print the same date.
@@ -20,6 +21,20 @@ pub fn registry(clock: &Clock) -> Registry {
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
     registry
+}
+
+/// The dialect the server picks for `source`'s template: the detected family's, or, where
+/// the family has none and the template renders calls, one learned from it (added to
+/// `registry`).
+pub fn detected(source: &TemplateSource, registry: &mut Registry) -> Result<&'static str> {
+    let text = source.select_for(None, true)?;
+    let template = ChatTemplate::from_source(source, None, true)?;
+    let detection = detect::resolve(text, registry);
+    let learned = detection
+        .fallback()
+        .then(|| detect::learn_into(&template, registry).ok())
+        .flatten();
+    Ok(learned.unwrap_or(detection.dialect))
 }
 
 /// The dialect `registry` knows as `name` (its own name or an alias).

@@ -117,3 +117,38 @@ fn the_context_overrides_what_the_source_defines() {
         "<s>|<|end|>|26 Jul 2024"
     );
 }
+
+/// With no `--style`, `render --request` prepares the request as the server does: its
+/// prompt is the one the dialect crate's snapshot of the same case holds.
+#[test]
+fn a_request_renders_as_the_server_prepares_it() {
+    let case_path = repo_root().join("crates/dialect/tests/prepared/qwen3_5_thinking_off.json");
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&case_path).expect("the case"))
+            .expect("a JSON case");
+    let request =
+        std::env::temp_dir().join(format!("toolbridge-render-{}.json", std::process::id()));
+    std::fs::write(&request, case["request"].to_string()).expect("a request file");
+    let template = repo_root().join("../shared/corpus/jinja/llama.cpp/Qwen3.5-4B.jinja");
+    let output = render(&[
+        "--template",
+        &template.to_string_lossy(),
+        "--request",
+        &request.to_string_lossy(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let snapshot = std::fs::read_to_string(repo_root().join(
+        "crates/dialect/tests/snapshots/prepared__prepared_requests_match_their_snapshots@qwen3_5_thinking_off.json.snap",
+    ))
+    .expect("the snapshot");
+    let prompt = snapshot
+        .split_once("--- prompt\n")
+        .and_then(|(_, rest)| rest.split_once("\n\n--- grammar"))
+        .map(|(prompt, _)| prompt)
+        .expect("the snapshot holds a prompt");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), prompt);
+}
