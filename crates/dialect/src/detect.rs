@@ -58,6 +58,8 @@ const fn rule(
 pub const RULES: &[Rule] = &[
     // GPT-OSS: the harmony format's channels.
     rule("gpt_oss", &["<|channel|>"], &[], &[]),
+    // DeepSeek V4: DSML calls in a `tool_calls` block (V3.2's is `function_calls`).
+    rule("deepseek_v4", &["DSML"], &[], &["function_calls"]),
     // DeepSeek V3.2: calls in DSML markup.
     rule("deepseek_v3_2", &["DSML"], &[], &[]),
     // DeepSeek V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}`, the name first.

@@ -1,6 +1,6 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's DSML, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 / 4.7.
+//! DeepSeek V3.2's and V4's DSML, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 / 4.7.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -96,6 +96,8 @@ pub enum XmlCalls {
     /// `<｜DSML｜function_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k"
     /// string="true">v</｜DSML｜parameter>…`.
     DeepSeekV32,
+    /// DeepSeek V4: V3.2's DSML in a `<｜DSML｜tool_calls>` block.
+    DeepSeekV4,
     /// `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
     Glm,
     /// ` to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter
@@ -240,6 +242,12 @@ const DSML: Tags = Tags {
     ..MINIMAX_M2
 };
 
+const DSML_V4: Tags = Tags {
+    open: "<｜DSML｜tool_calls>",
+    close: "</｜DSML｜tool_calls>",
+    ..DSML
+};
+
 const MUSE_GLIMMER: Tags = Tags {
     open: "<atem:function_calls>",
     close: "</atem:function_calls>",
@@ -300,6 +308,7 @@ impl XmlCalls {
             XmlCalls::SeedOss => Some(SEED_OSS),
             XmlCalls::MiniMaxM2 => Some(MINIMAX_M2),
             XmlCalls::DeepSeekV32 => Some(DSML),
+            XmlCalls::DeepSeekV4 => Some(DSML_V4),
             XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
             XmlCalls::KimiK3 => Some(KIMI_K3),
             XmlCalls::Glm => None,
@@ -318,6 +327,7 @@ impl Native for XmlCalls {
             XmlCalls::SeedOss => "seed_oss",
             XmlCalls::MiniMaxM2 => "minimax_m2",
             XmlCalls::DeepSeekV32 => "deepseek_v3_2",
+            XmlCalls::DeepSeekV4 => "deepseek_v4",
             XmlCalls::Glm => "glm",
             XmlCalls::MuseGlimmer => "muse_glimmer",
             XmlCalls::KimiK3 => "kimi_k3",
@@ -395,6 +405,7 @@ impl Native for XmlCalls {
             XmlCalls::SeedOss => "<seed:tool_call>\n<function=NAME>\n<parameter=PARAMETER>VALUE</parameter>\n</function>\n</seed:tool_call>",
             XmlCalls::MiniMaxM2 => "<minimax:tool_call>\n<invoke name=\"NAME\">\n<parameter name=\"PARAMETER\">VALUE</parameter>\n</invoke>\n</minimax:tool_call>",
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+            XmlCalls::DeepSeekV4 => "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
             XmlCalls::Glm => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
