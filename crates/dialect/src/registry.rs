@@ -25,6 +25,7 @@ use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::minicpm3::MiniCpm3;
+use crate::dialects::minimax_m3::MiniMaxM3;
 use crate::dialects::mistral::MistralDialect;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
@@ -86,6 +87,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
         registry.register(Arc::new(NativeDialect(Glm4)), &["chatglm4"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
+        registry.register(Arc::new(NativeDialect(MiniMaxM3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV4)), &[]);

@@ -867,7 +867,7 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
 /// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
 /// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
 /// strictly than needed, a partial `end` is not followed by another `<`).
-fn text_value(end: &str) -> Expr {
+pub fn text_value(end: &str) -> Expr {
     let chars: Vec<char> = end.chars().collect();
     let not = |chars: &[char]| {
         Expr::Class(CharClass::new(
