@@ -98,6 +98,17 @@ pub const RULES: &[Rule] = &[
         &[],
     ),
     rule("functionary_v2", &["<|recipient|>"], &[], &[]),
+    // MiniCPM5: `<function name="f"><param name="k">v</param></function>`.
+    rule(
+        "minicpm5",
+        &[
+            "Tool usage guidelines:",
+            "<function name=\"",
+            "<param name=\"",
+        ],
+        &[],
+        &[],
+    ),
     // Qwen3-Coder, Qwen 3.5, Nemotron 3, Step 3.5: `<function=name><parameter=k>v</parameter>`.
     rule("qwen3_coder", &["<function=", "<parameter="], &[], &[]),
     // Command R7B and Command A: `<|START_ACTION|>[…]<|END_ACTION|>`.

@@ -91,6 +91,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV4)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::MiniCpm5)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MuseGlimmer)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::KimiK3)), &[]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
