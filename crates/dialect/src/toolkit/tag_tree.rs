@@ -102,7 +102,7 @@ impl TagTree<'_> {
             }
             None => {
                 let (raw, rest) = text.split_once(close.as_str())?;
-                return Some((typed_value(raw, schema), rest));
+                return Some((scalar(raw, schema), rest));
             }
         };
         let rest = rest.trim_start().strip_prefix(close.as_str())?;
@@ -126,6 +126,19 @@ impl TagTree<'_> {
             rest = after;
         }
         Some((items, rest))
+    }
+}
+
+/// A value with no elements: text typed by `schema`, or, empty, the empty array or
+/// object a schema that allows no string takes it for (the template writes no items).
+fn scalar(raw: &str, schema: Option<&Value>) -> Value {
+    let container = schema.filter(|schema| raw.trim().is_empty() && !may_be_string(schema));
+    if branch(container, "array").is_some() {
+        Value::Array(Vec::new())
+    } else if branch(container, "object").is_some() {
+        Value::Object(Map::new())
+    } else {
+        typed_value(raw, schema)
     }
 }
 
@@ -199,7 +212,10 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_read_as_json_or_text() {
+    fn empty_containers_and_unknown_keys() {
+        let properties = json!({"a": {"type": "array"}, "o": {"type": "object"}});
+        let text = "]~<a>]~</a>]~<o> ]~</o>";
+        assert_eq!(read(text, properties), Some(json!({"a": [], "o": {}})));
         let text = "]~<a>1]~</a>]~<b>x y]~</b>";
         assert_eq!(read(text, json!({})), Some(json!({"a": 1, "b": "x y"})));
     }
