@@ -33,8 +33,10 @@
 //! parameter in schema order, required ones always, a string as text without its closing
 //! tag (an enum of strings as one of them) and anything else as JSON of its schema.
 //! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
-//! is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
-//! reasoning, and a prompt that opened it leaves the output inside it.
+//! is dropped. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
+//! it is, its closing tag and all (the grammar allows either). Reasoning (`<think>`,
+//! Seed's `<seed:think>`) at the start is reasoning, and a prompt that opened it leaves
+//! the output inside it.
 //!
 //! MuSE Glimmer writes MiniMax's layout under `atem:` tags, but as harmony does
 //! ([`super::gpt_oss`]) every part of an answer is a message with a recipient, one call
