@@ -293,6 +293,30 @@ fn templates_render_calls_and_results() {
         &glm(),
         &["<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", "sunny, 21C"],
     );
+    renders_history(
+        registry.get("deepseek_v4").expect("registered"),
+        &deepseek_v4(),
+        &[
+            "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
+            "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("minimax_m3").expect("registered"),
+        &minimax_m3(),
+        &[
+            "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+            "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("minicpm5").expect("registered"),
+        &minicpm5(),
+        &[
+            "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
+            "sunny, 21C",
+        ],
+    );
 }
 
 #[test]
