@@ -27,7 +27,7 @@ use crate::dialect::{checked_parameters, DialectError};
 use crate::dialects::framed_native::{
     after_open, grammar_of, reasoning_tags, reasoning_then, words, Native, Start,
 };
-use crate::dialects::xml_calls::text_value;
+use crate::dialects::xml_calls::{checked_name, text_value};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::tag_tree::{branch, TagTree, ITEM};
 use crate::toolkit::typed_args::{may_be_string, ParameterTypes};
@@ -131,11 +131,7 @@ fn calls_region(tools: &[&Tool]) -> Region {
             captures
                 .chunks(2)
                 .map(|invoke| {
-                    let name = invoke[0].trim();
-                    let bad = name.is_empty() || name.contains(['<', '>', '"']);
-                    if bad {
-                        return None;
-                    }
+                    let name = checked_name(&invoke[0])?;
                     let members = tree.members(&invoke[1], types.properties(name))?;
                     Some(Call::new(name, Value::Object(members).to_string()))
                 })

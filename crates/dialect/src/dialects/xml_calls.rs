@@ -851,7 +851,7 @@ fn index_number() -> Expr {
 }
 
 /// A function's name as written, or `None` when it cannot be one.
-fn checked_name(name: &str) -> Option<&str> {
+pub fn checked_name(name: &str) -> Option<&str> {
     let name = name.trim();
     let bad =
         name.is_empty() || name.contains(['<', '>', '"']) || name.contains(char::is_whitespace);
