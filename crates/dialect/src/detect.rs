@@ -69,6 +69,8 @@ const fn rule(
 pub const RULES: &[Rule] = &[
     // GPT-OSS: the harmony format's channels.
     rule("gpt_oss", &["<|channel|>"], &[], &[]),
+    // DeepSeek V4: DSML calls in a `tool_calls` block (V3.2's is `function_calls`).
+    rule("deepseek_v4", &["DSML"], &[], &["function_calls"]),
     // DeepSeek V3.2: calls in DSML markup.
     rule("deepseek_v3_2", &["DSML"], &[], &[]),
     // DeepSeek V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}`, the name first.
@@ -87,6 +89,8 @@ pub const RULES: &[Rule] = &[
     rule("deepseek_v3", &["tool▁calls▁begin"], &[], &[]),
     rule("kimi_k2", &["<|tool_calls_section_begin|>"], &[], &[]),
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
+    // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
+    rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
     // GLM 4.5 / 4.6 / 4.7: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`.
     rule("glm", &["<arg_key>"], &[], &[]),
     rule("seed_oss", &["<seed:tool_call>"], &[], &[]),
@@ -105,6 +109,17 @@ pub const RULES: &[Rule] = &[
         &[],
     ),
     rule("functionary_v2", &["<|recipient|>"], &[], &[]),
+    // MiniCPM5: `<function name="f"><param name="k">v</param></function>`.
+    rule(
+        "minicpm5",
+        &[
+            "Tool usage guidelines:",
+            "<function name=\"",
+            "<param name=\"",
+        ],
+        &[],
+        &[],
+    ),
     // Qwen3-Coder, Qwen 3.5, Nemotron 3, Step 3.5: `<function=name><parameter=k>v</parameter>`.
     rule("qwen3_coder", &["<function=", "<parameter="], &[], &[]),
     // Command R7B and Command A: `<|START_ACTION|>[…]<|END_ACTION|>`.

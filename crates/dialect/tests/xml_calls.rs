@@ -1,11 +1,12 @@
-//! Qwen3-Coder, Seed-OSS, MiniMax M2, DeepSeek V3.2 (DSML) and GLM on their corpus
-//! templates: XML-style calls whose argument types come back from the tools' schemas (or,
-//! in DSML, from the call itself).
+//! Qwen3-Coder, Seed-OSS, MiniMax M2 and M3, DeepSeek V3.2 and V4 (DSML), MiniCPM5 and GLM
+//! on their templates (the corpus's, or those llama.cpp's tests ship): XML-style calls whose
+//! argument types come back from the tools' schemas (or, in DSML, from the call itself).
 
 mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
+use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_dialect::dialect::ChatTemplate;
 
 fn qwen3_coder() -> ChatTemplate {
@@ -34,6 +35,33 @@ fn deepseek_v3_2() -> ChatTemplate {
         "<｜begin▁of▁sentence｜>",
         "<｜end▁of▁sentence｜>",
     )
+}
+
+/// A template llama.cpp's tests ship, kept beside its cases.
+fn llama_cpp_template(name: &str, bos: &str, eos: &str) -> ChatTemplate {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/llama_cpp/templates")
+        .join(name);
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|error| {
+        panic!("template not found: looked at {} ({error})", path.display())
+    });
+    ChatTemplate::new(&source, bos, eos).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn minimax_m3() -> ChatTemplate {
+    llama_cpp_template("MiniMax-M3.jinja", "]~!b[", "[e~[")
+}
+
+fn deepseek_v4() -> ChatTemplate {
+    llama_cpp_template(
+        "deepseek-ai-DeepSeek-V4.jinja",
+        "<｜begin▁of▁sentence｜>",
+        "<｜end▁of▁sentence｜>",
+    )
+}
+
+fn minicpm5() -> ChatTemplate {
+    llama_cpp_template("openbmb-MiniCPM5-1B.jinja", "<s>", "<|im_end|>")
 }
 
 /// Calls as tags: each in its own block (`open` … `close`) or, with `many`, all in one;
@@ -113,6 +141,69 @@ fn dsml_calls(text: &str, calls: &[Call]) -> String {
             )
         },
     )
+}
+
+fn dsml_v4_calls(text: &str, calls: &[Call]) -> String {
+    tagged_calls(
+        text,
+        calls,
+        ("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", true),
+        ("<｜DSML｜invoke name=\"", "\">", "</｜DSML｜invoke>"),
+        |key, value| {
+            format!(
+                "<｜DSML｜parameter name=\"{key}\" string=\"{}\">{}</｜DSML｜parameter>\n",
+                value.is_string(),
+                value_text(value)
+            )
+        },
+    )
+}
+
+/// MiniCPM5: each call alone, no block and no layout inside.
+fn minicpm5_calls(text: &str, calls: &[Call]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = arguments
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| format!("<param name=\"{key}\">{}</param>", value_text(value)))
+                .collect();
+            format!("<function name=\"{name}\">{parameters}</function>")
+        })
+        .collect();
+    format!("{text}{}", calls.join("\n"))
+}
+
+/// MiniMax M3's token before every tag.
+const NS: &str = "]<]minimax[>[";
+
+/// MiniMax M3: arguments as elements, as the template's `to_xml` writes them.
+fn minimax_m3_calls(text: &str, calls: &[Call]) -> String {
+    fn xml(value: &Value) -> String {
+        match value {
+            Value::Object(members) => members
+                .iter()
+                .map(|(key, value)| format!("{NS}<{key}>{}{NS}</{key}>", xml(value)))
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|item| format!("{NS}<item>{}{NS}</item>", xml(item)))
+                .collect(),
+            other => value_text(other),
+        }
+    }
+    let invokes: String = calls
+        .iter()
+        .map(|(name, arguments)| {
+            format!(
+                "{NS}<invoke name=\"{name}\">{}{NS}</invoke>\n",
+                xml(arguments)
+            )
+        })
+        .collect();
+    format!("{text}{NS}<tool_call>\n{invokes}{NS}</tool_call>")
 }
 
 fn value_text(value: &Value) -> String {
@@ -201,6 +292,30 @@ fn templates_render_calls_and_results() {
         registry.get("glm").expect("registered"),
         &glm(),
         &["<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", "sunny, 21C"],
+    );
+    renders_history(
+        registry.get("deepseek_v4").expect("registered"),
+        &deepseek_v4(),
+        &[
+            "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
+            "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("minimax_m3").expect("registered"),
+        &minimax_m3(),
+        &[
+            "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+            "sunny, 21C",
+        ],
+    );
+    renders_history(
+        registry.get("minicpm5").expect("registered"),
+        &minicpm5(),
+        &[
+            "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
+            "sunny, 21C",
+        ],
     );
 }
 
@@ -323,10 +438,12 @@ fn families_that_differ_only_in_tags_read_their_own() {
 #[test]
 fn tag_families_honour_tool_choice_and_round_trip() {
     let registry = registry();
-    let families: [(&str, ChatTemplate, Writer); 3] = [
+    let families: [(&str, ChatTemplate, Writer); 5] = [
         ("seed_oss", seed_oss(), seed_calls),
         ("minimax_m2", minimax_m2(), minimax_calls),
         ("deepseek_v3_2", deepseek_v3_2(), dsml_calls),
+        ("deepseek_v4", deepseek_v4(), dsml_v4_calls),
+        ("minicpm5", minicpm5(), minicpm5_calls),
     ];
     for (name, template, write) in &families {
         let dialect = registry.get(name).expect("registered");
@@ -334,4 +451,87 @@ fn tag_families_honour_tool_choice_and_round_trip() {
         random_calls_round_trip_typed(dialect, template, *write, 16);
         random_bytes_are_safe(dialect);
     }
+}
+
+/// MiniMax M3 nests objects and arrays as elements; a union that allows a string keeps its
+/// text. (Random calls are left out: a string value may not hold `]<`, the token's start.)
+#[test]
+fn minimax_m3_reads_nested_arguments_and_honours_tool_choice() {
+    let registry = registry();
+    let dialect = registry.get("minimax_m3").expect("registered");
+    honours_tool_choice(dialect, &minimax_m3(), minimax_m3_calls);
+    random_bytes_are_safe(dialect);
+
+    let route = Tool::function(FunctionDefinition::new(
+        "route",
+        "A route through points.",
+        json!({
+            "type": "object",
+            "properties": {
+                "points": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number"}, "tag": {"type": "string"}}
+                }},
+                "label": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+                "limit": {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {"max": {"type": "integer"}}}]}
+            },
+            "required": ["points"]
+        }),
+    ));
+    let routes = ChatRequest {
+        tools: Some(vec![route]),
+        ..request(None)
+    };
+    let prepared = prepare(dialect, &routes, &minimax_m3());
+    let grammar = validator(prepared.constraint.as_ref().expect("constraint"));
+    let expected = [call(
+        "route",
+        json!({"points": [{"x": -1.5, "tag": "12"}, {"x": 2}], "limit": {"max": 3}}),
+    )];
+    let text = minimax_m3_calls("<mm:think>Paris?</mm:think>Let me check.", &expected);
+    let message = parsed_however_cut(&|| prepare(dialect, &routes, &minimax_m3()).parser, &text);
+    assert_eq!(calls_of(&message), expected);
+    assert!(grammar.accepts(&minimax_m3_calls("", &expected)));
+    let label = format!("{NS}<tool_call>\n{NS}<invoke name=\"route\">{NS}<points>{NS}</points>{NS}<label>{NS}<b>hi{NS}</b>{NS}</label>{NS}</invoke>\n{NS}</tool_call>");
+    let message = parsed_however_cut(&|| prepare(dialect, &routes, &minimax_m3()).parser, &label);
+    assert_eq!(
+        calls_of(&message),
+        [call(
+            "route",
+            json!({"points": [], "label": format!("{NS}<b>hi{NS}</b>")})
+        )]
+    );
+    let text = minimax_m3_calls(
+        "<mm:think>Paris?</mm:think>Let me check.",
+        &[call("get_weather", json!({"city": "Rome"}))],
+    );
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &request(None), &minimax_m3()).parser,
+        &text,
+    );
+    assert_eq!(message.content_text(), "Let me check.");
+    assert_eq!(message.reasoning_content.as_deref(), Some("Paris?"));
+
+    let broken = format!("{NS}<tool_call>\n{NS}<invoke name=\"add\">{NS}<a>1{NS}</invoke>");
+    let message = parsed_however_cut(&|| dialect.parser(), &broken);
+    assert!(message.calls().is_empty(), "{broken}");
+}
+
+/// MiniCPM5 writes a value holding its closing tag in CDATA.
+#[test]
+fn minicpm5_reads_cdata_values() {
+    let registry = registry();
+    let dialect = registry.get("minicpm5").expect("registered");
+    let text = "<function name=\"get_weather\"><param name=\"city\"><![CDATA[a</param>b]]></param><param name=\"days\">3</param></function>";
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &request(None), &minicpm5()).parser,
+        text,
+    );
+    assert_eq!(
+        calls_of(&message),
+        [call(
+            "get_weather",
+            json!({"city": "a</param>b", "days": 3})
+        )]
+    );
 }

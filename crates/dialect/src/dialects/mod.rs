@@ -18,6 +18,7 @@ pub mod lfm2;
 pub mod llama3;
 pub mod llama3_parser;
 pub mod minicpm3;
+pub mod minimax_m3;
 pub mod mistral;
 pub mod prep;
 pub mod pythonic;

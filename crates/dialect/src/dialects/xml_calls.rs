@@ -1,6 +1,7 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's DSML, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 / 4.7.
+//! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 /
+//! 4.7.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -21,7 +22,8 @@
 //!
 //! All but GLM differ only in their tags ([`Tags`]): a block that holds one call
 //! (Qwen3-Coder's `<tool_call>`, Seed's `<seed:tool_call>`) or several (MiniMax's
-//! `<minimax:tool_call>`, DSML's `<｜DSML｜function_calls>`), a call's tag around its name,
+//! `<minimax:tool_call>`, DSML's `<｜DSML｜function_calls>`) or none (MiniCPM5's
+//! `<function name="f">` stands alone), a call's tag around its name,
 //! an argument's tag around its key; so one grammar writer and one parser serve them all.
 //!
 //! A string argument is written as it is and anything else as JSON, so the parser gives
@@ -31,8 +33,10 @@
 //! parameter in schema order, required ones always, a string as text without its closing
 //! tag (an enum of strings as one of them) and anything else as JSON of its schema.
 //! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
-//! is dropped. Reasoning (`<think>`, Seed's `<seed:think>`) at the start is
-//! reasoning, and a prompt that opened it leaves the output inside it.
+//! is dropped. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
+//! it is, its closing tag and all (the grammar allows either). Reasoning (`<think>`,
+//! Seed's `<seed:think>`) at the start is reasoning, and a prompt that opened it leaves
+//! the output inside it.
 //!
 //! MuSE Glimmer writes MiniMax's layout under `atem:` tags, but as harmony does
 //! ([`super::gpt_oss`]) every part of an answer is a message with a recipient, one call
@@ -96,6 +100,10 @@ pub enum XmlCalls {
     /// `<｜DSML｜function_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k"
     /// string="true">v</｜DSML｜parameter>…`.
     DeepSeekV32,
+    /// DeepSeek V4: V3.2's DSML in a `<｜DSML｜tool_calls>` block.
+    DeepSeekV4,
+    /// `<function name="f"><param name="k">v</param></function>`, a value maybe in CDATA.
+    MiniCpm5,
     /// `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
     Glm,
     /// ` to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter
@@ -119,7 +127,7 @@ pub struct Recipient {
 /// The tags of a family that writes a call as an element and each argument as a child.
 #[derive(Debug, Clone, Copy)]
 pub struct Tags {
-    /// The block around the calls.
+    /// The block around the calls, or none (empty).
     pub open: &'static str,
     pub close: &'static str,
     /// Whether one block holds several calls, or each call has its own.
@@ -142,6 +150,9 @@ pub struct Tags {
     pub gap: &'static str,
     /// Each value sits between newlines, which are layout.
     pub value_newlines: bool,
+    /// A string value may be wrapped in these (`<![CDATA[`, `]]>`), its text then read as
+    /// it is, closing tag and all.
+    pub cdata: Option<(&'static str, &'static str)>,
     /// The reasoning tags.
     pub think: (&'static str, &'static str),
     /// The frame around the answer's content, which a forced grammar writes before the
@@ -203,6 +214,7 @@ const QWEN3_CODER: Tags = Tags {
     escaped: false,
     gap: "\n",
     value_newlines: true,
+    cdata: None,
     think: ("<think>", "</think>"),
     response: None,
     layout: &[],
@@ -238,6 +250,25 @@ const DSML: Tags = Tags {
     parameter_close: "</｜DSML｜parameter>",
     declared: Some((Declared::StringFlag, "\">")),
     ..MINIMAX_M2
+};
+
+const DSML_V4: Tags = Tags {
+    open: "<｜DSML｜tool_calls>",
+    close: "</｜DSML｜tool_calls>",
+    ..DSML
+};
+
+const MINICPM5: Tags = Tags {
+    open: "",
+    close: "",
+    invoke: ("<function name=\"", "\">"),
+    invoke_close: "</function>",
+    parameter: ("<param name=\"", "\">"),
+    parameter_close: "</param>",
+    gap: "",
+    value_newlines: false,
+    cdata: Some(("<![CDATA[", "]]>")),
+    ..QWEN3_CODER
 };
 
 const MUSE_GLIMMER: Tags = Tags {
@@ -279,6 +310,7 @@ const KIMI_K3: Tags = Tags {
     escaped: true,
     gap: "",
     value_newlines: false,
+    cdata: None,
     think: ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     response: Some(("<|open|>response<|sep|>", "<|close|>response<|sep|>")),
     layout: &[
@@ -300,6 +332,8 @@ impl XmlCalls {
             XmlCalls::SeedOss => Some(SEED_OSS),
             XmlCalls::MiniMaxM2 => Some(MINIMAX_M2),
             XmlCalls::DeepSeekV32 => Some(DSML),
+            XmlCalls::DeepSeekV4 => Some(DSML_V4),
+            XmlCalls::MiniCpm5 => Some(MINICPM5),
             XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
             XmlCalls::KimiK3 => Some(KIMI_K3),
             XmlCalls::Glm => None,
@@ -318,6 +352,8 @@ impl Native for XmlCalls {
             XmlCalls::SeedOss => "seed_oss",
             XmlCalls::MiniMaxM2 => "minimax_m2",
             XmlCalls::DeepSeekV32 => "deepseek_v3_2",
+            XmlCalls::DeepSeekV4 => "deepseek_v4",
+            XmlCalls::MiniCpm5 => "minicpm5",
             XmlCalls::Glm => "glm",
             XmlCalls::MuseGlimmer => "muse_glimmer",
             XmlCalls::KimiK3 => "kimi_k3",
@@ -356,7 +392,7 @@ impl Native for XmlCalls {
     }
 
     fn triggers(&self) -> Vec<Trigger> {
-        words(&[self.tags().map_or("<tool_call>", |tags| tags.open)])
+        words(&[self.tags().map_or("<tool_call>", |tags| tags.trigger())])
     }
 
     fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)> {
@@ -400,6 +436,8 @@ impl Native for XmlCalls {
             XmlCalls::SeedOss => "<seed:tool_call>\n<function=NAME>\n<parameter=PARAMETER>VALUE</parameter>\n</function>\n</seed:tool_call>",
             XmlCalls::MiniMaxM2 => "<minimax:tool_call>\n<invoke name=\"NAME\">\n<parameter name=\"PARAMETER\">VALUE</parameter>\n</invoke>\n</minimax:tool_call>",
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+            XmlCalls::DeepSeekV4 => "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
+            XmlCalls::MiniCpm5 => "<function name=\"NAME\"><param name=\"PARAMETER\">VALUE</param></function>",
             XmlCalls::Glm => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
@@ -505,8 +543,20 @@ impl Tags {
         })
     }
 
-    /// `calls` in the block.
+    /// Where calls start: the block, or the first call where there is none.
+    fn trigger(&self) -> &'static str {
+        if self.open.is_empty() {
+            self.invoke.0
+        } else {
+            self.open
+        }
+    }
+
+    /// `calls` in the block, if there is one.
     fn block(&self, calls: Expr) -> Expr {
+        if self.open.is_empty() {
+            return calls;
+        }
         Expr::Seq(vec![
             Expr::literal(format!("{}{}", self.open, self.gap)),
             calls,
@@ -591,7 +641,17 @@ impl Tags {
                 }
                 None => vec![Expr::literal(format!("{open}{newline}"))],
             };
-            written.push(parameter.value.clone());
+            written.push(match self.cdata {
+                Some((open, close)) if parameter.is_string => Expr::group(Expr::Alt(vec![
+                    parameter.value.clone(),
+                    Expr::Seq(vec![
+                        Expr::literal(open),
+                        text_value(close),
+                        Expr::literal(close),
+                    ]),
+                ])),
+                _ => parameter.value.clone(),
+            });
             written.push(Expr::literal(format!(
                 "{newline}{}{gap}",
                 self.parameter_close
@@ -642,7 +702,18 @@ impl Tags {
         if let Some((_, end)) = self.declared {
             parameter.push(Pat::until(end, 8));
         }
-        parameter.push(Pat::until(self.parameter_close, MAX_REGION));
+        let value = Pat::until(self.parameter_close, MAX_REGION);
+        parameter.push(match self.cdata {
+            Some((open, close)) => Pat::Alt(vec![
+                Pat::Seq(vec![
+                    Pat::lit(open),
+                    Pat::until(close, MAX_REGION),
+                    Pat::lit(self.parameter_close),
+                ]),
+                value,
+            ]),
+            None => value,
+        });
         let mut arguments = Pat::repeat(Pat::Seq(parameter));
         if let Some((open, close)) = self.json_block {
             let object = Pat::Seq(vec![
@@ -685,10 +756,12 @@ impl Tags {
                 Action::Call(self.region(Pat::Seq(addressed), 1, types)),
             ));
         }
-        markers.push((
-            self.open.to_string(),
-            Action::Call(self.region(Pat::Seq(block), 0, types)),
-        ));
+        if !self.open.is_empty() {
+            markers.push((
+                self.open.to_string(),
+                Action::Call(self.region(Pat::Seq(block), 0, types)),
+            ));
+        }
         if !self.many {
             let bare = Pat::Seq(vec![invoke(), Pat::Ws, Pat::opt(self.close)]);
             markers.push((
@@ -783,7 +856,7 @@ fn index_number() -> Expr {
 }
 
 /// A function's name as written, or `None` when it cannot be one.
-fn checked_name(name: &str) -> Option<&str> {
+pub fn checked_name(name: &str) -> Option<&str> {
     let name = name.trim();
     let bad =
         name.is_empty() || name.contains(['<', '>', '"']) || name.contains(char::is_whitespace);
@@ -861,7 +934,7 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
 /// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
 /// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
 /// strictly than needed, a partial `end` is not followed by another `<`).
-fn text_value(end: &str) -> Expr {
+pub fn text_value(end: &str) -> Expr {
     let chars: Vec<char> = end.chars().collect();
     let not = |chars: &[char]| {
         Expr::Class(CharClass::new(

@@ -11,6 +11,8 @@
 //!   parallel.
 //! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
 //! - [`tag_scan`]: literal markers (`<tool_call>`, `[TOOL_CALLS]`, …) among text.
+//! - [`tag_tree`]: arguments as a tree of elements named by their keys (MiniMax M3), read
+//!   back with the schema.
 //! - [`header`]: a short routing header (`name\n<|content|>`), decided as early as it can be.
 //! - [`learn`]: a template's call syntax, learned by rendering sentinel calls.
 //! - [`json_scan`]: where one JSON value ends, and a value's (or one field's) text as
@@ -42,5 +44,6 @@ pub mod off_format;
 pub mod pycall;
 mod reread;
 pub mod tag_scan;
+pub mod tag_tree;
 pub mod typed_args;
 pub mod unescape;

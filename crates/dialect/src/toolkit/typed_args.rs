@@ -119,6 +119,17 @@ pub fn typed_value(text: &str, schema: Option<&Value>) -> Value {
     }
 }
 
+/// Whether `schema` allows a string: a `string` type among its alternatives, or a string
+/// member.
+pub fn may_be_string(schema: &Value) -> bool {
+    alternatives(schema, 0)
+        .iter()
+        .any(|alternative| match alternative {
+            Alternative::Type(kind) => *kind == "string",
+            Alternative::Member(member) => member.is_string(),
+        })
+}
+
 /// A value with no declared type: JSON when it reads as JSON, else the text.
 pub fn untyped(text: &str) -> Value {
     serde_json::from_str::<Value>(text.trim()).unwrap_or_else(|_| Value::String(text.to_string()))
