@@ -425,9 +425,10 @@ impl Native for XmlCalls {
         after_open(prompt, open, close)
     }
 
-    /// Qwen 3.5 (this family's syntax) may open a call before it closes its reasoning.
+    /// Qwen 3.5 (Qwen3-Coder's syntax) and DeepSeek V4 may open a call before they close
+    /// their reasoning.
     fn calls_end_reasoning(&self) -> bool {
-        matches!(self, XmlCalls::Qwen3Coder)
+        matches!(self, XmlCalls::Qwen3Coder | XmlCalls::DeepSeekV4)
     }
 
     fn call_example(&self) -> Option<&'static str> {
