@@ -56,6 +56,13 @@ const fn rule(
 
 /// The tells, most specific first; the first rule that matches names the family.
 pub const RULES: &[Rule] = &[
+    // LLM-jp 4.1: harmony with a space after every special token.
+    rule(
+        "llm_jp_harmony",
+        &["chat_format=llm-jp-harmony-v1"],
+        &[],
+        &[],
+    ),
     // GPT-OSS: the harmony format's channels.
     rule("gpt_oss", &["<|channel|>"], &[], &[]),
     // DeepSeek V3.2: calls in DSML markup.

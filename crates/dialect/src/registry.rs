@@ -95,7 +95,8 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
         registry.register(Arc::new(NativeDialect(GigaChat)), &[]);
-        registry.register(Arc::new(NativeDialect(GptOss)), &["harmony"]);
+        registry.register(Arc::new(NativeDialect(GptOss::OpenAi)), &["harmony"]);
+        registry.register(Arc::new(NativeDialect(GptOss::LlmJp)), &[]);
         registry.register(Arc::new(NativeDialect(FunctionaryV31)), &[]);
         registry.register(
             Arc::new(NativeDialect(FunctionaryV32)),
