@@ -83,6 +83,8 @@ pub const RULES: &[Rule] = &[
     rule("deepseek_v3", &["tool▁calls▁begin"], &[], &[]),
     rule("kimi_k2", &["<|tool_calls_section_begin|>"], &[], &[]),
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
+    // Ling 3: GLM's calls in `<role>…<|role_end|>` turns.
+    rule("ling", &["<arg_key>", "<|role_end|>"], &[], &[]),
     // GLM 4.5 / 4.6 / 4.7: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`.
     rule("glm", &["<arg_key>"], &[], &[]),
     rule("seed_oss", &["<seed:tool_call>"], &[], &[]),

@@ -25,7 +25,7 @@ use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_dialect::{answer_format, detect};
 
 /// The score this suite reached; it may rise, never fall.
-const FLOOR: usize = 300;
+const FLOOR: usize = 304;
 
 #[derive(Deserialize)]
 struct Case {

@@ -105,6 +105,8 @@ pub enum Start {
     Content,
     /// Inside reasoning that the prompt opened, closed by this marker.
     Reasoning(&'static str),
+    /// As [`Start::Reasoning`], a call ending the reasoning as well as its marker.
+    ReasoningUntilCall(&'static str),
     /// Just after this marker, which the prompt wrote (Functionary v3.2's `>>>`).
     AfterMarker(&'static str),
 }
@@ -114,6 +116,9 @@ impl Start {
         match self {
             Start::Content => FramedParser::new(markers),
             Start::Reasoning(close) => FramedParser::in_reasoning(markers, close),
+            Start::ReasoningUntilCall(close) => {
+                FramedParser::in_reasoning_until_call(markers, close)
+            }
             Start::AfterMarker(marker) => FramedParser::after_marker(markers, marker),
         }
     }

@@ -500,6 +500,8 @@ enum Mode {
     Content,
     Reasoning {
         close: String,
+        /// A call's marker ends it too (and is read as content then).
+        until_call: bool,
     },
     /// In the region opened by this marker.
     Region(usize),
@@ -531,9 +533,23 @@ impl FramedParser {
         FramedParser {
             mode: Mode::Reasoning {
                 close: close.into(),
+                until_call: false,
             },
             seen_output: true,
             ..FramedParser::new(markers)
+        }
+    }
+
+    /// [`FramedParser::in_reasoning`] where a call's marker also ends the reasoning, as
+    /// llama.cpp reads models whose prompt leaves `<think>` open and which may call
+    /// without closing it (Ling 3: `plan\n<tool_call>…`).
+    pub fn in_reasoning_until_call(markers: Vec<(String, Action)>, close: &str) -> Self {
+        FramedParser {
+            mode: Mode::Reasoning {
+                close: close.into(),
+                until_call: true,
+            },
+            ..FramedParser::in_reasoning(markers, close)
         }
     }
 
@@ -554,7 +570,9 @@ impl FramedParser {
         loop {
             let switched = match self.mode.clone() {
                 Mode::Content => self.scan_content(ended),
-                Mode::Reasoning { close } => self.scan_reasoning(&close, ended),
+                Mode::Reasoning { close, until_call } => {
+                    self.scan_reasoning(&close, until_call, ended)
+                }
                 Mode::Region(marker) => self.scan_region(marker, ended),
             };
             if !switched {
@@ -622,28 +640,45 @@ impl FramedParser {
             Action::Reasoning { close, .. } => {
                 self.mode = Mode::Reasoning {
                     close: close.clone(),
+                    until_call: false,
                 }
             }
             Action::Call(_) => self.mode = Mode::Region(index),
         }
     }
 
-    fn scan_reasoning(&mut self, close: &str, ended: bool) -> bool {
-        if let Some(found) = self.pending.from(0).find(close) {
-            let reasoning = self.pending.take(found).to_string();
-            self.pending.take(close.len());
-            if !reasoning.is_empty() {
-                self.events.push(Event::Reasoning(reasoning));
-            }
-            self.writer.skip_leading_whitespace = true;
-            self.mode = Mode::Content;
-            return true;
-        }
+    /// Reasoning up to `close` (dropped) or, `until_call`, a call's marker (read next).
+    fn scan_reasoning(&mut self, close: &str, until_call: bool, ended: bool) -> bool {
+        let calls = self.markers.iter().filter_map(|(marker, action)| {
+            let opens_call = until_call && !marker.is_empty() && matches!(action, Action::Call(_));
+            opens_call.then_some(marker.as_str())
+        });
+        let ends: Vec<&str> = std::iter::once(close).chain(calls).collect();
+        let text = self.pending.from(0);
+        let first_end = ends
+            .iter()
+            .filter_map(|end| Some((text.find(end)?, *end == close)))
+            .min_by_key(|(found, _)| *found);
         let keep = if ended {
             0
         } else {
-            held_prefix(self.pending.from(0), close)
+            ends.iter()
+                .map(|end| held_prefix(text, end))
+                .max()
+                .unwrap_or(0)
         };
+        if let Some((found, closed)) = first_end {
+            let reasoning = self.pending.take(found).to_string();
+            if !reasoning.is_empty() {
+                self.events.push(Event::Reasoning(reasoning));
+            }
+            if closed {
+                self.pending.take(close.len());
+                self.writer.skip_leading_whitespace = true;
+            }
+            self.mode = Mode::Content;
+            return true;
+        }
         let decided = self.pending.len() - keep;
         if decided > 0 {
             let reasoning = self.pending.take(decided).to_string();
@@ -910,6 +945,41 @@ mod tests {
                 },
                 Event::ToolCallEnd { index: 0 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_call_ends_the_reasoning_the_prompt_opened_only_when_asked() {
+        let markers = || parser().markers;
+        let text = "plan <a>{\"name\": \"f\"}</a> done";
+        let call = [
+            Event::ToolCallStart {
+                index: 0,
+                id: None,
+                name: "f".into(),
+            },
+            Event::ToolCallArguments {
+                index: 0,
+                fragment: "{}".into(),
+            },
+            Event::ToolCallEnd { index: 0 },
+        ];
+        for cut in 0..text.len() {
+            let mut until_call = FramedParser::in_reasoning_until_call(markers(), "</think>");
+            let mut events = until_call.push(&text[..cut]);
+            events.extend(until_call.push(&text[cut..]));
+            events.extend(until_call.finish());
+            let mut expected = vec![Event::Reasoning("plan ".into())];
+            expected.extend(call.clone());
+            expected.push(Event::Content(" done".into()));
+            assert_eq!(joined(events), expected, "cut at {cut}");
+        }
+        assert_eq!(
+            joined(parse_all(
+                &mut FramedParser::in_reasoning(markers(), "</think>"),
+                text
+            )),
+            [Event::Reasoning(text.into())]
         );
     }
 
