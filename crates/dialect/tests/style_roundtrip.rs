@@ -138,6 +138,7 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "ling" => Syntax::GlmXml,
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
             "solar_open" => Syntax::SolarCalls,
