@@ -82,12 +82,34 @@ impl GptOss {
         format!("{} to=functions.", self.channel("commentary"))
     }
 
-    /// What separates parallel calls: OpenAI ends each call message, LLM-jp all but the
-    /// last with `<|end|>`.
-    fn call_separator(self) -> String {
+    /// One call message of `tool` with `arguments` (its rule); OpenAI ends each call
+    /// with `<|call|>`, LLM-jp all but the last with `<|end|>` ([`GptOss::parallel_calls`]).
+    fn call(self, tool: &Tool, arguments: Expr) -> Expr {
+        let open = format!(
+            "{}{} {CONSTRAIN}{}json{MESSAGE}{}",
+            self.call_open(),
+            tool.name(),
+            self.gap(),
+            self.gap()
+        );
+        let mut call = vec![Expr::literal(open), arguments];
+        if let GptOss::OpenAi = self {
+            call.push(Expr::literal(CALL_END));
+        }
+        Expr::Seq(call)
+    }
+
+    /// One call, or with `parallel` several, each its own message.
+    fn parallel_calls(self, call: Expr, parallel: bool) -> Expr {
         match self {
-            GptOss::OpenAi => format!("{CALL_END}{}", self.assistant()),
-            GptOss::LlmJp => format!("{END}{}", self.assistant()),
+            GptOss::OpenAi => one_or_more(call, Expr::literal(self.assistant()), parallel),
+            GptOss::LlmJp => {
+                let separator = Expr::literal(format!("{END}{}", self.assistant()));
+                Expr::Seq(vec![
+                    one_or_more(call, separator, parallel),
+                    Expr::literal(CALL_END),
+                ])
+            }
         }
     }
 
@@ -171,20 +193,8 @@ impl Native for GptOss {
         forced: bool,
     ) -> Result<Grammar, DialectError> {
         let gap = self.gap();
-        let call = per_tool(tools, |tool, _, arguments| {
-            Expr::Seq(vec![
-                Expr::literal(format!(
-                    "{}{} {CONSTRAIN}{gap}json{MESSAGE}{gap}",
-                    self.call_open(),
-                    tool.name()
-                )),
-                arguments,
-            ])
-        })?;
-        let calls = Expr::Seq(vec![
-            one_or_more(call, Expr::literal(self.call_separator()), parallel),
-            Expr::literal(CALL_END),
-        ]);
+        let call = per_tool(tools, |tool, _, arguments| self.call(tool, arguments))?;
+        let calls = self.parallel_calls(call, parallel);
         let root = if forced {
             Expr::Seq(vec![
                 Expr::optional(Expr::group(Expr::Seq(vec![
