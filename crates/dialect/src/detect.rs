@@ -67,6 +67,13 @@ const fn rule(
 
 /// The tells, most specific first; the first rule that matches names the family.
 pub const RULES: &[Rule] = &[
+    // LLM-jp 4.1: harmony with a space after every special token.
+    rule(
+        "llm_jp_harmony",
+        &["chat_format=llm-jp-harmony-v1"],
+        &[],
+        &[],
+    ),
     // GPT-OSS: the harmony format's channels.
     rule("gpt_oss", &["<|channel|>"], &[], &[]),
     // DeepSeek V4: DSML calls in a `tool_calls` block (V3.2's is `function_calls`).
@@ -91,6 +98,8 @@ pub const RULES: &[Rule] = &[
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
     // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
     rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
+    // Ling 3: GLM's calls in `<role>…<|role_end|>` turns.
+    rule("ling", &["<arg_key>", "<|role_end|>"], &[], &[]),
     // GLM 4.5 / 4.6 / 4.7: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`.
     rule("glm", &["<arg_key>"], &[], &[]),
     rule("seed_oss", &["<seed:tool_call>"], &[], &[]),

@@ -26,7 +26,7 @@ use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_dialect::{answer_format, detect};
 
 /// The score this suite reached; it may rise, never fall.
-const FLOOR: usize = 341;
+const FLOOR: usize = 371;
 
 #[derive(Deserialize)]
 struct Case {

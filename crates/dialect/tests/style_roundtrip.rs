@@ -77,6 +77,9 @@ enum Syntax {
     KimiFrames,
     /// GPT-OSS harmony: the text as analysis, then `<|channel|>commentary to=functions.name …<|call|>` per call.
     Harmony,
+    /// LLM-jp 4.1: harmony with a space after every special token, parallel calls each
+    /// closed by `<|end|>`, the last by `<|call|>`.
+    SpacedHarmony,
     /// MuSE Glimmer: the text as a message to `self`, then one ATEM message per call.
     Atem,
     /// Functionary v3.1: text, then `<function=name>{…}</function>` per call.
@@ -135,6 +138,7 @@ impl Syntax {
             "kimi_k2" => Syntax::KimiSection,
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
+            "ling" => Syntax::GlmXml,
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
             "solar_open" => Syntax::SolarCalls,
@@ -144,6 +148,7 @@ impl Syntax {
             "minimax_m2" => Syntax::MiniMaxXml,
             "deepseek_v3_2" => Syntax::Dsml,
             "gpt_oss" => Syntax::Harmony,
+            "llm_jp_harmony" => Syntax::SpacedHarmony,
             "muse_glimmer" => Syntax::Atem,
             "kimi_k3" => Syntax::KimiFrames,
             "functionary_v3_1" => Syntax::FunctionTags,
@@ -181,6 +186,7 @@ impl Syntax {
             | Syntax::Gemma4Calls
             | Syntax::SolarCalls
             | Syntax::Harmony
+            | Syntax::SpacedHarmony
             | Syntax::Atem
             | Syntax::KimiFrames
             | Syntax::FunctionTags
@@ -237,7 +243,8 @@ impl Syntax {
                 "{text}<|tool_call_start|>{}<|tool_call_end|>",
                 pythonic("", calls)
             ),
-            Syntax::Harmony => harmony(text, calls),
+            Syntax::Harmony => harmony(text, calls, "", "<|call|>"),
+            Syntax::SpacedHarmony => harmony(text, calls, " ", "<|end|>"),
             Syntax::Atem => atem(text, calls),
             Syntax::KimiFrames => kimi_k3(text, calls),
             Syntax::FunctionTags => function_tags(text, calls),
@@ -496,17 +503,19 @@ fn glm(text: &str, calls: &[ToolCall]) -> String {
     format!("{text}{}", calls.join("\n"))
 }
 
-/// GPT-OSS: the text as an analysis message, then one commentary message per call.
-fn harmony(text: &str, calls: &[ToolCall]) -> String {
+/// GPT-OSS: the text as an analysis message, then one commentary message per call; `gap`
+/// after each special token and `call_end` between calls as LLM-jp writes them.
+fn harmony(text: &str, calls: &[ToolCall], gap: &str, call_end: &str) -> String {
     let calls: Vec<String> = calls_json(calls)
         .iter()
         .map(|(name, arguments)| {
-            format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>")
+            format!("<|channel|>{gap}commentary to=functions.{name} <|constrain|>{gap}json<|message|>{gap}{arguments}")
         })
         .collect();
+    let start = format!("<|start|>{gap}assistant");
     format!(
-        "<|channel|>analysis<|message|>{text}<|end|><|start|>assistant{}",
-        calls.join("<|start|>assistant")
+        "<|channel|>{gap}analysis<|message|>{gap}{text}<|end|>{start}{}<|call|>",
+        calls.join(&format!("{call_end}{start}"))
     )
 }
 
@@ -1070,6 +1079,7 @@ impl Syntax {
             Syntax::Steps
             | Syntax::Routed
             | Syntax::Harmony
+            | Syntax::SpacedHarmony
             | Syntax::Atem
             | Syntax::KimiFrames
             | Syntax::R7bAction => text.to_string(),

@@ -26,6 +26,12 @@
 //! calls' ids, as llama.cpp keeps them: the template writes them back into history, where
 //! the model expects its own.
 //!
+//! Cohere2 (Command A Reasoning, llama.cpp's `Cohere2MoE`) is Command R7B with its answer
+//! in `<|START_TEXT|>…<|END_TEXT|>` and the thinking opened by the prompt: the same
+//! dialect, reading both wrappers and starting in reasoning when the prompt ends in
+//! `<|START_THINKING|>`. Both dialects take the turn tokens a model may echo
+//! (`<|CHATBOT_TOKEN|>`, `<|END_OF_TURN_TOKEN|>`) as layout.
+//!
 //! Both templates render the request's tools and history themselves (past calls'
 //! `arguments` given as objects, since they print them with `tojson`).
 
@@ -34,7 +40,9 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, DialectError};
-use crate::dialects::framed_native::{free_text, grammar_of, one_or_more, words, ws, Native};
+use crate::dialects::framed_native::{
+    after_open, grammar_of, one_or_more, reasoning_then, words, ws, Native, Start,
+};
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Pat, Region};
 
@@ -46,6 +54,20 @@ const START_ACTION: &str = "<|START_ACTION|>";
 const END_ACTION: &str = "<|END_ACTION|>";
 const START_THINKING: &str = "<|START_THINKING|>";
 const END_THINKING: &str = "<|END_THINKING|>";
+/// What wraps Command R7B's answer (`<|START_RESPONSE|>`) and Command A Reasoning's
+/// (Cohere2, `<|START_TEXT|>`): layout.
+const TEXT_LAYOUT: [&str; 4] = [
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+];
+/// The tokens that frame a turn, which a model may echo: layout in both dialects.
+const TURN_LAYOUT: [&str; 3] = [
+    "<|START_OF_TURN_TOKEN|>",
+    "<|CHATBOT_TOKEN|>",
+    "<|END_OF_TURN_TOKEN|>",
+];
 
 const KEYS: CallKeys = CallKeys {
     name: "tool_name",
@@ -113,7 +135,9 @@ impl Native for Cohere {
             Pat::Ws,
             Pat::opt("```"),
         ]);
-        vec![(ACTION.into(), Action::Call(action_region(body)))]
+        let mut markers = vec![(ACTION.into(), Action::Call(action_region(body)))];
+        markers.extend(layout(&TURN_LAYOUT));
+        markers
     }
 }
 
@@ -143,14 +167,7 @@ impl Native for CommandR7b {
             Expr::literal(END_ACTION),
         ]);
         let root = if forced {
-            Expr::Seq(vec![
-                Expr::optional(Expr::group(Expr::Seq(vec![
-                    Expr::literal(START_THINKING),
-                    free_text(),
-                    Expr::literal(END_THINKING),
-                ]))),
-                action,
-            ])
+            reasoning_then(START_THINKING, END_THINKING, action)
         } else {
             action
         };
@@ -172,9 +189,15 @@ impl Native for CommandR7b {
                     at_start_only: true,
                 },
             ),
-            ("<|START_RESPONSE|>".into(), Action::Layout),
-            ("<|END_RESPONSE|>".into(), Action::Layout),
         ]
+        .into_iter()
+        .chain(layout(&TEXT_LAYOUT))
+        .chain(layout(&TURN_LAYOUT))
+        .collect()
+    }
+
+    fn start(&self, prompt: Option<&str>) -> Start {
+        after_open(prompt, START_THINKING, END_THINKING)
     }
 }
 
@@ -194,6 +217,14 @@ fn with_parameter_descriptions(tool: &Tool) -> Tool {
         }
     }
     tool
+}
+
+/// Each of `markers` as layout.
+fn layout(markers: &[&str]) -> Vec<(String, Action)> {
+    markers
+        .iter()
+        .map(|marker| (marker.to_string(), Action::Layout))
+        .collect()
 }
 
 /// A region whose one capture is the JSON list of actions; `directly-answer` is dropped.

@@ -7,6 +7,9 @@
 //! The user wants the weather.<channel|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|><|tool_response>
 //! ```
 //!
+//! Channel tokens left over are layout, as llama.cpp reads them: an empty thought
+//! (`<|channel>thought\n<channel|>`, anywhere), a lone `<|channel>` or `<channel|>`.
+//!
 //! The model ends a turn that calls with `<|tool_response>`, where the results will go: it
 //! is layout, and a stop. The grammar writes each declared parameter in key order (the
 //! templates sort them), a string between quote tokens (an enum of strings as one of
@@ -30,6 +33,7 @@ use crate::toolkit::gemma_notation::{parse_object, QUOTE};
 const CALL_OPEN: &str = "<|tool_call>";
 const CALL_CLOSE: &str = "<tool_call|>";
 const RESPONSE: &str = "<|tool_response>";
+const CHANNEL_OPEN: &str = "<|channel>";
 const THOUGHT: &str = "<|channel>thought";
 const THOUGHT_CLOSE: &str = "<channel|>";
 /// The rule for any value of the notation.
@@ -95,11 +99,16 @@ impl Native for Gemma4 {
                 Some(vec![Call::new(name, arguments)])
             }),
         };
+        let layout = |text: String| (text, Action::Layout);
         vec![
             (CALL_OPEN.into(), Action::Call(region)),
-            (RESPONSE.into(), Action::Layout),
+            layout(RESPONSE.into()),
             reasoning_tags(&format!("{THOUGHT}\n"), THOUGHT_CLOSE),
             reasoning_tags(THOUGHT, THOUGHT_CLOSE),
+            layout(format!("{THOUGHT}\n{THOUGHT_CLOSE}")),
+            layout(format!("{THOUGHT}{THOUGHT_CLOSE}")),
+            layout(CHANNEL_OPEN.into()),
+            layout(THOUGHT_CLOSE.into()),
         ]
     }
 

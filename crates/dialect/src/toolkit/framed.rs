@@ -973,6 +973,42 @@ mod tests {
     }
 
     #[test]
+    fn a_call_ends_the_reasoning_the_prompt_opened_only_when_asked() {
+        let markers = || parser().markers;
+        let text = "plan <a>{\"name\": \"f\"}</a> done";
+        let call = [
+            Event::ToolCallStart {
+                index: 0,
+                id: None,
+                name: "f".into(),
+            },
+            Event::ToolCallArguments {
+                index: 0,
+                fragment: "{}".into(),
+            },
+            Event::ToolCallEnd { index: 0 },
+        ];
+        for cut in 0..text.len() {
+            let mut until_call =
+                FramedParser::in_reasoning(markers(), "</think>").calls_end_reasoning();
+            let mut events = until_call.push(&text[..cut]);
+            events.extend(until_call.push(&text[cut..]));
+            events.extend(until_call.finish());
+            let mut expected = vec![Event::Reasoning("plan ".into())];
+            expected.extend(call.clone());
+            expected.push(Event::Content(" done".into()));
+            assert_eq!(joined(events), expected, "cut at {cut}");
+        }
+        assert_eq!(
+            joined(parse_all(
+                &mut FramedParser::in_reasoning(markers(), "</think>"),
+                text
+            )),
+            [Event::Reasoning(text.into())]
+        );
+    }
+
+    #[test]
     fn a_region_that_is_no_call_is_content_as_written() {
         let text = "x <a>{\"nam\": 1} <a>nope <think>";
         assert_eq!(
