@@ -300,16 +300,6 @@ pub struct Chosen {
     pub learned: Option<Result<LearnedDialect, Refusal>>,
 }
 
-impl Chosen {
-    /// The chosen dialect: the learned one, else the registry's for the detection.
-    pub fn dialect(&self, registry: &Registry) -> Option<Arc<dyn Dialect>> {
-        match &self.learned {
-            Some(Ok(learned)) => Some(Arc::new(NativeDialect(learned.clone()))),
-            _ => registry.shared(self.detection.dialect),
-        }
-    }
-}
-
 /// The dialect for `template`, whose text is `source`: its family's when the registry has
 /// one, else one learned from its renders, else [`FALLBACK`].
 pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Chosen {

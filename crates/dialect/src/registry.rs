@@ -129,11 +129,6 @@ impl Registry {
         self.by_name.get(name).map(|dialect| dialect.as_ref())
     }
 
-    /// The dialect called `name`, shared.
-    pub fn shared(&self, name: &str) -> Option<Arc<dyn Dialect>> {
-        self.by_name.get(name).cloned()
-    }
-
     /// The canonical names, in the order they were registered.
     pub fn names(&self) -> &[&'static str] {
         &self.canonical
