@@ -89,12 +89,14 @@ fn check_logit_bias(request: &ChatRequest) -> Result<(), ApiError> {
         }
         match bias.as_f64() {
             Some(bias) if (-MAX_LOGIT_BIAS..=MAX_LOGIT_BIAS).contains(&bias) => {}
-            _ => return Err(refusal::invalid(
-                "logit_bias",
-                format!(
+            _ => {
+                return Err(refusal::invalid(
+                    "logit_bias",
+                    format!(
                     "the bias for token {token} must be a number from -100 to 100, but got {bias}."
                 ),
-            )),
+                ))
+            }
         }
     }
     Ok(())
