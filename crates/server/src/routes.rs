@@ -95,14 +95,22 @@ async fn chat_completions(
 }
 
 /// The dialect's preparation of `request`, on a blocking thread (a template render is
-/// CPU work) and within the server's `prepare_timeout`. A render that runs past it is
+/// CPU work) and within the server's `prepare_timeout`, and the prompt checked against the
+/// context before the request waits for a slot. A render that runs past it is
 /// answered at once; its thread stops at the template's own fuel and output bounds.
 async fn prepare(
     state: &Arc<AppState>,
     request: &Arc<ChatRequest>,
 ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
     let (model_state, request) = (Arc::clone(state), Arc::clone(request));
-    let work = tokio::task::spawn_blocking(move || model_state.model.generation(&request));
+    let work = tokio::task::spawn_blocking(move || {
+        let prepared = model_state.model.generation(&request)?;
+        model_state
+            .model
+            .engine()
+            .check_prompt(&prepared.0.prompt)?;
+        Ok::<_, Failure>(prepared)
+    });
     let limit = state.options.prepare_timeout;
     match tokio::time::timeout(limit, work).await {
         Ok(Ok(prepared)) => prepared,
