@@ -80,6 +80,8 @@ pub struct Environment<'source> {
     debug: bool,
     #[cfg(feature = "fuel")]
     fuel: Option<u64>,
+    byte_budget: Option<u64>,
+    max_value_depth: Option<usize>,
     recursion_limit: usize,
 }
 
@@ -122,6 +124,8 @@ impl<'source> Environment<'source> {
             debug: cfg!(debug_assertions),
             #[cfg(feature = "fuel")]
             fuel: None,
+            byte_budget: None,
+            max_value_depth: None,
             recursion_limit: MAX_RECURSION,
         }
     }
@@ -145,6 +149,8 @@ impl<'source> Environment<'source> {
             debug: cfg!(debug_assertions),
             #[cfg(feature = "fuel")]
             fuel: None,
+            byte_budget: None,
+            max_value_depth: None,
             recursion_limit: MAX_RECURSION,
         }
     }
@@ -598,6 +604,36 @@ impl<'source> Environment<'source> {
     #[cfg_attr(docsrs, doc(cfg(feature = "fuel")))]
     pub fn fuel(&self) -> Option<u64> {
         self.fuel
+    }
+
+    /// PATCH (toolbridge): sets the bytes one render may build.
+    ///
+    /// Strings, lists and maps the engine builds for the template (operators,
+    /// literals, captured and macro output, results of filters, functions and
+    /// methods) are charged against this budget; a render that runs out fails with
+    /// [`ErrorKind::ValueLimit`](crate::ErrorKind::ValueLimit).  Filters can charge
+    /// their own allocations with [`State::charge_bytes`](crate::State::charge_bytes).
+    pub fn set_byte_budget(&mut self, bytes: Option<u64>) {
+        self.byte_budget = bytes;
+    }
+
+    /// PATCH (toolbridge): the configured byte budget.
+    pub fn byte_budget(&self) -> Option<u64> {
+        self.byte_budget
+    }
+
+    /// PATCH (toolbridge): sets how deep the values a template builds may nest.
+    ///
+    /// Lists, maps, namespaces and the results of calls are checked when they are
+    /// made, so that no value can become deep enough to overflow the stack when it
+    /// is printed, compared or dropped.  A namespace may then not hold a namespace.
+    pub fn set_max_value_depth(&mut self, depth: Option<usize>) {
+        self.max_value_depth = depth;
+    }
+
+    /// PATCH (toolbridge): the configured depth bound.
+    pub fn max_value_depth(&self) -> Option<usize> {
+        self.max_value_depth
     }
 
     /// Sets the syntax for the environment.

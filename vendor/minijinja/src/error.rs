@@ -140,6 +140,8 @@ pub enum ErrorKind {
     /// An unknown block was called
     #[cfg(feature = "multi_template")]
     UnknownBlock,
+    /// PATCH (toolbridge): a value outgrew the render's byte budget or depth bound.
+    ValueLimit,
 }
 
 impl ErrorKind {
@@ -170,6 +172,7 @@ impl ErrorKind {
             ErrorKind::InvalidDelimiter => "invalid custom delimiters",
             #[cfg(feature = "multi_template")]
             ErrorKind::UnknownBlock => "unknown block",
+            ErrorKind::ValueLimit => "a bound on values was reached",
         }
     }
 }

@@ -1,9 +1,11 @@
 use std::ptr::addr_of_mut;
+use std::sync::Arc;
 use std::{fmt, io};
 
 use crate::error::{Error, ErrorKind};
 use crate::utils::AutoEscape;
 use crate::value::Value;
+use crate::vm::budget::ValueBudget;
 
 /// How should output be captured?
 #[derive(Debug, Clone, Copy, Eq, PartialEq)]
@@ -23,6 +25,10 @@ pub struct Output<'a> {
     w: *mut (dyn fmt::Write + 'a),
     target: *mut (dyn fmt::Write + 'a),
     capture_stack: Vec<Option<String>>,
+    // PATCH (toolbridge): captured output, and all output of a macro, becomes a
+    // value, so it is charged against the render's byte budget as it is written.
+    budget: Option<Arc<ValueBudget>>,
+    charge_all: bool,
 }
 
 impl<'a> Output<'a> {
@@ -32,6 +38,8 @@ impl<'a> Output<'a> {
             w,
             target: w,
             capture_stack: Vec::new(),
+            budget: None,
+            charge_all: false,
         }
     }
 
@@ -44,6 +52,26 @@ impl<'a> Output<'a> {
             w: NullWriter::get_mut(),
             target: NullWriter::get_mut(),
             capture_stack: vec![None],
+            budget: None,
+            charge_all: false,
+        }
+    }
+
+    /// PATCH (toolbridge): charges captured output (and all output when `charge_all`,
+    /// as for a macro's) against `budget`.
+    pub(crate) fn set_budget(&mut self, budget: Option<Arc<ValueBudget>>, charge_all: bool) {
+        self.budget = budget;
+        self.charge_all = charge_all;
+    }
+
+    /// PATCH (toolbridge): spends the budget for `s` when it becomes a value.
+    #[inline(always)]
+    fn charge(&self, s: &str) -> fmt::Result {
+        match &self.budget {
+            Some(budget) if self.charge_all || matches!(self.capture_stack.last(), Some(Some(_))) => {
+                budget.charge(s.len()).map_err(|_| fmt::Error)
+            }
+            _ => Ok(()),
         }
     }
 
@@ -97,30 +125,22 @@ impl<'a> Output<'a> {
     /// Writes some data to the underlying buffer contained within this output.
     #[inline]
     pub fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.charge(s)?;
         self.target().write_str(s)
     }
 
     /// Writes some formatted information into this instance.
     #[inline]
     pub fn write_fmt(&mut self, a: fmt::Arguments<'_>) -> fmt::Result {
-        self.target().write_fmt(a)
+        fmt::Write::write_fmt(self, a)
     }
 }
 
+// PATCH (toolbridge): every write goes through `write_str`, which charges the budget.
 impl fmt::Write for Output<'_> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        fmt::Write::write_str(self.target(), s)
-    }
-
-    #[inline]
-    fn write_char(&mut self, c: char) -> fmt::Result {
-        fmt::Write::write_char(self.target(), c)
-    }
-
-    #[inline]
-    fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
-        fmt::Write::write_fmt(self.target(), args)
+        Output::write_str(self, s)
     }
 }
 

@@ -121,6 +121,12 @@ impl Stack {
     pub fn peek(&self) -> &Value {
         self.values.last().unwrap()
     }
+
+    /// PATCH (toolbridge): the value `n` below the top.
+    #[track_caller]
+    pub fn peek_at(&self, n: usize) -> &Value {
+        &self.values[self.values.len() - 1 - n]
+    }
 }
 
 impl From<Vec<Value>> for Stack {

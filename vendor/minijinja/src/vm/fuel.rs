@@ -30,6 +30,15 @@ impl FuelTracker {
         Ok(())
     }
 
+    /// PATCH (toolbridge): consumes `amount` units at once.
+    pub fn consume(&mut self, amount: u64) -> Result<(), Error> {
+        self.remaining = self.remaining.saturating_sub(amount as isize);
+        if self.remaining <= 0 {
+            return Err(Error::from(ErrorKind::OutOfFuel));
+        }
+        Ok(())
+    }
+
     /// Returns the remaining fuel.
     pub fn remaining(&self) -> u64 {
         self.remaining as _

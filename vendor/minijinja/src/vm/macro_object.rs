@@ -123,11 +123,14 @@ impl Object for Macro {
 
         let (arg_values, caller) = ok!(self.prepare_args(args));
         let mut rv = String::new();
+        let mut out = Output::new(&mut rv);
+        // PATCH (toolbridge): a macro's output becomes a value.
+        out.set_budget(state.value_budget.clone(), true);
         ok!(vm::eval_macro(
             state,
             self.instructions_id,
             self.offset,
-            &mut Output::new(&mut rv),
+            &mut out,
             self.closure,
             caller,
             arg_values

@@ -28,6 +28,7 @@ type ClosureId = usize;
 #[cfg(feature = "macros")]
 type Closure<'env> = BTreeMap<&'env str, Value>;
 
+pub(crate) mod budget;
 mod context;
 #[cfg(feature = "fuel")]
 mod fuel;
@@ -133,6 +134,8 @@ impl<'env> Executor<'env> {
             #[cfg(feature = "multi_template")]
             prepare_blocks(_blocks),
         );
+        // PATCH (toolbridge): captured output is charged against the byte budget.
+        out.set_budget(state.value_budget.clone(), false);
         Self::eval_state(&mut state, out).map(|x| (x, state))
     }
 
@@ -196,6 +199,51 @@ impl<'env> Executor<'env> {
         macro_ctx.clear();
         state.macro_context_pool.push(macro_ctx);
         rv
+    }
+
+    /// PATCH (toolbridge): measures a built value (its depth, and the bytes it prints
+    /// to), paying fuel for the walk.
+    fn measure(
+        state: &mut State<'_, 'env>,
+        budget: &budget::ValueBudget,
+        value: &Value,
+        depth: usize,
+        in_namespace: bool,
+    ) -> Result<budget::Measure, Error> {
+        if value.as_object().is_none() {
+            return Ok(budget::Measure::default());
+        }
+        #[cfg(feature = "fuel")]
+        if let Some(tracker) = state.fuel_tracker.as_mut() {
+            let measure = ok!(budget.measure(value, depth, in_namespace, tracker.remaining()));
+            return tracker.consume(measure.nodes).map(|_| measure);
+        }
+        let _ = state;
+        budget.measure(value, depth, in_namespace, u64::MAX)
+    }
+
+    /// PATCH (toolbridge): charges `lhs + rhs` before it is built.
+    fn charge_add(
+        state: &mut State<'_, 'env>,
+        budget: &budget::ValueBudget,
+        lhs: &Value,
+        rhs: &Value,
+    ) -> Result<(), Error> {
+        let rhs_bytes = if budget::joins_sequences(lhs, rhs) {
+            ok!(Self::measure(state, budget, rhs, 0, false)).bytes
+        } else {
+            0
+        };
+        budget::charge_add(budget, lhs, rhs, rhs_bytes)
+    }
+
+    /// PATCH (toolbridge): a failed write, explained by the byte budget when it ran
+    /// out.
+    fn explain(state: &State<'_, 'env>, err: Error) -> Error {
+        match &state.value_budget {
+            Some(budget) => budget.explain(err),
+            None => err,
+        }
     }
 
     /// This is the actual evaluation loop that works with a specific context.
@@ -360,6 +408,18 @@ impl<'env> Executor<'env> {
                 };
             }
 
+            // PATCH (toolbridge): charges a value the engine built, and checks its depth.
+            macro_rules! bounded {
+                ($value:expr) => {{
+                    let value = $value;
+                    if let Some(budget) = state.value_budget.clone() {
+                        ctx_ok!(budget.charge(budget::top_level_bytes(&value)));
+                        ctx_ok!(Self::measure(state, &budget, &value, 0, false));
+                    }
+                    value
+                }};
+            }
+
             macro_rules! assert_valid {
                 ($expr:expr) => {{
                     let val = $expr;
@@ -385,9 +445,10 @@ impl<'env> Executor<'env> {
                     stack.push(b);
                 }
                 Instruction::EmitRaw(val) => {
-                    // this only produces a format error, no need to attach
-                    // location information.
-                    ok!(out.write_str(val).map_err(Error::from));
+                    // PATCH (toolbridge): a write into a capture can fail on the budget.
+                    ctx_ok!(out
+                        .write_str(val)
+                        .map_err(|err| Self::explain(state, Error::from(err))));
                 }
                 Instruction::Emit => {
                     let value = stack.pop();
@@ -397,9 +458,13 @@ impl<'env> Executor<'env> {
                         {
                             bail!(Error::undefined(&value));
                         }
-                        ctx_ok!(write_escaped(out, &state.auto_escape, &value));
+                        ctx_ok!(write_escaped(out, &state.auto_escape, &value)
+                            .map_err(|err| Self::explain(state, err)));
                     } else {
-                        ctx_ok!(state.env().format(&value, state, out));
+                        ctx_ok!(state
+                            .env()
+                            .format(&value, state, out)
+                            .map_err(|err| Self::explain(state, err)));
                     }
                 }
                 Instruction::StoreLocal(name) => {
@@ -434,6 +499,9 @@ impl<'env> Executor<'env> {
                     b = stack.pop();
                     a = stack.pop();
                     if let Some(ns) = b.downcast_object_ref::<Namespace>() {
+                        if let Some(budget) = state.value_budget.clone() {
+                            ctx_ok!(Self::measure(state, &budget, &a, 1, true));
+                        }
                         ns.set_value(name, a);
                     } else {
                         bail!(Error::new(
@@ -474,7 +542,7 @@ impl<'env> Executor<'env> {
                         let value = stack.pop();
                         map.insert(key, value);
                     }
-                    stack.push(Value::from_object(map))
+                    stack.push(bounded!(Value::from_object(map)))
                 }
                 Instruction::BuildKwargs(pair_count) => {
                     let mut map = value_map_with_capacity(*pair_count);
@@ -498,7 +566,7 @@ impl<'env> Executor<'env> {
                         v.push(stack.pop());
                     }
                     v.reverse();
-                    stack.push(Value::from_object(v))
+                    stack.push(bounded!(Value::from_object(v)))
                 }
                 Instruction::BuildTuple(n) => {
                     use crate::value::Tuple;
@@ -519,7 +587,7 @@ impl<'env> Executor<'env> {
                             Tuple::from(values)
                         }
                     };
-                    stack.push(Value::from(tuple))
+                    stack.push(bounded!(Value::from(tuple)))
                 }
                 Instruction::UnpackList(count) => {
                     ctx_ok!(Self::unpack_list(&mut stack, *count));
@@ -536,9 +604,20 @@ impl<'env> Executor<'env> {
                     }
                     stack.push(Value::from(len));
                 }
-                Instruction::Add => func_binop!(add),
+                Instruction::Add => {
+                    if let Some(budget) = state.value_budget.clone() {
+                        let (lhs, rhs) = (stack.peek_at(1).clone(), stack.peek().clone());
+                        ctx_ok!(Self::charge_add(state, &budget, &lhs, &rhs));
+                    }
+                    func_binop!(add)
+                }
                 Instruction::Sub => func_binop!(sub),
-                Instruction::Mul => func_binop!(mul),
+                Instruction::Mul => {
+                    if let Some(budget) = &state.value_budget {
+                        ctx_ok!(budget::charge_mul(budget, stack.peek_at(1), stack.peek()));
+                    }
+                    func_binop!(mul)
+                }
                 Instruction::Div => func_binop!(div),
                 Instruction::IntDiv => func_binop!(int_div),
                 Instruction::Rem => func_binop!(rem),
@@ -558,7 +637,10 @@ impl<'env> Executor<'env> {
                     b = stack.pop();
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&b));
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&a));
-                    stack.push(ops::string_concat(b, &a));
+                    stack.push(match &state.value_budget {
+                        Some(budget) => ctx_ok!(budget::concat(budget, b, &a)),
+                        None => ops::string_concat(b, &a),
+                    });
                 }
                 Instruction::In => {
                     a = stack.pop();
@@ -725,7 +807,7 @@ impl<'env> Executor<'env> {
                     let arg_count = args.len();
                     a = ctx_ok!(filter.call(state, args));
                     stack.drop_top(arg_count);
-                    stack.push(a);
+                    stack.push(bounded!(a));
                 }
                 Instruction::PerformTest(name, arg_count, local_id) => {
                     let normalized_name = normalize_filter_test_name(name);
@@ -783,21 +865,21 @@ impl<'env> Executor<'env> {
                     };
                     let arg_count = args.len();
                     stack.drop_top(arg_count);
-                    stack.push(rv);
+                    stack.push(bounded!(rv));
                 }
                 Instruction::CallMethod(name, arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
                     a = ctx_ok!(args[0].call_method(state, name, &args[1..]));
                     stack.drop_top(arg_count);
-                    stack.push(a);
+                    stack.push(bounded!(a));
                 }
                 Instruction::CallObject(arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
                     a = ctx_ok!(args[0].call(state, &args[1..]));
                     stack.drop_top(arg_count);
-                    stack.push(a);
+                    stack.push(bounded!(a));
                 }
                 Instruction::DupTop => {
                     stack.push(stack.peek().clone());

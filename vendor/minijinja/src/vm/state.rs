@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 #[cfg(feature = "multi_template")]
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::compiler::instructions::Instructions;
 use crate::environment::Environment;
@@ -12,6 +13,7 @@ use crate::output::Output;
 use crate::template::Template;
 use crate::utils::{AutoEscape, UndefinedBehavior};
 use crate::value::{ArgType, Value};
+use crate::vm::budget::ValueBudget;
 use crate::vm::context::Context;
 
 #[cfg(feature = "fuel")]
@@ -68,6 +70,7 @@ pub struct State<'template, 'env> {
     pub(crate) macro_context_pool: Vec<Context<'env>>,
     #[cfg(feature = "fuel")]
     pub(crate) fuel_tracker: Option<FuelTracker>,
+    pub(crate) value_budget: Option<Arc<ValueBudget>>,
     // Instruction streams that undefined values created during this render
     // point into.  Undefined values only carry an instruction id and a pc,
     // this is used to resolve them back into debug info when an error is
@@ -124,6 +127,7 @@ impl<'template, 'env> State<'template, 'env> {
             macro_context_pool: Default::default(),
             #[cfg(feature = "fuel")]
             fuel_tracker: ctx.env().fuel().map(FuelTracker::new),
+            value_budget: ValueBudget::for_env(ctx.env()),
             #[cfg(feature = "debug")]
             undefined_origins: Default::default(),
             ctx,
@@ -434,6 +438,22 @@ impl<'template, 'env> State<'template, 'env> {
         let mut rv = String::new();
         let mut out = Output::new(&mut rv);
         self.env().format(&value, self, &mut out).map(|_| rv)
+    }
+
+    /// PATCH (toolbridge): spends `bytes` of the render's byte budget, or fails with
+    /// [`ErrorKind::ValueLimit`](crate::ErrorKind::ValueLimit) when fewer are left.
+    /// Call it before building a value whose size is known in advance.
+    pub fn charge_bytes(&self, bytes: usize) -> Result<(), Error> {
+        match &self.value_budget {
+            Some(budget) => budget.charge(bytes),
+            None => Ok(()),
+        }
+    }
+
+    /// PATCH (toolbridge): bytes left in the render's byte budget; `None` when
+    /// unbounded.
+    pub fn bytes_left(&self) -> Option<u64> {
+        self.value_budget.as_ref().and_then(|budget| budget.left())
     }
 
     /// Returns the fuel levels.
