@@ -279,6 +279,16 @@ mod builtins {
     ) -> Result<Value, Error> {
         let safety_aware = !matches!(state.auto_escape(), AutoEscape::None)
             && (value.is_safe() || from.is_safe() || to.is_safe());
+        // PATCH (toolbridge): `s|replace('a', s)` squares a string; charge it first.
+        let hits = if from.as_str().is_empty() {
+            value.as_str().chars().count() + 1
+        } else {
+            value.as_str().matches(from.as_str()).count()
+        };
+        ok!(state.charge_bytes(
+            hits.saturating_mul(to.as_str().len())
+                .saturating_add(value.as_str().len())
+        ));
 
         if safety_aware {
             let output = value
@@ -514,17 +524,27 @@ mod builtins {
         attribute: Option<&str>,
         kwargs: Kwargs,
     ) -> Result<Value, Error> {
-        fn join_plain(iter: impl Iterator<Item = Value>, joiner: &str) -> Result<String, Error> {
+        fn join_plain(
+            state: &State,
+            iter: impl Iterator<Item = Value>,
+            joiner: &str,
+        ) -> Result<String, Error> {
             let mut output = String::new();
             for (idx, item) in iter.enumerate() {
                 ok!(item.check());
                 if idx > 0 {
+                    // PATCH (toolbridge): one string joined many times over is charged
+                    // as the output grows.
+                    ok!(state.charge_bytes(joiner.len()));
                     output.push_str(joiner);
                 }
+                let before = output.len();
                 if let Some(string) = item.as_str() {
+                    ok!(state.charge_bytes(string.len()));
                     output.push_str(string);
                 } else {
                     write!(output, "{item}").ok();
+                    ok!(state.charge_bytes(output.len() - before));
                 }
             }
             Ok(output)
@@ -541,6 +561,8 @@ mod builtins {
                 if idx > 0 {
                     output.push_str(joiner);
                 }
+                // PATCH (toolbridge): charged as the output grows.
+                ok!(state.charge_bytes(joiner.len() + item.as_str().map_or(0, str::len)));
                 if item.is_safe() {
                     output.push_str(item.as_str().unwrap());
                 } else {
@@ -571,7 +593,7 @@ mod builtins {
         let iter = iter.map(|item| map_attribute(item, attribute));
 
         if matches!(state.auto_escape(), AutoEscape::None) {
-            return Ok(Value::from(ok!(join_plain(iter, joiner_str))));
+            return Ok(Value::from(ok!(join_plain(state, iter, joiner_str))));
         }
 
         if joiner.as_ref().is_some_and(StringInput::is_safe) {
@@ -594,7 +616,7 @@ mod builtins {
                 &joiner
             ))))
         } else {
-            Ok(Value::from(ok!(join_plain(items.into_iter(), joiner_str))))
+            Ok(Value::from(ok!(join_plain(state, items.into_iter(), joiner_str))))
         }
     }
 
@@ -899,6 +921,8 @@ mod builtins {
                 ));
             }
             rv = ok!(ops::add(&rv, &value));
+            // PATCH (toolbridge): summing strings or lists builds them.
+            ok!(state.charge_bytes(crate::vm::budget::top_level_bytes(&rv)));
         }
 
         Ok(rv)
@@ -1423,6 +1447,8 @@ mod builtins {
         let items_per_slice = len / count;
         let slices_with_extra = len % count;
         let mut offset = 0;
+        // PATCH (toolbridge): `count` lists are built, however few the items.
+        ok!(state.charge_bytes(count.saturating_mul(std::mem::size_of::<Value>())));
         let mut rv = Vec::with_capacity(untrusted_size_hint(count));
 
         for slice in 0..count {
@@ -1491,6 +1517,10 @@ mod builtins {
 
         if !tmp.is_empty() {
             if let Some(filler) = fill_with {
+                // PATCH (toolbridge): the filler is repeated up to `count` times.
+                ok!(state.charge_bytes(
+                    (count - tmp.len()).saturating_mul(std::mem::size_of::<Value>())
+                ));
                 for _ in 0..count - tmp.len() {
                     tmp.push(filler.clone());
                 }
@@ -2228,8 +2258,14 @@ mod builtins {
     ///
     /// This is useful for debugging as it better shows what's inside an object.
     #[cfg_attr(docsrs, doc(cfg(feature = "builtins")))]
-    pub fn pprint(value: &Value) -> String {
-        format!("{value:#?}")
+    pub fn pprint(state: &State, value: &Value) -> Result<String, Error> {
+        // PATCH (toolbridge): indentation grows with depth; refuse past the budget.
+        let text = ok!(crate::vm::budget::format_capped(
+            state,
+            format_args!("{value:#?}")
+        ));
+        ok!(state.charge_bytes(text.len()));
+        Ok(text)
     }
 
     /// Apply the given values to a [printf-style] format string.

@@ -13,6 +13,8 @@ use crate::{Error, ErrorKind, Value};
 
 // Rust's formatting machinery panics for dynamic precisions above u16::MAX.
 const MAX_NATIVE_FORMAT_PRECISION: usize = u16::MAX as usize;
+// PATCH (toolbridge): the largest width or precision a format may ask for.
+const MAX_FORMAT_NUMBER: usize = 1 << 16;
 
 /// Controls the style of the format string.
 ///
@@ -1005,6 +1007,14 @@ fn parse_number(cursor: &mut Cursor) -> Result<Option<usize>, Error> {
             )
             .with_source(e)
         }));
+        // PATCH (toolbridge): a width or precision is padding built before anything
+        // can charge it; no real format asks for more than this.
+        if num > MAX_FORMAT_NUMBER {
+            return Err(Error::new(
+                ErrorKind::ValueLimit,
+                format!("a format width or precision is larger than {MAX_FORMAT_NUMBER}"),
+            ));
+        }
         Ok(Some(num))
     }
 }

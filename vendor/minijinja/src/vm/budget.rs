@@ -20,6 +20,7 @@ use crate::error::{Error, ErrorKind};
 use crate::value::merge_object::MergeSeq;
 use crate::value::namespace_object::Namespace;
 use crate::value::{ops, ObjectRepr, Value, ValueKind};
+use crate::vm::State;
 
 /// What one item of a list (or half a map entry) costs: the size of a value.
 const ITEM_BYTES: usize = std::mem::size_of::<Value>();
@@ -239,15 +240,30 @@ pub(crate) fn concat(budget: &ValueBudget, left: Value, right: &Value) -> Result
             return Ok(ops::string_concat(left, right));
         }
     }
+    let text = capped(budget, format_args!("{left}{right}"))?;
+    budget.charge(text.len())?;
+    Ok(Value::from(text))
+}
+
+/// `args` formatted, refused once longer than the bytes left (not charged).
+fn capped(budget: &ValueBudget, args: fmt::Arguments<'_>) -> Result<String, Error> {
     let mut out = CappedString {
         text: String::new(),
         cap: budget.left().map_or(usize::MAX, |left| left as usize),
     };
-    if fmt::write(&mut out, format_args!("{left}{right}")).is_err() {
+    if fmt::write(&mut out, args).is_err() {
         return Err(budget.exhausted());
     }
-    budget.charge(out.text.len())?;
-    Ok(Value::from(out.text))
+    Ok(out.text)
+}
+
+/// `args` formatted for a filter, refused once longer than the bytes left to the
+/// render (not charged).
+pub(crate) fn format_capped(state: &State, args: fmt::Arguments<'_>) -> Result<String, Error> {
+    match &state.value_budget {
+        Some(budget) => capped(budget, args),
+        None => Ok(fmt::format(args)),
+    }
 }
 
 /// A string that refuses to grow past its cap.
