@@ -93,7 +93,12 @@ fn write_map(out: &mut String, value: &Value, depth: usize, cap: usize) {
             }
             write_repr_at(out, &key, depth + 1, cap);
             out.push_str(": ");
-            write_repr_at(out, &value.get_item(&key).unwrap_or_default(), depth + 1, cap);
+            write_repr_at(
+                out,
+                &value.get_item(&key).unwrap_or_default(),
+                depth + 1,
+                cap,
+            );
         }
     }
     out.push('}');
@@ -116,7 +121,10 @@ mod tests {
         assert_eq!(py_str(&Value::from("plain"), 5).unwrap(), "plain");
         // CPython: str(['a\xa0b\u200bc', 'x\U000f0000']) escapes what is not printable.
         let v = Value::from(vec!["a\u{a0}b\u{200b}c", "x\u{f0000}"]);
-        assert_eq!(py_str(&v, 100).unwrap(), r"['a\xa0b\u200bc', 'x\U000f0000']");
+        assert_eq!(
+            py_str(&v, 100).unwrap(),
+            r"['a\xa0b\u200bc', 'x\U000f0000']"
+        );
     }
 
     #[test]

@@ -244,6 +244,13 @@ impl Expr<'_> {
 }
 
 fn eval_binop(op: BinOpKind, left: &Value, right: &Value) -> Option<Value> {
+    // PATCH (toolbridge): large constants are built at render time, under the budget.
+    let repeats = matches!(op, BinOpKind::Mul);
+    if matches!(op, BinOpKind::Add | BinOpKind::Mul | BinOpKind::Concat)
+        && crate::vm::budget::too_large_to_fold(repeats, left, right)
+    {
+        return None;
+    }
     match op {
         BinOpKind::Add => ops::add(left, right).ok(),
         BinOpKind::Sub => ops::sub(left, right).ok(),

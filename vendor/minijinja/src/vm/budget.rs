@@ -9,7 +9,10 @@
 //! against a byte budget, checked before the allocation where the size is known up
 //! front, and refuses values nested deeper than a bound.  A namespace, the one mutable
 //! container, may not hold another namespace: otherwise a chain could be linked back to
-//! front, each link shallow when it is made.  See `PATCH.md` at the crate root.
+//! front, each link shallow when it is made.  So a namespace is never put in a
+//! list, a map or another namespace: then every value but a namespace is built
+//! whole, checked once when it is made, and a namespace is one level above values
+//! that were.  See `PATCH.md` at the crate root.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -86,22 +89,26 @@ impl ValueBudget {
         }
     }
 
-    /// Walks `value`, found `depth` levels down (inside a namespace when
-    /// `in_namespace`): checks that it nests no deeper than the bound and that printed
-    /// in full (shared parts as often as they appear) it stays within the byte budget.
+    /// Walks `value`: checks that it nests no deeper than the bound, that it holds no
+    /// namespace (it may be one), and that printed
+    /// in full (shared parts as often as they appear) it stays within the byte budget
+    /// (within what is left of it, when `charged`, for a value about to be charged).
     /// Visits at most `max_nodes` values.
     pub(crate) fn measure(
         &self,
         value: &Value,
-        depth: usize,
-        in_namespace: bool,
+        charged: bool,
         max_nodes: u64,
     ) -> Result<Measure, Error> {
         let max_depth = self.max_depth.unwrap_or(usize::MAX);
-        let max_bytes = self.limit.unwrap_or(u64::MAX);
+        let max_bytes = if charged {
+            self.left().unwrap_or(u64::MAX)
+        } else {
+            self.limit.unwrap_or(u64::MAX)
+        };
         let mut measure = Measure::default();
-        let mut pending = vec![(value.clone(), depth, in_namespace)];
-        while let Some((value, depth, in_namespace)) = pending.pop() {
+        let mut pending = vec![(value.clone(), 0)];
+        while let Some((value, depth)) = pending.pop() {
             measure.nodes += 1;
             measure.bytes = measure
                 .bytes
@@ -111,6 +118,9 @@ impl ValueBudget {
                 return Err(Error::from(ErrorKind::OutOfFuel));
             }
             if measure.bytes > max_bytes {
+                if charged {
+                    return Err(self.exhausted());
+                }
                 return Err(Error::new(
                     ErrorKind::ValueLimit,
                     format!("the template built a value of more than {max_bytes} bytes"),
@@ -125,26 +135,21 @@ impl ValueBudget {
                     format!("the template nested values more than {max_depth} deep"),
                 ));
             }
-            let is_namespace = obj.downcast_ref::<Namespace>().is_some();
-            if is_namespace && in_namespace {
-                return Err(Error::new(
-                    ErrorKind::ValueLimit,
-                    "a namespace cannot hold another namespace",
-                ));
+            if depth > 0 && obj.downcast_ref::<Namespace>().is_some() {
+                return Err(namespace_held());
             }
-            let inner = in_namespace || is_namespace;
             match obj.repr() {
                 ObjectRepr::Map => {
                     if let Some(pairs) = obj.try_iter_pairs() {
                         for (key, item) in pairs {
-                            pending.push((key, depth + 1, inner));
-                            pending.push((item, depth + 1, inner));
+                            pending.push((key, depth + 1));
+                            pending.push((item, depth + 1));
                         }
                     }
                 }
                 ObjectRepr::Seq | ObjectRepr::Iterable => {
                     if let Some(items) = obj.try_iter() {
-                        pending.extend(items.map(|item| (item, depth + 1, inner)));
+                        pending.extend(items.map(|item| (item, depth + 1)));
                     }
                 }
                 _ => {}
@@ -152,6 +157,14 @@ impl ValueBudget {
         }
         Ok(measure)
     }
+}
+
+/// The error of a namespace put in a list, a map or a namespace.
+pub(crate) fn namespace_held() -> Error {
+    Error::new(
+        ErrorKind::ValueLimit,
+        "a namespace cannot be put in a list, a map or another namespace",
+    )
 }
 
 /// What [`ValueBudget::measure`] found.
@@ -163,8 +176,9 @@ pub(crate) struct Measure {
     pub(crate) bytes: u64,
 }
 
-/// What printing one value adds besides its text (quotes, a separator).
-const NODE_BYTES: u64 = 4;
+/// What one value costs besides its text: its slot in a list (and, printed, more
+/// than its quotes and separator).
+const NODE_BYTES: u64 = ITEM_BYTES as u64;
 
 /// The bytes a built value holds at its top level: a string's length, a sized
 /// container's items.
@@ -217,19 +231,40 @@ pub(crate) fn charge_add(
 
 /// Charges what `lhs * rhs` builds when it repeats a string or a list.
 pub(crate) fn charge_mul(budget: &ValueBudget, lhs: &Value, rhs: &Value) -> Result<(), Error> {
+    budget.charge(repeated_bytes(lhs, rhs))
+}
+
+/// The bytes `lhs * rhs` builds when it repeats a string or a list (else 0).
+fn repeated_bytes(lhs: &Value, rhs: &Value) -> usize {
     let (item, count) = if lhs.as_usize().is_some() && rhs.as_usize().is_none() {
         (rhs, lhs)
     } else {
         (lhs, rhs)
     };
     let Some(count) = count.as_usize() else {
-        return Ok(());
+        return 0;
     };
     let unit = match item.as_str() {
         Some(s) => s.len(),
         None => item.len().unwrap_or(0).saturating_mul(ITEM_BYTES),
     };
-    budget.charge(unit.saturating_mul(count))
+    unit.saturating_mul(count)
+}
+
+/// The most the compiler may build when it folds constants: more is left to the
+/// render, where the budget charges it (`'x' * 10**8` folded would cost 100 MB per
+/// occurrence in the source, before any render).
+const MAX_FOLDED_BYTES: usize = 1 << 16;
+
+/// Whether folding `lhs OP rhs` at compile time could build more than
+/// [`MAX_FOLDED_BYTES`]; `repeats` for `*`, else `+` or `~`.
+pub(crate) fn too_large_to_fold(repeats: bool, lhs: &Value, rhs: &Value) -> bool {
+    let bytes = if repeats {
+        repeated_bytes(lhs, rhs)
+    } else {
+        top_level_bytes(lhs).saturating_add(top_level_bytes(rhs))
+    };
+    bytes > MAX_FOLDED_BYTES
 }
 
 /// `left ~ right`, refused before it outgrows the budget.

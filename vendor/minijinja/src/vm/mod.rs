@@ -207,19 +207,19 @@ impl<'env> Executor<'env> {
         state: &mut State<'_, 'env>,
         budget: &budget::ValueBudget,
         value: &Value,
-        depth: usize,
-        in_namespace: bool,
+        charged: bool,
     ) -> Result<budget::Measure, Error> {
         if value.as_object().is_none() {
             return Ok(budget::Measure::default());
         }
         #[cfg(feature = "fuel")]
         if let Some(tracker) = state.fuel_tracker.as_mut() {
-            let measure = ok!(budget.measure(value, depth, in_namespace, tracker.remaining()));
+            let left = tracker.remaining();
+            let measure = ok!(budget.measure(value, charged, left));
             return tracker.consume(measure.nodes).map(|_| measure);
         }
         let _ = state;
-        budget.measure(value, depth, in_namespace, u64::MAX)
+        budget.measure(value, charged, u64::MAX)
     }
 
     /// PATCH (toolbridge): charges `lhs + rhs` before it is built.
@@ -230,7 +230,7 @@ impl<'env> Executor<'env> {
         rhs: &Value,
     ) -> Result<(), Error> {
         let rhs_bytes = if budget::joins_sequences(lhs, rhs) {
-            ok!(Self::measure(state, budget, rhs, 0, false)).bytes
+            ok!(Self::measure(state, budget, rhs, true)).bytes
         } else {
             0
         };
@@ -414,7 +414,7 @@ impl<'env> Executor<'env> {
                     let value = $value;
                     if let Some(budget) = state.value_budget.clone() {
                         ctx_ok!(budget.charge(budget::top_level_bytes(&value)));
-                        ctx_ok!(Self::measure(state, &budget, &value, 0, false));
+                        ctx_ok!(Self::measure(state, &budget, &value, false));
                     }
                     value
                 }};
@@ -499,8 +499,11 @@ impl<'env> Executor<'env> {
                     b = stack.pop();
                     a = stack.pop();
                     if let Some(ns) = b.downcast_object_ref::<Namespace>() {
-                        if let Some(budget) = state.value_budget.clone() {
-                            ctx_ok!(Self::measure(state, &budget, &a, 1, true));
+                        // PATCH (toolbridge): see `budget` on why namespaces do not nest.
+                        if state.value_budget.is_some()
+                            && a.downcast_object_ref::<Namespace>().is_some()
+                        {
+                            bail!(budget::namespace_held());
                         }
                         ns.set_value(name, a);
                     } else {
