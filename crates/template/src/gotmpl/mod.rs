@@ -52,8 +52,10 @@ const ROOT: &str = "";
 pub struct GoRenderOptions {
     pub clock: Clock,
     /// `fuel` bounds the nodes executed and functions called, `max_output_bytes` the
-    /// output and any string the template builds. Nesting is bounded by `gotmpl`
-    /// itself (200 template calls or blocks deep).
+    /// output and any string the template builds, `max_built_bytes` all the strings
+    /// its functions build together. Go templates cannot build lists or maps, so values
+    /// nest only as deep as the request (bounded by [`OllamaRequest::from_json`]);
+    /// template calls and blocks nest 200 deep at most (`gotmpl`'s own bound).
     pub limits: Limits,
 }
 
@@ -153,8 +155,7 @@ impl GoTemplate {
         let state = Arc::new(RenderState::new(
             builder.objects,
             self.options.clock.clone(),
-            limits.fuel,
-            limits.max_output_bytes,
+            limits,
         ));
         let mut render = Render {
             state,

@@ -71,6 +71,24 @@ pub fn too_large() -> Error {
     )
 }
 
+/// Whether `json` nests containers more than `max_depth` deep; walks without
+/// recursion, so any depth is safe to ask about.
+pub fn json_nests_deeper(json: &serde_json::Value, max_depth: usize) -> bool {
+    let mut pending = vec![(json, 0)];
+    while let Some((value, depth)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
+            serde_json::Value::Array(items) => Box::new(items.iter()),
+            serde_json::Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth >= max_depth {
+            return true;
+        }
+        pending.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
 /// The error of a value nested past [`Limits::max_depth`].
 pub fn too_deep(max_depth: usize) -> Error {
     Error::new(

@@ -26,6 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use clock::Clock;
 pub use error::{TemplateError, TemplateErrorKind};
+pub(crate) use limits::json_nests_deeper;
 pub use limits::Limits;
 
 /// The name the compiled template goes by inside its environment and in errors.
