@@ -616,7 +616,11 @@ mod builtins {
                 &joiner
             ))))
         } else {
-            Ok(Value::from(ok!(join_plain(state, items.into_iter(), joiner_str))))
+            Ok(Value::from(ok!(join_plain(
+                state,
+                items.into_iter(),
+                joiner_str
+            ))))
         }
     }
 

@@ -68,7 +68,9 @@ impl<'a> Output<'a> {
     #[inline(always)]
     fn charge(&self, s: &str) -> fmt::Result {
         match &self.budget {
-            Some(budget) if self.charge_all || matches!(self.capture_stack.last(), Some(Some(_))) => {
+            Some(budget)
+                if self.charge_all || matches!(self.capture_stack.last(), Some(Some(_))) =>
+            {
                 budget.charge(s.len()).map_err(|_| fmt::Error)
             }
             _ => Ok(()),

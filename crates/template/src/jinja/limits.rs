@@ -30,9 +30,10 @@ pub struct Limits {
     /// built (a string rebuilt in a loop counts each time), and the most that one
     /// value may print to. It bounds the memory a render holds: the hostile templates
     /// of `tests/hostile.rs` stop under 350 MiB resident. Every render of the corpus
-    /// builds under 128 KiB (`tests/limits_corpus.rs`).
+    /// builds under 128 KiB (`tests/limits_corpus.rs`). `u64::MAX` turns it off.
     pub max_built_bytes: u64,
     /// How deep values may nest, those given to the template and those it builds.
+    /// `usize::MAX` turns it off.
     pub max_depth: usize,
 }
 
@@ -52,8 +53,8 @@ impl Default for Limits {
 pub fn apply(env: &mut Environment<'static>, limits: &Limits) {
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.max_recursion);
-    env.set_byte_budget(Some(limits.max_built_bytes));
-    env.set_max_value_depth(Some(limits.max_depth));
+    env.set_byte_budget(Some(limits.max_built_bytes).filter(|&b| b != u64::MAX));
+    env.set_max_value_depth(Some(limits.max_depth).filter(|&d| d != usize::MAX));
 }
 
 /// Bytes a filter may still build in this render.

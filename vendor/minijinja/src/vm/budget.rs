@@ -180,6 +180,15 @@ pub(crate) struct Measure {
 /// than its quotes and separator).
 const NODE_BYTES: u64 = ITEM_BYTES as u64;
 
+/// Whether a call's `result` is one of its `args`: passed on, not built.
+pub(crate) fn passed_through(result: &Value, args: &[Value]) -> bool {
+    let Some(obj) = result.as_object() else {
+        return false;
+    };
+    args.iter()
+        .any(|arg| arg.as_object().is_some_and(|arg| arg.is_same_object(obj)))
+}
+
 /// The bytes a built value holds at its top level: a string's length, a sized
 /// container's items.
 pub(crate) fn top_level_bytes(value: &Value) -> usize {

@@ -418,6 +418,15 @@ impl<'env> Executor<'env> {
                     }
                     value
                 }};
+                // A call's result, unless it passed on one of its arguments.
+                ($value:expr, $args:expr) => {{
+                    let value = $value;
+                    if budget::passed_through(&value, $args) {
+                        value
+                    } else {
+                        bounded!(value)
+                    }
+                }};
             }
 
             macro_rules! assert_valid {
@@ -808,9 +817,9 @@ impl<'env> Executor<'env> {
                         }));
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    a = ctx_ok!(filter.call(state, args));
+                    a = bounded!(ctx_ok!(filter.call(state, args)), args);
                     stack.drop_top(arg_count);
-                    stack.push(bounded!(a));
+                    stack.push(a);
                 }
                 Instruction::PerformTest(name, arg_count, local_id) => {
                     let normalized_name = normalize_filter_test_name(name);
@@ -866,23 +875,24 @@ impl<'env> Executor<'env> {
                             format!("{name} is unknown"),
                         ));
                     };
+                    let rv = bounded!(rv, args);
                     let arg_count = args.len();
                     stack.drop_top(arg_count);
-                    stack.push(bounded!(rv));
+                    stack.push(rv);
                 }
                 Instruction::CallMethod(name, arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    a = ctx_ok!(args[0].call_method(state, name, &args[1..]));
+                    a = bounded!(ctx_ok!(args[0].call_method(state, name, &args[1..])), args);
                     stack.drop_top(arg_count);
-                    stack.push(bounded!(a));
+                    stack.push(a);
                 }
                 Instruction::CallObject(arg_count) => {
                     let args = stack.get_call_args(*arg_count);
                     let arg_count = args.len();
-                    a = ctx_ok!(args[0].call(state, &args[1..]));
+                    a = bounded!(ctx_ok!(args[0].call(state, &args[1..])), args);
                     stack.drop_top(arg_count);
-                    stack.push(bounded!(a));
+                    stack.push(a);
                 }
                 Instruction::DupTop => {
                     stack.push(stack.peek().clone());
