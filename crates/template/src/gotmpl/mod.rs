@@ -8,8 +8,9 @@
 //! and its Go printing ([`values`], [`gofmt`], [`gojson`]), Ollama's functions and its
 //! edits of the parse tree ([`hooks`], [`rewrite`]), Go's block checks that `gotmpl`
 //! skips ([`blocks`]), and bounds for templates nobody reviewed: fuel for loops and
-//! recursion, a cap on output and on any string built, `gotmpl`'s own depth limits, and
-//! errors instead of panics.
+//! recursion, a cap on output and on any string built, a byte budget on all the
+//! strings built, requests nested no deeper than a bound, `gotmpl`'s own depth limits,
+//! and errors instead of panics.
 //!
 //! The output is Ollama's through v0.13.5, where tool values print as JSON (later
 //! versions print Go struct syntax there, an upstream bug not copied). Where Go and this

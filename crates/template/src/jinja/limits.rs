@@ -9,8 +9,9 @@
 //! Fuel does not bound memory: `{% set s = s ~ s %}` doubles a string per instruction.
 //! The byte budget does: every string, list and map built for the template is charged
 //! against it before it is built (our patch of minijinja in `vendor/minijinja` charges
-//! operators, literals, captured output and call results; the filters that can build
-//! more than they are given charge themselves, see [`super::bounded`]). The depth bound
+//! operators, literals, captured output, call results and its filters that can build
+//! more than they are given; our own filters and `str` methods charge what they build,
+//! see [`super::pymethods`]). The depth bound
 //! keeps values shallow enough to print, compare and drop without overflowing the stack.
 
 use minijinja::{Environment, Error, ErrorKind, State};
