@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
 use crate::dialects::deepseek::DeepSeek;
-use crate::dialects::firefunction::FireFunctionDialect;
+use crate::dialects::firefunction;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma3::Gemma3Pythonic;
@@ -27,7 +27,7 @@ use crate::dialects::ling::Ling;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::minimax_m3::MiniMaxM3;
-use crate::dialects::mistral::MistralDialect;
+use crate::dialects::mistral::Mistral;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
 use crate::dialects::styles::{
@@ -54,8 +54,11 @@ impl Default for Registry {
             &["llama3.1", "llama3.2", "llama3.3"],
         );
         registry.register(Arc::new(Llama3PythonicDialect), &["llama4_pythonic"]);
-        registry.register(Arc::new(MistralDialect), &["mistral_nemo"]);
-        registry.register(Arc::new(FireFunctionDialect::default()), &["firefunction"]);
+        registry.register(Arc::new(NativeDialect(Mistral::V3)), &["mistral_nemo"]);
+        registry.register(
+            Arc::new(firefunction::dialect(Default::default())),
+            &["firefunction"],
+        );
         registry.register(Arc::new(short::dialect()), &[]);
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);

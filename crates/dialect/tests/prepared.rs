@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::dialect::{ChatTemplate, Prepared};
-use toolbridge_dialect::dialects::firefunction::FireFunctionDialect;
+use toolbridge_dialect::dialects::firefunction;
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::{answer_format, detect};
@@ -45,12 +45,7 @@ fn prepared_requests_match_their_snapshots() {
     let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
-    registry.register(
-        Arc::new(FireFunctionDialect {
-            now: Some(1_768_469_400),
-        }),
-        &[],
-    );
+    registry.register(Arc::new(firefunction::dialect(clock.clone())), &[]);
     let jinja = corpus_jinja();
     insta::glob!("prepared/*.json", |path| {
         let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))

@@ -103,6 +103,15 @@ pub trait Native: Send + Sync {
     fn stops(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The family as `template` writes calls, where its syntax changed between template
+    /// versions (Mistral v11's `[ARGS]`); `None`: as it is.
+    fn as_written_by(&self, _template: &ChatTemplate) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Where a model's output starts, as its generation prompt leaves it.
@@ -182,7 +191,8 @@ impl<N: Native> Dialect for NativeDialect<N> {
         request: &ChatRequest,
         template: &ChatTemplate,
     ) -> Result<Prepared, DialectError> {
-        let family = &self.0;
+        let written = self.0.as_written_by(template);
+        let family = written.as_ref().unwrap_or(&self.0);
         let choice = Choice::of(request)?;
         let shown = family.shown_tools(choice.shown);
         let mut prompt = render_first(family, template, request, &shown)?;
