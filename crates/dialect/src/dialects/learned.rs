@@ -12,8 +12,8 @@
 //! quote, bracket, `,` or line break, and does not start like another literal (a digit,
 //! `-`), so it reads back whole; one that spells `True` or `None` reads as that constant,
 //! as it does in the template's own renders. A lazy grammar needs a word to start at: the
-//! opening marker, or for a bare Python list `[name(` for each tool; a syntax with neither
-//! is refused at learning. A forced grammar may start with the layout the template writes
+//! opening marker, or for a bare Python list its `[` (so a bracket in free text starts it
+//! too); a syntax with neither is refused at learning. A forced grammar may start with the layout the template writes
 //! before the opening marker (HyperCLOVA X's ` -> tool/function_call`).
 
 use std::sync::Arc;
@@ -126,12 +126,10 @@ impl LearnedDialect {
         parallel: bool,
     ) -> Result<Expr, DialectError> {
         let learned = &self.learned;
+        let marker = |text: &str| (!text.is_empty()).then(|| Expr::literal(text));
         let framed = |inner: Expr| {
-            let mut items = vec![Expr::literal(learned.open.clone()), inner];
-            if !learned.close.is_empty() {
-                items.push(Expr::literal(learned.close.clone()));
-            }
-            Expr::Seq(items)
+            let (open, close) = (marker(&learned.open), marker(&learned.close));
+            Expr::Seq(open.into_iter().chain([inner]).chain(close).collect())
         };
         let call = self.call(grammar, tools)?;
         Ok(if learned.shape.is_list() {
