@@ -149,6 +149,16 @@ pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, Di
         .collect())
 }
 
+/// The strings `schema`'s `enum` allows, where it allows only strings.
+pub fn string_enum(schema: &Value) -> Option<Vec<&str>> {
+    schema
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect()
+}
+
 /// The messages as JSON, as templates read them.
 pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
     messages

@@ -18,15 +18,15 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, declared_parameters, ChatTemplate, DialectError};
+use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{
-    after_open, history_with_object_arguments, history_with_string_arguments, json_name,
-    one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content, words, Native,
-    Start,
+    after_open, call_objects, history_with_object_arguments, history_with_string_arguments,
+    json_name, none_of, one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content,
+    words, Native, Start,
 };
 use crate::dialects::pythonic::{argument_chain, pythonic_arguments, Argument};
 use crate::toolkit::call_json::arguments_text;
@@ -74,20 +74,7 @@ impl LearnedDialect {
             Shape::Json {
                 name, arguments, ..
             } => {
-                let calls = tools
-                    .iter()
-                    .map(|tool| {
-                        Ok(Expr::Json(json!({
-                            "type": "object",
-                            "properties": {
-                                name: {"const": tool.name()},
-                                arguments: checked_parameters(tool)?,
-                            },
-                            "required": [name, arguments],
-                            "additionalProperties": false,
-                        })))
-                    })
-                    .collect::<Result<Vec<_>, DialectError>>()?;
+                let calls = call_objects(tools, (name, arguments), None)?;
                 Ok(Expr::group(Expr::Alt(calls)))
             }
             Shape::NameAsKey { .. } => per_tool(tools, |_, name, arguments| {
@@ -278,10 +265,7 @@ fn python_arguments(
 /// A value of `schema` with a string written as `strings`: a plain string or a string
 /// `enum` so, anything else as JSON.
 fn python_value(schema: &Value, strings: Strings) -> Expr {
-    let choices: Option<Vec<&str>> = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|values| values.iter().map(Value::as_str).collect());
+    let choices = string_enum(schema);
     if let Some(choices) = choices {
         let written: Option<Vec<Expr>> = choices
             .into_iter()
@@ -302,7 +286,7 @@ fn python_value(schema: &Value, strings: Strings) -> Expr {
             Expr::literal("'"),
             Expr::repeat(
                 Expr::group(Expr::Alt(vec![
-                    none_of("'\\\n"),
+                    none_of("'\\\n".chars()),
                     Expr::Seq(vec![
                         Expr::literal("\\"),
                         Expr::Class(CharClass::new(
@@ -317,8 +301,8 @@ fn python_value(schema: &Value, strings: Strings) -> Expr {
             Expr::literal("'"),
         ]),
         Strings::Bare if plain => Expr::Seq(vec![
-            none_of(BARE_START),
-            Expr::repeat(none_of(BARE_STOP), 0, None),
+            none_of(BARE_START.chars()),
+            Expr::repeat(none_of(BARE_STOP.chars()), 0, None),
         ]),
         _ => Expr::Json(schema.clone()),
     }
@@ -345,14 +329,6 @@ fn string_literal(text: &str, strings: Strings) -> Option<String> {
             && !text.contains(|c| BARE_STOP.contains(c)))
         .then(|| text.to_string()),
     }
-}
-
-/// One character not in `chars`.
-fn none_of(chars: &str) -> Expr {
-    Expr::Class(CharClass::new(
-        true,
-        chars.chars().map(ClassItem::Char).collect(),
-    ))
 }
 
 /// The calls of JSON captures in `shape`, all calls, at least one.
