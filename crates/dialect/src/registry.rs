@@ -23,7 +23,6 @@ use crate::dialects::json_list::{
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
-use crate::dialects::ling::Ling;
 use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
 use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::minimax_m3::MiniMaxM3;
@@ -90,7 +89,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
         registry.register(Arc::new(NativeDialect(Glm4)), &["chatglm4"]);
-        registry.register(Arc::new(NativeDialect(Ling)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::Ling)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
         registry.register(Arc::new(NativeDialect(MiniMaxM3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
