@@ -28,8 +28,12 @@
 //! - Whitespace before a call's marker and after a call is layout, unless text follows it
 //!   after the call (as in the Hermes parser): a reply that only calls has no content.
 //!
-//! A region is bounded ([`MAX_REGION`]): past that it is not a call, so garbage after a
-//! marker cannot hold the output back for long.
+//! A region is held only while its pattern still matches, so garbage after a marker is
+//! given back at its first byte that no call begins with; what a region's bound
+//! ([`MAX_REGION`]) cuts is a genuine long call, and it is large. Patterns that match any
+//! text, and so may hold prose ([`Pat::Rest`], a [`Pat::Until`] right after a marker), are
+//! bounded by [`MAX_PROSE`] instead, so prose after a marker cannot hold the output back
+//! for long.
 
 use std::sync::Arc;
 
@@ -39,8 +43,16 @@ use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
 use crate::toolkit::pycall::{Bracket, BracketScanner};
 use crate::toolkit::tag_scan::first_bytes;
 
-/// The longest call region held back, in bytes; a longer one is content.
-pub const MAX_REGION: usize = 64 * 1024;
+/// The longest call region held back, in bytes; a longer one is content. An agent writes a
+/// whole file as a tool's argument, so a call of hundreds of KB is a call; 8 MiB is more
+/// than one answer holds even at a 1M-token context (about 4 bytes a token), and still
+/// bounds what a stream holds. At 64 KB, a 1 MB call turned into content at its 64th KB.
+pub const MAX_REGION: usize = 8 << 20;
+
+/// The longest text held by a pattern that matches any text ([`Pat::Rest`], a
+/// [`Pat::Until`] right after a marker): past this it is not a call, so prose after a
+/// marker is held for at most this long.
+pub const MAX_PROSE: usize = 64 * 1024;
 
 /// A call read out of a region: the tool's name and its arguments as JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +128,7 @@ pub enum Pat {
         delim: String,
         max: usize,
     },
-    /// Everything to the end of the output; captured.
+    /// Everything to the end of the output, at most [`MAX_PROSE`] bytes; captured.
     Rest,
     Seq(Vec<Pat>),
     /// The first alternative that matches or still may (in order).
@@ -220,14 +232,12 @@ impl Pat {
             Pat::Literal => bracketed_literal(rest, at, ended, captures, resume),
             Pat::Until { delim, max } => until(rest, at, (delim, *max), ended, captures, resume),
             Pat::Name { delim, max } => name(rest, at, delim, *max, ended, captures),
-            Pat::Rest => {
-                if ended {
-                    captures.push(rest.to_string());
-                    Match::Full(text.len())
-                } else {
-                    Match::Partial
-                }
+            Pat::Rest if rest.len() > MAX_PROSE => Match::No,
+            Pat::Rest if ended => {
+                captures.push(rest.to_string());
+                Match::Full(text.len())
             }
+            Pat::Rest => Match::Partial,
             Pat::Seq(items) => {
                 let Resume {
                     index,

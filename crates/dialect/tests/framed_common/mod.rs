@@ -20,7 +20,7 @@ use toolbridge_grammar::lark;
 
 #[path = "../common/split.rs"]
 mod split;
-pub use split::parsed_however_cut;
+pub use split::{parsed_however_cut, parsed_in_pieces};
 
 /// A call as the tests write and read them: a name and its arguments object.
 pub type Call = (String, Value);
