@@ -1,8 +1,10 @@
 //! What reading a model's output costs, for every dialect the registry has: some content,
 //! then calls whose JSON arguments hold long strings, written in the dialect's own syntax
 //! by the writer the BFCL round trip uses (`tests/common/written.rs`), at 1 KB, 64 KB and
-//! 1 MB, in two shapes (one call carrying one long string, and many calls), fed to the
-//! dialect's parser whole, in 16-byte pieces and in 1-byte pieces, as a server streams it.
+//! 1 MB, in two shapes (one call carrying one long string, and many calls), and as content
+//! alone (prose, no call: what the parser costs where it only looks for markers), fed to
+//! the dialect's parser whole, in 16-byte pieces and in 1-byte pieces, as a server streams
+//! it.
 //!
 //! A streaming parser must be linear in its output: one that reads its held text again
 //! from the start on every piece is fine at 1 KB and hopeless at 1 MB in 1-byte pieces. So
@@ -35,6 +37,7 @@ const REPEAT_FOR: Duration = Duration::from_millis(200);
 enum Shape {
     OneLongCall,
     ManyCalls,
+    Content,
 }
 
 fn prose(len: usize) -> String {
@@ -76,6 +79,7 @@ fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
             let calls: Vec<ToolCall> = (0..count).map(|index| note(index, prose(200))).collect();
             Some(text(&calls))
         }
+        Shape::Content => Some(format!("{CONTENT}{}", prose(size - CONTENT.len()))),
     }
 }
 
@@ -162,6 +166,7 @@ fn main() {
         for (shape, label) in [
             (Shape::OneLongCall, "one long call"),
             (Shape::ManyCalls, "many calls"),
+            (Shape::Content, "content"),
         ] {
             let mut per_byte_1kb = None;
             for (size, size_label) in SIZES {

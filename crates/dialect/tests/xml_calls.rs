@@ -4,6 +4,7 @@
 
 mod framed_common;
 
+use framed_common::split::parsed_in_pieces;
 use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};

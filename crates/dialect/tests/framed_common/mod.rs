@@ -19,8 +19,8 @@ use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
 #[path = "../common/split.rs"]
-mod split;
-pub use split::{parsed_however_cut, parsed_in_pieces};
+pub mod split;
+pub use split::parsed_however_cut;
 
 /// A call as the tests write and read them: a name and its arguments object.
 pub type Call = (String, Value);
