@@ -11,6 +11,11 @@
 //! the table's last column is the time per byte at 1 MB over that at 1 KB, in 1-byte
 //! pieces: near 1 when linear.
 //!
+//! Time is the CPU time the bench's thread ran (Linux's `CLOCK_THREAD_CPUTIME_ID`; wall
+//! time elsewhere): the machine it runs on is shared with builds, and at a load of 10 on 2
+//! cores wall time made every figure 5–10 times worse, and 1 KB and 1 MB measured at
+//! different loads made the last column noise.
+//!
 //! Not criterion: a thousand cases, some of them seconds long before the parsers were made
 //! linear, would take criterion an hour. Each case here runs until it has taken 200 ms (at
 //! least once); a run still going after `PARSE_BENCH_BUDGET_MS` (default 2000) stops there
@@ -83,10 +88,42 @@ fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
     }
 }
 
-/// One run: the seconds it took and the bytes it read (all of them unless over `budget`).
+/// Seconds this thread has run on a CPU (`None` where the clock is not there).
+#[cfg(target_os = "linux")]
+fn cpu_seconds() -> Option<f64> {
+    #[repr(C)]
+    struct Timespec {
+        seconds: i64,
+        nanoseconds: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut time = Timespec {
+        seconds: 0,
+        nanoseconds: 0,
+    };
+    // SAFETY: `time` is a valid, writable `struct timespec` for the call.
+    let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
+    (status == 0).then(|| time.seconds as f64 + time.nanoseconds as f64 / 1e9)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cpu_seconds() -> Option<f64> {
+    None
+}
+
+/// One run: the seconds it took (CPU time, see the module docs) and the bytes it read (all
+/// of them unless over `budget`, in wall time).
 fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration) -> (f64, usize) {
     let mut parser = dialect.parser();
+    let cpu_start = cpu_seconds();
     let start = Instant::now();
+    let took = || match (cpu_start, cpu_seconds()) {
+        (Some(before), Some(now)) => now - before,
+        _ => start.elapsed().as_secs_f64(),
+    };
     let mut events = 0;
     let mut at = 0;
     let mut pushes = 0u32;
@@ -99,12 +136,12 @@ fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration
         at = end;
         pushes = pushes.wrapping_add(1);
         if pushes.is_multiple_of(1024) && start.elapsed() > budget {
-            return (start.elapsed().as_secs_f64(), at);
+            return (took(), at);
         }
     }
     events += parser.finish().len();
     std::hint::black_box(events);
-    (start.elapsed().as_secs_f64(), text.len())
+    (took(), text.len())
 }
 
 /// MB/s over runs of at least [`REPEAT_FOR`] in all, and whether a run was cut short.
