@@ -1,13 +1,20 @@
 //! What reading a model's output costs, for every dialect the registry has: some content,
 //! then calls whose JSON arguments hold long strings, written in the dialect's own syntax
 //! by the writer the BFCL round trip uses (`tests/common/written.rs`), at 1 KB, 64 KB and
-//! 1 MB, in two shapes (one call carrying one long string, and many calls), fed to the
-//! dialect's parser whole, in 16-byte pieces and in 1-byte pieces, as a server streams it.
+//! 1 MB, in two shapes (one call carrying one long string, and many calls), and as content
+//! alone (prose, no call: what the parser costs where it only looks for markers), fed to
+//! the dialect's parser whole, in 16-byte pieces and in 1-byte pieces, as a server streams
+//! it.
 //!
 //! A streaming parser must be linear in its output: one that reads its held text again
 //! from the start on every piece is fine at 1 KB and hopeless at 1 MB in 1-byte pieces. So
 //! the table's last column is the time per byte at 1 MB over that at 1 KB, in 1-byte
 //! pieces: near 1 when linear.
+//!
+//! Time is the CPU time the bench's thread ran (Linux's `CLOCK_THREAD_CPUTIME_ID`; wall
+//! time elsewhere): the machine it runs on is shared with builds, and at a load of 10 on 2
+//! cores wall time made every figure 5–10 times worse, and 1 KB and 1 MB measured at
+//! different loads made the last column noise.
 //!
 //! Not criterion: a thousand cases, some of them seconds long before the parsers were made
 //! linear, would take criterion an hour. Each case here runs until it has taken 200 ms (at
@@ -35,6 +42,7 @@ const REPEAT_FOR: Duration = Duration::from_millis(200);
 enum Shape {
     OneLongCall,
     ManyCalls,
+    Content,
 }
 
 fn prose(len: usize) -> String {
@@ -76,13 +84,46 @@ fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
             let calls: Vec<ToolCall> = (0..count).map(|index| note(index, prose(200))).collect();
             Some(text(&calls))
         }
+        Shape::Content => Some(format!("{CONTENT}{}", prose(size - CONTENT.len()))),
     }
 }
 
-/// One run: the seconds it took and the bytes it read (all of them unless over `budget`).
+/// Seconds this thread has run on a CPU (`None` where the clock is not there).
+#[cfg(target_os = "linux")]
+fn cpu_seconds() -> Option<f64> {
+    #[repr(C)]
+    struct Timespec {
+        seconds: i64,
+        nanoseconds: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut time = Timespec {
+        seconds: 0,
+        nanoseconds: 0,
+    };
+    // SAFETY: `time` is a valid, writable `struct timespec` for the call.
+    let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
+    (status == 0).then(|| time.seconds as f64 + time.nanoseconds as f64 / 1e9)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cpu_seconds() -> Option<f64> {
+    None
+}
+
+/// One run: the seconds it took (CPU time, see the module docs) and the bytes it read (all
+/// of them unless over `budget`, in wall time).
 fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration) -> (f64, usize) {
     let mut parser = dialect.parser();
+    let cpu_start = cpu_seconds();
     let start = Instant::now();
+    let took = || match (cpu_start, cpu_seconds()) {
+        (Some(before), Some(now)) => now - before,
+        _ => start.elapsed().as_secs_f64(),
+    };
     let mut events = 0;
     let mut at = 0;
     let mut pushes = 0u32;
@@ -95,12 +136,12 @@ fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration
         at = end;
         pushes = pushes.wrapping_add(1);
         if pushes.is_multiple_of(1024) && start.elapsed() > budget {
-            return (start.elapsed().as_secs_f64(), at);
+            return (took(), at);
         }
     }
     events += parser.finish().len();
     std::hint::black_box(events);
-    (start.elapsed().as_secs_f64(), text.len())
+    (took(), text.len())
 }
 
 /// MB/s over runs of at least [`REPEAT_FOR`] in all, and whether a run was cut short.
@@ -162,6 +203,7 @@ fn main() {
         for (shape, label) in [
             (Shape::OneLongCall, "one long call"),
             (Shape::ManyCalls, "many calls"),
+            (Shape::Content, "content"),
         ] {
             let mut per_byte_1kb = None;
             for (size, size_label) in SIZES {

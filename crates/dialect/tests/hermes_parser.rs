@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::split::parsed_however_cut_and_at;
+use common::split::{parsed_however_cut_and_at, parsed_in_pieces};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
@@ -302,6 +302,30 @@ fn a_call_comes_out_whole_when_its_object_completes() {
         ]
     );
     assert_eq!(parser.finish(), []);
+}
+
+/// An agent writing a file writes it as a call's argument: a call of 300 KB (far past the
+/// 64 KB a region was once bounded by) is one call, whole and streamed byte by byte.
+#[test]
+fn a_call_writing_a_300_kb_file_is_one_call() {
+    let line = "fn main() { println!(\"<tool_call> is text here\"); }\n";
+    let file = line.repeat(300 * 1024 / line.len());
+    let arguments = json!({"path": "src/main.rs", "content": file}).to_string();
+    let text = format!(
+        "Writing it.\n<tool_call>\n{{\"name\": \"write_file\", \"arguments\": {arguments}}}\n</tool_call>"
+    );
+    assert!(text.len() > 300 * 1024);
+    let message = parsed_in_pieces(&|| Box::new(parser()), &text, &[1, 16]);
+    let expected = json!({
+        "role": "assistant",
+        "content": "Writing it.",
+        "tool_calls": [call(0, "write_file", &arguments)]
+    });
+    let message = serde_json::to_value(message).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        message == expected,
+        "the 300 KB call was not read as one call"
+    );
 }
 
 /// Writes `value` as Python's `json.dumps` does with its default separators, escaping

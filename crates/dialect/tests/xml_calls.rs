@@ -4,6 +4,7 @@
 
 mod framed_common;
 
+use framed_common::split::parsed_in_pieces;
 use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
@@ -358,6 +359,27 @@ fn argument_types_come_back_from_the_schema() {
     );
     assert!(message.calls().is_empty());
     assert_eq!(message.content_text(), broken);
+}
+
+/// A parameter's value is as long as the file an agent writes: 300 KB of it (far past the
+/// 64 KB a region was once bounded by) is one call, whole and streamed byte by byte.
+#[test]
+fn a_300_kb_parameter_is_one_call() {
+    let registry = registry();
+    let dialect = registry.get("qwen3_coder").expect("registered");
+    let request = request(None);
+    let city = "Paris </function> <tool_call> ".repeat(300 * 1024 / 30);
+    let text = format!(
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let message = parsed_in_pieces(
+        &|| prepare(dialect, &request, &qwen3_coder()).parser,
+        &text,
+        &[1, 16],
+    );
+    assert!(message.content_text().is_empty());
+    let calls = calls_of(&message);
+    assert!(calls == [call("get_weather", json!({ "city": city }))]);
 }
 
 #[test]

@@ -30,7 +30,7 @@ use crate::dialects::framed_native::{
 };
 use crate::dialects::pythonic::{argument_chain, pythonic_arguments, Argument};
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
 use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
 use toolbridge_template::ArgumentsForm;
@@ -146,7 +146,7 @@ impl LearnedDialect {
                 body: if close.is_empty() {
                     Pat::Alt(vec![Pat::Literal, Pat::Rest])
                 } else {
-                    Pat::Alt(vec![Pat::until(close, MAX_REGION), Pat::Rest])
+                    Pat::Alt(vec![Pat::until(close, MAX_PROSE), Pat::Rest])
                 },
                 decode: Arc::new(move |captures| python_calls(captures.first()?, bare)),
             },

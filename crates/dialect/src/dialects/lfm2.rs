@@ -20,7 +20,7 @@ use crate::dialects::framed_native::{
     after_think, forced_after_reasoning, think, words, Native, Start,
 };
 use crate::dialects::pythonic::call_list;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
 use crate::toolkit::pycall::parse_calls;
 
 const CALLS_START: &str = "<|tool_call_start|>";
@@ -68,7 +68,7 @@ impl Native for Lfm2 {
 /// A region holding a pythonic call list up to `end` (or to the end of the output).
 pub fn python_list(end: &str) -> Region {
     Region {
-        body: Pat::Alt(vec![Pat::until(end, MAX_REGION), Pat::Rest]),
+        body: Pat::Alt(vec![Pat::until(end, MAX_PROSE), Pat::Rest]),
         decode: Arc::new(|captures| {
             let calls = parse_calls(captures.first()?)?;
             calls

@@ -28,7 +28,7 @@ use crate::dialect::DialectError;
 use crate::dialects::framed_native::{forced_after_reasoning, one_or_more, words, Native};
 use crate::dialects::pythonic::pythonic_arguments;
 use crate::toolkit::call_json::object_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE, MAX_REGION};
 use crate::toolkit::pycall::parse_calls;
 
 pub const CALLS_START: &str = "<|tool_call_start|>";
@@ -89,7 +89,7 @@ impl Native for MiniCpm3 {
                     Pat::Ws,
                     Pat::opt(CALLS_END),
                 ]),
-                Pat::until(CALLS_END, MAX_REGION),
+                Pat::until(CALLS_END, MAX_PROSE),
             ]),
         ]);
         vec![

@@ -28,8 +28,12 @@
 //! - Whitespace before a call's marker and after a call is layout, unless text follows it
 //!   after the call (as in the Hermes parser): a reply that only calls has no content.
 //!
-//! A region is bounded ([`MAX_REGION`]): past that it is not a call, so garbage after a
-//! marker cannot hold the output back for long.
+//! A region is held only while its pattern still matches, so garbage after a marker is
+//! given back at its first byte that no call begins with; what a region's bound
+//! ([`MAX_REGION`]) cuts is a genuine long call, and it is large. Patterns that match any
+//! text, and so may hold prose ([`Pat::Rest`], a [`Pat::Until`] right after a marker), are
+//! bounded by [`MAX_PROSE`] instead, so prose after a marker cannot hold the output back
+//! for long.
 
 use std::sync::Arc;
 
@@ -39,8 +43,16 @@ use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
 use crate::toolkit::pycall::{Bracket, BracketScanner};
 use crate::toolkit::tag_scan::first_bytes;
 
-/// The longest call region held back, in bytes; a longer one is content.
-pub const MAX_REGION: usize = 64 * 1024;
+/// The longest call region held back, in bytes; a longer one is content. An agent writes a
+/// whole file as a tool's argument, so a call of hundreds of KB is a call; 8 MiB is more
+/// than one answer holds even at a 1M-token context (about 4 bytes a token), and still
+/// bounds what a stream holds. At 64 KB, a 1 MB call turned into content at its 64th KB.
+pub const MAX_REGION: usize = 8 << 20;
+
+/// The longest text held by a pattern that matches any text ([`Pat::Rest`], a
+/// [`Pat::Until`] right after a marker): past this it is not a call, so prose after a
+/// marker is held for at most this long.
+pub const MAX_PROSE: usize = 64 * 1024;
 
 /// A call read out of a region: the tool's name and its arguments as JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +128,7 @@ pub enum Pat {
         delim: String,
         max: usize,
     },
-    /// Everything to the end of the output; captured.
+    /// Everything to the end of the output, at most [`MAX_PROSE`] bytes; captured.
     Rest,
     Seq(Vec<Pat>),
     /// The first alternative that matches or still may (in order).
@@ -220,14 +232,12 @@ impl Pat {
             Pat::Literal => bracketed_literal(rest, at, ended, captures, resume),
             Pat::Until { delim, max } => until(rest, at, (delim, *max), ended, captures, resume),
             Pat::Name { delim, max } => name(rest, at, delim, *max, ended, captures),
-            Pat::Rest => {
-                if ended {
-                    captures.push(rest.to_string());
-                    Match::Full(text.len())
-                } else {
-                    Match::Partial
-                }
+            Pat::Rest if rest.len() > MAX_PROSE => Match::No,
+            Pat::Rest if ended => {
+                captures.push(rest.to_string());
+                Match::Full(text.len())
             }
+            Pat::Rest => Match::Partial,
             Pat::Seq(items) => {
                 let Resume {
                     index,
@@ -242,7 +252,7 @@ impl Pat {
                         Match::Full(next) => {
                             *position = next;
                             *index += 1;
-                            *item = None;
+                            state.clear();
                         }
                         other => return other,
                     }
@@ -260,7 +270,7 @@ impl Pat {
                         Match::No => {
                             captures.truncate(kept);
                             *index += 1;
-                            *item = None;
+                            state.clear();
                         }
                         decided => return decided,
                     }
@@ -282,7 +292,7 @@ impl Pat {
                         Match::Full(next) if next > *position => {
                             *position = next;
                             *kept = captures.len();
-                            *item = None;
+                            state.clear();
                         }
                         Match::Full(_) => break,
                         Match::Partial => return Match::Partial,
@@ -342,6 +352,24 @@ struct Resume {
 }
 
 impl Resume {
+    /// Back to a fresh start, keeping what was allocated (the items' boxes, the JSON
+    /// scanner's stack) for the next item, round or region. Dropped and boxed anew for each
+    /// item, they were a third of reading Kimi K3's 1 MB of calls whole (bench parse); with
+    /// [`search`], that went from 42–48 to 70 MB/s (on a machine at load 10).
+    fn clear(&mut self) {
+        self.index = 0;
+        self.position = None;
+        self.kept = None;
+        self.skipped = 0;
+        self.read = 0;
+        self.json.reset();
+        self.bracket = BracketScanner::default();
+        self.captures.clear();
+        if let Some(item) = &mut self.item {
+            item.clear();
+        }
+    }
+
     /// The offset in `rest` of its first character that is not whitespace (or its length),
     /// skipping again only what was not skipped before.
     fn skip_whitespace(&mut self, rest: &str) -> usize {
@@ -390,8 +418,8 @@ fn json_value(
     }
 }
 
-/// [`Pat::Until`]: the delimiter is looked for only in the text not searched before (and
-/// the few bytes before it where a delimiter may have begun).
+/// [`Pat::Until`]: the delimiter is looked for only in the text not searched before (from
+/// where a delimiter may have begun at its end), and not past `max`.
 fn until(
     rest: &str,
     at: usize,
@@ -401,23 +429,51 @@ fn until(
     resume: &mut Resume,
 ) -> Match {
     let searched = resume.read.min(rest.len());
-    match rest[searched..].find(delim) {
-        Some(found) if searched + found <= max => {
+    let end = rest.len().min(max.saturating_add(delim.len()));
+    let window = rest.as_bytes().get(searched..end).unwrap_or_default();
+    match search(window, delim.as_bytes()) {
+        Ok(found) if searched + found <= max => {
             let found = searched + found;
-            captures.push(rest[..found].to_string());
+            captures.push(rest.get(..found).unwrap_or_default().to_string());
             Match::Full(at + found + delim.len())
         }
-        Some(_) => Match::No,
-        None if ended || rest.len() >= max + delim.len() => Match::No,
-        None => {
-            let mut from = rest.len().saturating_sub(delim.len());
-            while !rest.is_char_boundary(from) {
-                from -= 1;
-            }
-            resume.read = from;
+        Ok(_) => Match::No,
+        Err(_) if ended || rest.len() >= max.saturating_add(delim.len()) => Match::No,
+        Err(partial) => {
+            resume.read = searched + partial;
             Match::Partial
         }
     }
+}
+
+/// Where `needle` first is in `haystack` (`Ok`), or else where the end of `haystack` that
+/// may be the start of `needle` begins (`Err`; its length when none). Only a byte equal to
+/// the needle's first is looked at further. A delimiter is mostly found a few bytes on (a
+/// name's end, a parameter's), where `str::find`'s setting up of its two-way search cost
+/// more than the search: a fifth of reading Kimi K3's 1 MB of calls whole (bench parse).
+/// And in 1-byte pieces each piece is searched alone, not with the delimiter's length
+/// before it again: Kimi K3, one 1 MB call in 1-byte pieces, 2.9–3.6 → 4.5–7.2 MB/s (with
+/// [`Resume::clear`]; load 10).
+fn search(haystack: &[u8], needle: &[u8]) -> Result<usize, usize> {
+    let Some((&first, _)) = needle.split_first() else {
+        return Ok(0);
+    };
+    let mut from = 0;
+    while let Some(found) = haystack
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&byte| byte == first))
+    {
+        let at = from + found;
+        let candidate = haystack.get(at..).unwrap_or_default();
+        if candidate.starts_with(needle) {
+            return Ok(at);
+        }
+        if needle.starts_with(candidate) {
+            return Err(at);
+        }
+        from = at + 1;
+    }
+    Err(haystack.len())
 }
 
 /// Whether `c` may be part of a function's name, as [`Pat::Name`] reads it.
@@ -498,17 +554,19 @@ pub struct FramedParser {
     region: Resume,
     /// The closing marker of the reasoning the region being read was opened in: the
     /// reasoning goes on if the region is no call.
-    region_in_reasoning: Option<String>,
+    region_in_reasoning: Option<Arc<str>>,
     /// Whether a call's marker inside reasoning ends it ([`FramedParser::calls_end_reasoning`]).
     calls_end_reasoning: bool,
     captures: Vec<String>,
 }
 
+/// Cloned on every piece ([`FramedParser::run`]), so its closing marker is shared, not
+/// copied.
 #[derive(Debug, Clone)]
 enum Mode {
     Content,
     Reasoning {
-        close: String,
+        close: Arc<str>,
     },
     /// In the region opened by this marker.
     Region(usize),
@@ -541,7 +599,7 @@ impl FramedParser {
     pub fn in_reasoning(markers: Vec<(String, Action)>, close: impl Into<String>) -> Self {
         FramedParser {
             mode: Mode::Reasoning {
-                close: close.into(),
+                close: close.into().into(),
             },
             seen_output: true,
             ..FramedParser::new(markers)
@@ -581,22 +639,28 @@ impl FramedParser {
         }
     }
 
-    /// Content up to the next marker; true when a marker switched the mode.
+    /// Content up to the next marker; true when a marker switched the mode. Only bytes some
+    /// marker begins with are tried as markers; the text between them is content at once.
+    /// Content read whole goes at about 1 GB/s (bench parse, content, 1 MB; load 6).
     fn scan_content(&mut self, ended: bool) -> bool {
         let mut position = 0;
         while position < self.pending.len() {
             let rest = self.pending.from(position);
-            let may_be_marker = rest
-                .as_bytes()
-                .first()
-                .is_some_and(|&byte| self.first_bytes[usize::from(byte)]);
+            let plain = rest
+                .bytes()
+                .position(|byte| self.first_bytes[usize::from(byte)])
+                .unwrap_or(rest.len());
+            let before = rest.get(..plain).unwrap_or_default();
+            self.seen_output |= !before.trim_start().is_empty();
+            position += plain;
+            let rest = self.pending.from(position);
+            let Some(c) = rest.chars().next() else {
+                break;
+            };
             let mut best: Option<usize> = None;
             let mut undecided = false;
             for (index, (marker, action)) in self.markers.iter().enumerate() {
-                if !may_be_marker
-                    || marker.is_empty()
-                    || (self.seen_output && at_start_only(action))
-                {
+                if marker.is_empty() || (self.seen_output && at_start_only(action)) {
                     continue;
                 }
                 if rest.starts_with(marker.as_str()) {
@@ -618,10 +682,7 @@ impl FramedParser {
                 self.on_marker(index);
                 return true;
             }
-            let c = rest.chars().next().unwrap_or(' ');
-            if !c.is_whitespace() {
-                self.seen_output = true;
-            }
+            self.seen_output |= !c.is_whitespace();
             position += c.len_utf8();
         }
         self.commit_content(self.pending.len());
@@ -639,21 +700,21 @@ impl FramedParser {
             Action::Layout => {}
             Action::Reasoning { close, .. } => {
                 self.mode = Mode::Reasoning {
-                    close: close.clone(),
+                    close: close.as_str().into(),
                 }
             }
             Action::Call(_) => self.mode = Mode::Region(index),
         }
     }
 
-    fn scan_reasoning(&mut self, close: &str, ended: bool) -> bool {
+    fn scan_reasoning(&mut self, close: &Arc<str>, ended: bool) -> bool {
         let text = self.pending.from(0);
-        let closed_at = text.find(close);
+        let closed_at = text.find(&**close);
         let call = self.first_call_marker(text);
         if let Some((at, index)) = call.filter(|&(at, _)| closed_at.is_none_or(|end| at < end)) {
             self.emit_reasoning(at);
             self.pending.take(self.markers[index].0.len());
-            self.region_in_reasoning = Some(close.to_string());
+            self.region_in_reasoning = Some(Arc::clone(close));
             self.mode = Mode::Region(index);
             return true;
         }
@@ -710,6 +771,9 @@ impl FramedParser {
     /// Bench parse (`benches/parse-results.md`), 1-byte pieces, before → after resuming:
     /// Cohere one call of 64 KB 0.0 → 38 MB/s, DeepSeek V3 1 MB of calls 0.0 → 28 MB/s,
     /// Kimi K2 64 KB 0.0 → 24 MB/s; 1 KB regions 0.1–0.4 → 13–36 MB/s; whole, 180–500 MB/s.
+    /// With regions bounded at [`MAX_REGION`], not 64 KB, a 1 MB call costs per byte what a
+    /// 1 KB one does (1 MB ÷ 1 KB, 1-byte pieces: Cohere 1.47 → 1.04, Granite 1.58 → 0.92,
+    /// Hermes 1.88 → 0.85; full table in `benches/parse-results.md`).
     fn scan_region(&mut self, marker: usize, ended: bool) -> bool {
         let (marker_text, Action::Call(region)) = &self.markers[marker] else {
             self.mode = Mode::Content;
@@ -728,7 +792,7 @@ impl FramedParser {
             Match::Partial | Match::No => None,
         };
         self.captures.clear();
-        self.region = Resume::default();
+        self.region.clear();
         self.mode = Mode::Content;
         let virtual_marker = std::mem::take(&mut self.virtual_marker);
         let in_reasoning = self.region_in_reasoning.take();
@@ -782,7 +846,11 @@ struct Held {
 
 impl Held {
     fn push(&mut self, piece: &str) {
-        self.text.drain(..self.start);
+        if self.start == self.text.len() {
+            self.text.clear();
+        } else {
+            self.text.drain(..self.start);
+        }
         self.start = 0;
         self.text.push_str(piece);
     }
@@ -814,16 +882,10 @@ fn at_start_only(action: &Action) -> bool {
     )
 }
 
-/// The length of the longest end of `text` that is a proper prefix of `marker`.
+/// The length of the longest end of `text` that is a proper prefix of `marker`, where `text`
+/// does not hold `marker`.
 fn held_prefix(text: &str, marker: &str) -> usize {
-    (1..marker.len().min(text.len() + 1))
-        .rev()
-        .find(|&len| {
-            text.is_char_boundary(text.len() - len)
-                && marker.is_char_boundary(len)
-                && text.ends_with(&marker[..len])
-        })
-        .unwrap_or(0)
+    search(text.as_bytes(), marker.as_bytes()).map_or_else(|at| text.len() - at, |_| 0)
 }
 
 impl StreamParser for FramedParser {
@@ -851,6 +913,11 @@ struct ContentWriter {
 }
 
 impl ContentWriter {
+    /// In 1-byte pieces a piece of content costs two allocations (its event's text and the
+    /// events handed back) and little else: its text is copied once, at its size, and the
+    /// held text cleared, not drained. Content in 1-byte pieces goes at 17–21 MB/s of CPU
+    /// time (bench parse, content), about 50 ns a byte, most of it those two allocations;
+    /// a call region's bytes, which make no event, go at 30–40.
     fn write(&mut self, text: &str, events: &mut Vec<Event>) {
         let text = if self.skip_leading_whitespace {
             text.trim_start()
@@ -866,14 +933,18 @@ impl ContentWriter {
             self.held_whitespace.push_str(text);
             return;
         }
-        let mut content = std::mem::take(&mut self.held_whitespace);
         self.held_follows_call = false;
-        content.push_str(body);
-        self.held_whitespace.push_str(&text[body.len()..]);
         match events.last_mut() {
-            Some(Event::Content(previous)) => previous.push_str(&content),
-            _ => events.push(Event::Content(content)),
+            Some(Event::Content(previous)) => {
+                previous.push_str(&self.held_whitespace);
+                previous.push_str(body);
+            }
+            _ => events.push(Event::Content(
+                [self.held_whitespace.as_str(), body].concat(),
+            )),
         }
+        self.held_whitespace.clear();
+        self.held_whitespace.push_str(&text[body.len()..]);
     }
 
     fn end_of_call(&mut self) {
@@ -1104,6 +1175,24 @@ mod tests {
     }
 
     proptest! {
+        /// Resumed byte by byte, a delimiter is found where a fresh match finds it, also
+        /// when a start of it ends the text so far (`aab` after `a`, `aa`, `aaa`).
+        #[test]
+        fn until_resumed_matches_as_fresh(text in "[ab!]{0,14}") {
+            let pat = Pat::Seq(vec![Pat::until("aab", 8), Pat::lit("!")]);
+            let (mut captures, mut resume) = (Vec::new(), Resume::default());
+            for end in 1..=text.len() {
+                let resumed = pat.resume(&text[..end], 0, false, &mut captures, &mut resume);
+                let mut fresh_captures = Vec::new();
+                let fresh = pat.matches(&text[..end], 0, false, &mut fresh_captures);
+                prop_assert_eq!(resumed, fresh, "at {}", end);
+                if resumed != Match::Partial {
+                    prop_assert_eq!(&captures, &fresh_captures);
+                    break;
+                }
+            }
+        }
+
         #[test]
         fn cutting_changes_nothing(
             parts in proptest::collection::vec(prop_oneof![

@@ -136,6 +136,13 @@ impl JsonScanner {
         Self::default()
     }
 
+    /// Back to waiting for the start of a value, keeping the nesting stack's allocation for
+    /// the next value.
+    pub fn reset(&mut self) {
+        self.containers.clear();
+        self.state = State::default();
+    }
+
     /// Feeds the next piece. After `Complete` or `Invalid`, further pieces are not looked at
     /// and the answer stays the same (with offset 0).
     pub fn push(&mut self, piece: impl AsRef<[u8]>) -> Scan {

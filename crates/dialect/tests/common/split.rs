@@ -52,6 +52,27 @@ pub fn parsed_however_cut(make: MakeParser, text: &str) -> Message {
     whole
 }
 
+/// The message `make()`'s parsers read from `text`: the same whole and in pieces of each of
+/// `sizes` bytes (a piece that would end inside a char takes the rest of it), for a text
+/// too long to be cut at every char (that is quadratic).
+pub fn parsed_in_pieces(make: MakeParser, text: &str, sizes: &[usize]) -> Message {
+    let whole = message_of(make().as_mut(), [text]);
+    for &size in sizes {
+        let mut at = 0;
+        let pieces = std::iter::from_fn(|| {
+            let start = at;
+            at = (start + size.max(1)).min(text.len());
+            while !text.is_char_boundary(at) {
+                at += 1;
+            }
+            (start < text.len()).then(|| &text[start..at])
+        });
+        let cut = message_of(make().as_mut(), pieces);
+        assert!(cut == whole, "{size}-byte pieces read another message");
+    }
+    whole
+}
+
 /// [`parsed_however_cut`], and the same again with `text` cut at all of `cuts` at once
 /// (byte offsets; those past the end or inside a char are left out), as a property test
 /// draws them.

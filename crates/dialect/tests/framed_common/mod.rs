@@ -19,7 +19,7 @@ use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
 #[path = "../common/split.rs"]
-mod split;
+pub mod split;
 pub use split::parsed_however_cut;
 
 /// A call as the tests write and read them: a name and its arguments object.
