@@ -373,7 +373,7 @@ fn a_300_kb_parameter_is_one_call() {
         "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</function>\n</tool_call>"
     );
     let message = parsed_in_pieces(
-        &|| prepare(dialect, &request, &qwen3_coder()).parser,
+        &|| prepare(dialect, &request, &template_of("qwen3_coder")).parser,
         &text,
         &[1, 16],
     );
