@@ -17,7 +17,6 @@ pub mod learned;
 pub mod lfm2;
 pub mod ling;
 pub mod llama3;
-pub mod llama3_parser;
 pub mod minicpm3;
 pub mod minimax_m3;
 pub mod mistral;

@@ -27,9 +27,12 @@
 //!   gives its marker back as reasoning, and the reasoning goes on.
 //! - Whitespace before a call's marker and after a call is layout, unless text follows it
 //!   after the call (as in the Hermes parser): a reply that only calls has no content.
+//! - Calls written bare in content (Llama 3's `{"name": …}`) open at a marker that is their
+//!   own first character ([`Action::Inline`]); the region's pattern reads it, and checks
+//!   how the text opens ([`Pat::Ahead`]) so that other text in braces streams at once.
 //!
-//! A region is bounded ([`MAX_REGION`]): past that it is not a call, so garbage after a
-//! marker cannot hold the output back for long.
+//! A region is bounded ([`MAX_REGION`]): past that it is not a call, read whole or in
+//! pieces, so garbage after a marker cannot hold the output back for long.
 
 use std::sync::Arc;
 
@@ -87,6 +90,10 @@ pub enum Action {
     },
     /// Opens a call region.
     Call(Region),
+    /// Opens a call region that begins with the marker itself, for calls written bare in
+    /// content (`{` of Llama 3's `{"name": …}`, `[` of a pythonic list): the region's
+    /// pattern reads the marker too. Never opened inside reasoning.
+    Inline(Region),
 }
 
 /// The shape of a call region's text, matched as far as the text allows.
@@ -126,6 +133,9 @@ pub enum Pat {
     /// This pattern, captured as the text it matched (its own captures dropped): a region
     /// that holds several calls captures each whole, for its decoder to read one by one.
     Span(Box<Pat>),
+    /// This pattern must match here, or still may, but nothing is read (its captures
+    /// dropped): a region checks how its text opens before a scanner holds it whole.
+    Ahead(Box<Pat>),
 }
 
 impl Pat {
@@ -157,6 +167,10 @@ impl Pat {
 
     pub fn span(item: Pat) -> Pat {
         Pat::Span(Box::new(item))
+    }
+
+    pub fn ahead(item: Pat) -> Pat {
+        Pat::Ahead(Box::new(item))
     }
 
     /// The captures of `text` when this pattern matches all of it, as a whole output.
@@ -309,6 +323,18 @@ impl Pat {
                         }
                         None => Match::No,
                     },
+                    other => other,
+                }
+            }
+            Pat::Ahead(pat) => {
+                let Resume {
+                    captures: own,
+                    item,
+                    ..
+                } = resume;
+                let state = item.get_or_insert_with(Box::default);
+                match pat.resume(text, at, ended, own, state) {
+                    Match::Full(_) => Match::Full(at),
                     other => other,
                 }
             }
@@ -643,6 +669,10 @@ impl FramedParser {
                 }
             }
             Action::Call(_) => self.mode = Mode::Region(index),
+            Action::Inline(_) => {
+                self.pending.give_back(self.markers[index].0.len());
+                self.mode = Mode::Region(index);
+            }
         }
     }
 
@@ -711,9 +741,13 @@ impl FramedParser {
     /// Cohere one call of 64 KB 0.0 → 38 MB/s, DeepSeek V3 1 MB of calls 0.0 → 28 MB/s,
     /// Kimi K2 64 KB 0.0 → 24 MB/s; 1 KB regions 0.1–0.4 → 13–36 MB/s; whole, 180–500 MB/s.
     fn scan_region(&mut self, marker: usize, ended: bool) -> bool {
-        let (marker_text, Action::Call(region)) = &self.markers[marker] else {
-            self.mode = Mode::Content;
-            return true;
+        let (marker_text, region, inline) = match &self.markers[marker] {
+            (text, Action::Call(region)) => (text, region, false),
+            (text, Action::Inline(region)) => (text, region, true),
+            _ => {
+                self.mode = Mode::Content;
+                return true;
+            }
         };
         let matched = region.body.resume(
             self.pending.from(0),
@@ -724,8 +758,11 @@ impl FramedParser {
         );
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
-            Match::Full(end) => (region.decode)(&self.captures).map(|calls| (end, calls)),
-            Match::Partial | Match::No => None,
+            // Bounded whole as in pieces, so a region past the bound is content either way.
+            Match::Full(end) if end <= MAX_REGION => {
+                (region.decode)(&self.captures).map(|calls| (end, calls))
+            }
+            Match::Full(_) | Match::Partial | Match::No => None,
         };
         self.captures.clear();
         self.region = Resume::default();
@@ -744,6 +781,9 @@ impl FramedParser {
             (None, None) if virtual_marker => {}
             (None, None) => {
                 let text = marker_text.clone();
+                if inline {
+                    self.pending.take(text.len());
+                }
                 self.writer.write(&text, &mut self.events);
             }
         }
@@ -794,6 +834,12 @@ impl Held {
 
     fn len(&self) -> usize {
         self.text.len() - self.start
+    }
+
+    /// Holds again the last `len` bytes decided, before any more text comes: an inline
+    /// region's marker, which its pattern reads.
+    fn give_back(&mut self, len: usize) {
+        self.start = self.start.saturating_sub(len);
     }
 
     /// Decides the first `len` bytes held: they are no longer held, and are returned.
