@@ -7,7 +7,7 @@ use std::path::Path;
 
 mod common;
 
-use common::split::parsed_however_cut;
+use common::split::{message_of, parsed_however_cut};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
@@ -344,4 +344,38 @@ fn the_pythonic_dialect_keeps_pythonic_templates_and_replaces_json_ones() {
         .prompt
         .contains("Customized Functions: [{'name': 'get_weather'"));
     assert!(!official.prompt.contains("\"parameters\": dictionary"));
+}
+
+/// `text` in pieces of `size` bytes (it is ASCII).
+fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    (0..text.len())
+        .step_by(size)
+        .map(move |at| &text[at..(at + size).min(text.len())])
+}
+
+/// A call of about 40 KB reads the same whole and in 1- and 16-byte pieces, in each way
+/// Llama 3 writes one (a streamed candidate over 32 KB was once content while the same
+/// text whole was a call); one past the region bound is content, the same either way.
+#[test]
+fn a_long_call_reads_the_same_however_it_is_cut() {
+    let forms = [
+        r#"{"name": "write_file", "parameters": {"path": "a.txt", "content": "LONG"}}"#,
+        "[write_file(path='a.txt', content='LONG')]",
+        r#"<|python_tag|>{"name": "write_file", "parameters": {"content": "LONG"}}"#,
+    ];
+    for (len, calls) in [(40 << 10, 1), (70 << 10, 0)] {
+        for form in forms {
+            let text = format!("Saving it. {}", form.replace("LONG", &"x".repeat(len)));
+            let whole = message_of(LLAMA3_PYTHONIC.parser().as_mut(), [text.as_str()]);
+            for size in [1, 16] {
+                let cut = message_of(LLAMA3_PYTHONIC.parser().as_mut(), pieces(&text, size));
+                assert_eq!(cut, whole, "{size}-byte pieces of {len} bytes: {form}");
+            }
+            assert_eq!(whole.calls().len(), calls, "{len} bytes: {form}");
+            if calls == 0 {
+                assert_eq!(whole.content_text(), text);
+            }
+        }
+    }
+    println!("a 40 KB call: the same whole and in 1- and 16-byte pieces, in 3 forms");
 }

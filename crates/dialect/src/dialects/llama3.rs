@@ -58,6 +58,7 @@ use crate::dialect::{ChatTemplate, DialectError};
 use crate::dialects::framed_native::{words, Native};
 use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render, repeated};
 use crate::dialects::pythonic::{list_grammar, list_triggers};
+use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
 use crate::toolkit::inline_calls::json_call;
 use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
@@ -351,7 +352,7 @@ fn python_tag() -> Token {
 
 /// `brave_search.call(query="…")`, `wolfram_alpha.call(query="…")`, or code.
 fn builtin_call(name: &str) -> Expr {
-    if name == "code_interpreter" {
+    if name == CODE_INTERPRETER {
         return Expr::repeat(Expr::AnyChar, 1, None);
     }
     let not_quote = Expr::Class(CharClass::new(
@@ -484,9 +485,6 @@ fn json_calls_in_a_row(text: &str) -> Option<Vec<Call>> {
 fn python_calls_of(calls: Vec<PyCall>) -> Option<Vec<Call>> {
     calls
         .into_iter()
-        .map(|(name, arguments)| {
-            let arguments = serde_json::to_string(&Value::Object(arguments)).ok()?;
-            Some(Call::new(name, arguments))
-        })
+        .map(|(name, arguments)| Some(Call::new(name, object_text(arguments)?)))
         .collect()
 }
