@@ -1149,6 +1149,45 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_inline_region_reads_its_marker_and_what_cannot_open_one_streams() {
+        let region = Region {
+            body: Pat::Seq(vec![Pat::ahead(Pat::lit("{\"name\"")), Pat::Json]),
+            decode: json_array_region().decode,
+        };
+        let mut parser = FramedParser::new(vec![("{".into(), Action::Inline(region))]);
+        let text = "a {\"age\": 1} b {\"name\": \"f\"} {\"na";
+        assert_eq!(
+            joined(parser.push(text)),
+            [
+                Event::Content("a {\"age\": 1} b".into()),
+                Event::ToolCallStart {
+                    index: 0,
+                    id: None,
+                    name: "f".into()
+                },
+                Event::ToolCallArguments {
+                    index: 0,
+                    fragment: "{}".into()
+                },
+                Event::ToolCallEnd { index: 0 },
+            ]
+        );
+        assert_eq!(
+            joined(parser.finish()),
+            [Event::Content(" {\"na".into())]
+        );
+    }
+
+    #[test]
+    fn a_region_past_the_bound_is_content_whole_and_in_pieces() {
+        let pad = "x".repeat(MAX_REGION);
+        let text = format!("<a>{{\"name\": \"f\", \"pad\": \"{pad}\"}}</a>");
+        let pieces: Vec<usize> = (0..text.len()).step_by(1000).collect();
+        assert_eq!(parse_cut(&text, &[]), [Event::Content(text.clone())]);
+        assert_eq!(parse_cut(&text, &pieces), [Event::Content(text.clone())]);
+    }
+
     proptest! {
         #[test]
         fn cutting_changes_nothing(
