@@ -1173,10 +1173,7 @@ mod tests {
                 Event::ToolCallEnd { index: 0 },
             ]
         );
-        assert_eq!(
-            joined(parser.finish()),
-            [Event::Content(" {\"na".into())]
-        );
+        assert_eq!(joined(parser.finish()), [Event::Content(" {\"na".into())]);
     }
 
     #[test]
