@@ -749,16 +749,12 @@ impl FramedParser {
                 return true;
             }
         };
-        let matched = region.body.resume(
-            self.pending.from(0),
-            0,
-            ended,
-            &mut self.captures,
-            &mut self.region,
-        );
+        let (text, ended) = bounded(self.pending.from(0), ended);
+        let matched = region
+            .body
+            .resume(text, 0, ended, &mut self.captures, &mut self.region);
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
-            // Bounded whole as in pieces, so a region past the bound is content either way.
             Match::Full(end) if end <= MAX_REGION => {
                 (region.decode)(&self.captures).map(|calls| (end, calls))
             }
@@ -848,6 +844,20 @@ impl Held {
         self.start = (from + len).min(self.text.len());
         self.text.get(from..self.start).unwrap_or("")
     }
+}
+
+/// A region's text as its pattern reads it: at most [`MAX_REGION`] bytes and a character,
+/// then not ended. So a region past the bound is decided on the same text read whole as in
+/// pieces (whole, a 1 MB region was read to its end before it was given up).
+fn bounded(text: &str, ended: bool) -> (&str, bool) {
+    if text.len() <= MAX_REGION {
+        return (text, ended);
+    }
+    let mut end = MAX_REGION + 1;
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (&text[..end], false)
 }
 
 fn at_start_only(action: &Action) -> bool {
