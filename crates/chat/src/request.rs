@@ -16,6 +16,9 @@ use crate::response_format::ResponseFormat;
 use crate::tool::Tool;
 use crate::tool_choice::{ToolChoice, ToolChoiceMode};
 
+/// llama.cpp's name for `repetition_penalty`, read from the extra fields.
+const LLAMA_CPP_REPEAT_PENALTY: &str = "repeat_penalty";
+
 /// A chat-completions request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self")]
@@ -117,6 +120,16 @@ impl ChatRequest {
     /// sends none; `None` too for a value that is not an object.
     pub fn chat_template_kwargs(&self) -> Option<&Map<String, Value>> {
         self.extra.get("chat_template_kwargs")?.as_object()
+    }
+
+    /// The repetition penalty asked for: `repetition_penalty` (vLLM), else llama.cpp's
+    /// `repeat_penalty` when it is a number.
+    pub fn effective_repetition_penalty(&self) -> Option<f64> {
+        self.repetition_penalty.or_else(|| {
+            self.extra
+                .get(LLAMA_CPP_REPEAT_PENALTY)
+                .and_then(Value::as_f64)
+        })
     }
 
     /// Whether the model may make several calls in one turn (OpenAI's default is yes).

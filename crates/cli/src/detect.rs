@@ -74,7 +74,8 @@ fn explain(learned: &Learned) -> String {
         });
     format!(
         "opening marker: {:?}\nclosing marker: {:?}\ncall shape: {:?}\n\
-         separator: {:?}{}\nreasoning: {reasoning}\narguments given as: {:?}{}\n",
+         separator: {:?}{}\nreasoning: {reasoning}\narguments given as: {:?}\n\
+         strings written: {:?}\n",
         learned.open,
         learned.close,
         learned.shape,
@@ -85,11 +86,7 @@ fn explain(learned: &Learned) -> String {
             ""
         },
         learned.arguments,
-        if learned.bare_strings {
-            " (strings printed without quotes)"
-        } else {
-            ""
-        },
+        learned.strings,
     )
 }
 

@@ -106,6 +106,10 @@ pub struct ServeArgs {
     /// front of remote engines, as many as the replicas run together).
     #[arg(long)]
     parallel: Option<usize>,
+    /// Seconds a request's preparation (template render, tool grammars) may take before it
+    /// is refused with a 400 (`prepare_timeout`).
+    #[arg(long = "prepare-timeout", default_value_t = 10.0)]
+    prepare_timeout: f64,
     /// Model layers to offload to the GPU (a GPU build only).
     #[arg(
         long = "n-gpu-layers",
@@ -128,6 +132,8 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     let options = ServerOptions {
         api_key: args.api_key.clone(),
         parallel: args.parallel.unwrap_or(served.parallel),
+        prepare_timeout: Duration::try_from_secs_f64(args.prepare_timeout)
+            .context("--prepare-timeout must be a positive number of seconds")?,
         ..ServerOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -11,15 +11,20 @@ use anyhow::{anyhow, Result};
 use std::sync::Arc;
 use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::{Dialect, PromptParts};
+use toolbridge_dialect::dialects::firefunction;
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_template::{ChatTemplate, Clock, TemplateSource};
 
-/// Every dialect, with `hermes_2_pro` dated by `clock` (`render --now`) instead of the
-/// local clock, so the full prompt and `--show system` print the same date.
+/// Every dialect, with `hermes_2_pro` and FireFunction v2 dated by `clock` (`render --now`)
+/// instead of the local clock, so the full prompt and `--show system` print the same date.
 pub fn registry(clock: &Clock) -> Registry {
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
+    registry.register(
+        Arc::new(firefunction::dialect(clock.clone())),
+        &["firefunction"],
+    );
     registry
 }
 

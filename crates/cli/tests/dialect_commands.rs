@@ -395,3 +395,31 @@ fn now_dates_hermes_2_pro_in_the_prompt_and_the_system_prompt() {
         );
     }
 }
+
+#[test]
+fn now_dates_firefunction_v2s_prompt() {
+    let template = repo_root()
+        .join("../shared/corpus/jinja/llama.cpp/fireworks-ai-llama-3-firefunction-v2.jinja");
+    assert!(
+        template.is_file(),
+        "the shared corpus is missing: looked at {}",
+        template.display()
+    );
+    let request = request_file();
+    let args = [
+        "render",
+        "--template",
+        template.to_str().unwrap(),
+        "--request",
+        request.to_str().unwrap(),
+        "--style",
+        "firefunction",
+        "--now",
+        "2024-07-26T10:30:00",
+    ];
+    let text = stdout_of(toolbridge(&args, ""));
+    assert!(
+        text.contains("Today is Jul 26 2024 10:30:00 GMT."),
+        "{text}"
+    );
+}

@@ -19,7 +19,7 @@
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, ResponseFormat};
 use toolbridge_grammar::schema::{self, Options};
-use toolbridge_grammar::{Constraint, Expr, Grammar};
+use toolbridge_grammar::{check, Constraint, Expr, Grammar, GrammarError};
 
 use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use crate::dialects::styles::{pretty_json, with_system_prompt};
@@ -34,8 +34,8 @@ pub struct AnswerFormat {
 
 impl AnswerFormat {
     /// The request's JSON answer format; `None` for free text. `json_object` and a
-    /// `json_schema` without a schema ask for any object. A schema the grammar cannot
-    /// enforce is refused here.
+    /// `json_schema` without a schema ask for any object. A schema either grammar cannot
+    /// enforce (ours, or llguidance's as the in-process engine compiles it) is refused here.
     pub fn of(request: &ChatRequest) -> Result<Option<AnswerFormat>, DialectError> {
         let given = match request.response_format.as_ref() {
             None | Some(ResponseFormat::Text { .. }) => return Ok(None),
@@ -45,11 +45,11 @@ impl AnswerFormat {
             given: given.is_some(),
             schema: given.unwrap_or_else(|| json!({"type": "object"})),
         };
-        schema::compile(&format.schema, &Options::default()).map_err(|error| {
-            DialectError::ResponseFormat {
-                message: error.to_string(),
-            }
-        })?;
+        let refused = |error: GrammarError| DialectError::ResponseFormat {
+            message: error.to_string(),
+        };
+        schema::compile(&format.schema, &Options::default()).map_err(refused)?;
+        check::engine_accepts_schema(&format.schema).map_err(refused)?;
         Ok(Some(format))
     }
 
@@ -168,11 +168,20 @@ mod tests {
 
     #[test]
     fn an_unenforceable_schema_is_refused() {
-        let request = request(json!({
-            "type": "json_schema",
-            "json_schema": {"name": "x", "schema": {"$ref": "#/nowhere"}},
-        }));
-        let refused = AnswerFormat::of(&request).err().expect("refused");
-        assert!(matches!(refused, DialectError::ResponseFormat { .. }));
+        for schema in [
+            json!({"$ref": "#/nowhere"}),
+            json!({"type": "no such type"}),
+            json!({"type": "object", "properties": {"a": {"minimum": "zero"}}}),
+        ] {
+            let request = request(json!({
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": schema},
+            }));
+            let refused = AnswerFormat::of(&request).err().expect("refused");
+            assert!(
+                matches!(refused, DialectError::ResponseFormat { .. }),
+                "{schema}"
+            );
+        }
     }
 }

@@ -131,6 +131,34 @@ pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
     Ok(parameters)
 }
 
+/// A tool's declared parameters in schema order, each with its schema and whether it is
+/// required: what a grammar that writes arguments one by one walks.
+pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, DialectError> {
+    let parameters = checked_parameters(tool)?;
+    let required = |key: &str| {
+        parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|names| names.iter().any(|name| name == key))
+    };
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    Ok(properties
+        .into_iter()
+        .flatten()
+        .map(|(key, schema)| (key.clone(), schema.clone(), required(key)))
+        .collect())
+}
+
+/// The strings `schema`'s `enum` allows, where it allows only strings.
+pub fn string_enum(schema: &Value) -> Option<Vec<&str>> {
+    schema
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect()
+}
+
 /// The messages as JSON, as templates read them.
 pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
     messages

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
 use crate::dialects::deepseek::DeepSeek;
-use crate::dialects::firefunction::FireFunctionDialect;
+use crate::dialects::firefunction;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma3::Gemma3Pythonic;
@@ -23,11 +23,10 @@ use crate::dialects::json_list::{
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
-use crate::dialects::ling::Ling;
 use crate::dialects::llama3::{Llama3Json, Llama3Pythonic};
 use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::minimax_m3::MiniMaxM3;
-use crate::dialects::mistral::MistralDialect;
+use crate::dialects::mistral::Mistral;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
 use crate::dialects::styles::{
@@ -57,8 +56,11 @@ impl Default for Registry {
             Arc::new(NativeDialect(Llama3Pythonic)),
             &["llama4_pythonic"],
         );
-        registry.register(Arc::new(MistralDialect), &["mistral_nemo"]);
-        registry.register(Arc::new(FireFunctionDialect::default()), &["firefunction"]);
+        registry.register(Arc::new(NativeDialect(Mistral::V3)), &["mistral_nemo"]);
+        registry.register(
+            Arc::new(firefunction::dialect(Default::default())),
+            &["firefunction"],
+        );
         registry.register(Arc::new(short::dialect()), &[]);
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);
@@ -90,7 +92,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
         registry.register(Arc::new(NativeDialect(Glm4)), &["chatglm4"]);
-        registry.register(Arc::new(NativeDialect(Ling)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::Ling)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
         registry.register(Arc::new(NativeDialect(MiniMaxM3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);

@@ -14,12 +14,17 @@ use toolbridge_chat::{
 };
 use toolbridge_dialect::detect::resolve;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::dialects::firefunction::{datetime, FireFunctionDialect};
-use toolbridge_dialect::dialects::mistral::{mistral_id, MistralDialect};
+use toolbridge_dialect::dialects::firefunction;
+use toolbridge_dialect::dialects::framed_native::NativeDialect;
+use toolbridge_dialect::dialects::mistral::{mistral_id, Mistral};
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::IdFormat;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
+use toolbridge_template::Clock;
+
+/// The Mistral dialect as the registry has it.
+const MISTRAL: NativeDialect<Mistral> = NativeDialect(Mistral::V3);
 
 fn shared(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -124,7 +129,7 @@ fn mistral_history_ids_become_nine_alphanumerics() {
         "<s>",
         "</s>",
     );
-    let prepared = MistralDialect
+    let prepared = MISTRAL
         .prepare(&request(history(), None), &nemo)
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(prepared.prompt.contains("[AVAILABLE_TOOLS]"));
@@ -144,7 +149,7 @@ fn mistral_v11_templates_get_the_args_grammar() {
         "<s>",
         "</s>",
     );
-    let prepared = MistralDialect
+    let prepared = MISTRAL
         .prepare(
             &request(history(), Some(ToolChoice::Mode(ToolChoiceMode::Required))),
             &small,
@@ -159,7 +164,7 @@ fn mistral_v11_templates_get_the_args_grammar() {
     assert!(validator.accepts(r#"[TOOL_CALLS]add[CALL_ID]a1B2c3D4e[ARGS]{"a": 1}"#));
     assert!(!validator.accepts(r#"[TOOL_CALLS]add[CALL_ID]a1B2[ARGS]{"a": 1}"#));
     assert!(!validator.accepts(r#"Sure. [TOOL_CALLS]add[ARGS]{"a": 1}"#));
-    let named = MistralDialect
+    let named = MISTRAL
         .prepare(
             &request(history(), Some(ToolChoice::function("add"))),
             &small,
@@ -168,7 +173,7 @@ fn mistral_v11_templates_get_the_args_grammar() {
     let named = validator_of(named.constraint);
     assert!(named.accepts(r#"[TOOL_CALLS]add[ARGS]{"a": 1}"#));
     assert!(!named.accepts(r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}"#));
-    let none = MistralDialect
+    let none = MISTRAL
         .prepare(
             &request(history(), Some(ToolChoice::Mode(ToolChoiceMode::None))),
             &small,
@@ -185,7 +190,7 @@ fn validator_of(constraint: Option<Constraint>) -> Validator {
 #[test]
 fn the_mistral_parser_reads_both_syntaxes() {
     let v3 = parsed(
-        &MistralDialect,
+        &MISTRAL,
         r#"[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Rome"}, "id": "a1B2c3D4e"}, {"name": "add", "arguments": "{\"a\": 1}"}]"#,
     );
     assert_eq!(
@@ -201,7 +206,7 @@ fn the_mistral_parser_reads_both_syntaxes() {
     );
     assert_eq!(v3.content, None);
     let v11 = parsed(
-        &MistralDialect,
+        &MISTRAL,
         r#"Let me check.[TOOL_CALLS]get_weather[CALL_ID]x9Y8z7W6v[ARGS]{"city": "[ARGS]"}[TOOL_CALLS]add[ARGS]{"a": 2}"#,
     );
     assert_eq!(
@@ -216,7 +221,7 @@ fn the_mistral_parser_reads_both_syntaxes() {
         ]
     );
     assert_eq!(v11.content_text(), "Let me check.");
-    let thinking = parsed(&MistralDialect, "[THINK]hmm[/THINK]Hello");
+    let thinking = parsed(&MISTRAL, "[THINK]hmm[/THINK]Hello");
     assert_eq!(thinking.reasoning_content.as_deref(), Some("hmm"));
     assert_eq!(thinking.content_text(), "Hello");
 }
@@ -230,7 +235,7 @@ fn mistral_near_misses_are_content_as_written() {
         r#"[TOOL_CALLS][]"#,
         "[ARGS] alone",
     ] {
-        let message = parsed(&MistralDialect, text);
+        let message = parsed(&MISTRAL, text);
         assert!(message.calls().is_empty(), "{text}");
         assert_eq!(message.content_text(), text);
     }
@@ -249,10 +254,8 @@ fn firefunction_v2s_template_gets_functions_and_the_date() {
         resolve(&seed, &Registry::default()).dialect,
         "firefunction_v2"
     );
-    let dialect = FireFunctionDialect {
-        now: Some(1_721_989_800),
-    };
-    assert_eq!(datetime(1_721_989_800), "Jul 26 2024 10:30:00 GMT");
+    let dialect =
+        firefunction::dialect(Clock::fixed_from_str("2024-07-26T10:30:00").expect("a date"));
     let template = template(file, "<|begin_of_text|>", "<|eot_id|>");
     let prepared = dialect
         .prepare(&request(history(), None), &template)
@@ -295,7 +298,7 @@ fn firefunction_v2s_template_gets_functions_and_the_date() {
 
 #[test]
 fn the_functools_parser_reads_lists_and_leaves_the_rest() {
-    let dialect = FireFunctionDialect::default();
+    let dialect = firefunction::dialect(Clock::default());
     let message = parsed(
         &dialect,
         r#"Checking. functools[{"name": "get_weather", "arguments": {"city": "]"}}, {"name": "add", "arguments": {"a": 1}}]"#,
@@ -325,9 +328,9 @@ proptest! {
     fn no_parser_panics_or_splits_differently(
         text in "(\\[TOOL_CALLS\\]|\\[ARGS\\]|\\[CALL_ID\\]|\\[THINK\\]|\\[/THINK\\]|functools\\[|[\\[\\]{}\":, a-z0-9])*"
     ) {
-        for dialect in [&MistralDialect as &dyn Dialect, &FireFunctionDialect::default()] {
+        for dialect in [&MISTRAL as &dyn Dialect, &firefunction::dialect(Clock::default())] {
             let whole = parsed(dialect, &text);
-            if whole.calls().is_empty() && !text.starts_with("[THINK]") {
+            if whole.calls().is_empty() && !text.trim_start().starts_with("[THINK]") {
                 prop_assert_eq!(whole.content_text(), text.as_str());
             }
         }

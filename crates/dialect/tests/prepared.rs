@@ -1,9 +1,10 @@
 //! What the server sends for a request, one reviewed snapshot per case: each file in
-//! `tests/prepared/` names a corpus template and holds an OpenAI request; its snapshot is
-//! the dialect detected from the template, the prompt, the grammar (GBNF, with each schema
-//! expanded) and the stops that `answer_format::prepare` makes of them. A change to any
-//! dialect's prompt or grammar shows up here as a diff to review (`cargo insta review`).
-//! Templates and dialects that print today's date see a fixed one.
+//! `tests/prepared/` names a corpus template (or, as `tests/…`, one of this crate's) and
+//! holds an OpenAI request; its snapshot is the dialect chosen for the template (a family's,
+//! or one learned from the template as the server learns it), the prompt, the grammar
+//! (GBNF, with each schema expanded) and the stops that `answer_format::prepare` makes of
+//! them. A change to any dialect's prompt or grammar shows up here as a diff to review
+//! (`cargo insta review`). Templates and dialects that print today's date see a fixed one.
 
 use std::fmt::Write;
 use std::fs;
@@ -12,14 +13,16 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::dialect::{ChatTemplate, Prepared};
-use toolbridge_dialect::dialects::firefunction::FireFunctionDialect;
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
+use toolbridge_dialect::dialects::firefunction;
+use toolbridge_dialect::dialects::framed_native::NativeDialect;
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::{answer_format, detect};
 use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
 
-/// One case: a template under `../shared/corpus/jinja/` and the request prepared with it.
+/// One case: a template under `../shared/corpus/jinja/` (or this crate's `tests/`) and the
+/// request prepared with it.
 #[derive(Deserialize)]
 struct Case {
     template: String,
@@ -45,17 +48,17 @@ fn prepared_requests_match_their_snapshots() {
     let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
-    registry.register(
-        Arc::new(FireFunctionDialect {
-            now: Some(1_768_469_400),
-        }),
-        &[],
-    );
+    registry.register(Arc::new(firefunction::dialect(clock.clone())), &[]);
     let jinja = corpus_jinja();
     insta::glob!("prepared/*.json", |path| {
         let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))
             .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-        let source = fs::read_to_string(jinja.join(&case.template))
+        let folder = if case.template.starts_with("tests/") {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+        } else {
+            &jinja
+        };
+        let source = fs::read_to_string(folder.join(&case.template))
             .unwrap_or_else(|error| panic!("{}: {error}", case.template));
         let options = RenderOptions {
             clock: clock.clone(),
@@ -64,10 +67,20 @@ fn prepared_requests_match_their_snapshots() {
         let compiled = JinjaTemplate::with_options(&source, options)
             .unwrap_or_else(|error| panic!("{}: {error}", case.template));
         let template = ChatTemplate::jinja(compiled, case.bos_token, case.eos_token);
-        let name = detect::dialect_name(&source);
-        let dialect = registry
-            .get(name)
-            .expect("detection names a registered dialect");
+        let learned = detect::choose(&source, &template, &registry)
+            .learned
+            .and_then(Result::ok)
+            .map(NativeDialect);
+        let (name, dialect): (&str, &dyn Dialect) = match &learned {
+            Some(learned) => (learned.name(), learned),
+            None => {
+                let name = detect::dialect_name(&source);
+                let dialect = registry
+                    .get(name)
+                    .expect("detection names a registered dialect");
+                (name, dialect)
+            }
+        };
         let prepared = answer_format::prepare(dialect, &case.request, &template)
             .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
         insta::assert_snapshot!(shown(name, &prepared));

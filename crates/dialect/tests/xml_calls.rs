@@ -9,59 +9,113 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_dialect::dialect::ChatTemplate;
 
-fn qwen3_coder() -> ChatTemplate {
-    template("llama.cpp/Qwen3-Coder.jinja", "", "<|im_end|>")
+/// A family tested here: its dialect; its template (a corpus path, or as `tests/…` one
+/// llama.cpp's tests ship) with its tokens; how its models write calls; what its template
+/// writes of [`conversation`]'s past call and result; and how many random calls round
+/// trip (none where a random value may hold its tags: MiniMax M3's `]<`).
+struct Family {
+    name: &'static str,
+    template: (&'static str, &'static str, &'static str),
+    write: Writer,
+    history: &'static [&'static str],
+    random_calls: u32,
 }
 
-fn glm() -> ChatTemplate {
-    template("llama.cpp/GLM-4.6.jinja", "[gMASK]<sop>", "<|endoftext|>")
-}
+const DEEPSEEK_TOKENS: (&str, &str) = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>");
 
-fn seed_oss() -> ChatTemplate {
-    template(
-        "llama.cpp/ByteDance-Seed-OSS.jinja",
-        "<seed:bos>",
-        "<seed:eos>",
-    )
-}
+const FAMILIES: [Family; 8] = [
+    Family {
+        name: "qwen3_coder",
+        template: ("llama.cpp/Qwen3-Coder.jinja", "", "<|im_end|>"),
+        write: qwen3_calls,
+        history: &[
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+            "sunny, 21C",
+        ],
+        random_calls: 24,
+    },
+    Family {
+        name: "glm",
+        template: ("llama.cpp/GLM-4.6.jinja", "[gMASK]<sop>", "<|endoftext|>"),
+        write: glm_calls,
+        history: &[
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+            "sunny, 21C",
+        ],
+        random_calls: 24,
+    },
+    Family {
+        name: "seed_oss",
+        template: ("llama.cpp/ByteDance-Seed-OSS.jinja", "<seed:bos>", "<seed:eos>"),
+        write: seed_calls,
+        history: &[
+            "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
+            "sunny, 21C",
+        ],
+        random_calls: 16,
+    },
+    Family {
+        name: "minimax_m2",
+        template: ("llama.cpp/MiniMax-M2.jinja", "", "[e~["),
+        write: minimax_calls,
+        history: &[
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">",
+            "<parameter name=\"city\">Paris</parameter>",
+            "<response>sunny, 21C</response>",
+        ],
+        random_calls: 16,
+    },
+    Family {
+        name: "deepseek_v3_2",
+        template: ("llama.cpp/DeepSeek-V3.2.jinja", DEEPSEEK_TOKENS.0, DEEPSEEK_TOKENS.1),
+        write: dsml_calls,
+        history: &[
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
+            "<result>sunny, 21C</result>",
+        ],
+        random_calls: 16,
+    },
+    Family {
+        name: "deepseek_v4",
+        template: (
+            "tests/llama_cpp/templates/deepseek-ai-DeepSeek-V4.jinja",
+            DEEPSEEK_TOKENS.0,
+            DEEPSEEK_TOKENS.1,
+        ),
+        write: dsml_v4_calls,
+        history: &[
+            "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
+            "sunny, 21C",
+        ],
+        random_calls: 16,
+    },
+    Family {
+        name: "minimax_m3",
+        template: ("tests/llama_cpp/templates/MiniMax-M3.jinja", "]~!b[", "[e~["),
+        write: minimax_m3_calls,
+        history: &[
+            "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+            "sunny, 21C",
+        ],
+        random_calls: 0,
+    },
+    Family {
+        name: "minicpm5",
+        template: ("tests/llama_cpp/templates/openbmb-MiniCPM5-1B.jinja", "<s>", "<|im_end|>"),
+        write: minicpm5_calls,
+        history: &[
+            "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
+            "sunny, 21C",
+        ],
+        random_calls: 16,
+    },
+];
 
-fn minimax_m2() -> ChatTemplate {
-    template("llama.cpp/MiniMax-M2.jinja", "", "[e~[")
-}
-
-fn deepseek_v3_2() -> ChatTemplate {
-    template(
-        "llama.cpp/DeepSeek-V3.2.jinja",
-        "<｜begin▁of▁sentence｜>",
-        "<｜end▁of▁sentence｜>",
-    )
-}
-
-/// A template llama.cpp's tests ship, kept beside its cases.
-fn llama_cpp_template(name: &str, bos: &str, eos: &str) -> ChatTemplate {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/llama_cpp/templates")
-        .join(name);
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|error| {
-        panic!("template not found: looked at {} ({error})", path.display())
-    });
-    ChatTemplate::new(&source, bos, eos).unwrap_or_else(|error| panic!("{error}"))
-}
-
-fn minimax_m3() -> ChatTemplate {
-    llama_cpp_template("MiniMax-M3.jinja", "]~!b[", "[e~[")
-}
-
-fn deepseek_v4() -> ChatTemplate {
-    llama_cpp_template(
-        "deepseek-ai-DeepSeek-V4.jinja",
-        "<｜begin▁of▁sentence｜>",
-        "<｜end▁of▁sentence｜>",
-    )
-}
-
-fn minicpm5() -> ChatTemplate {
-    llama_cpp_template("openbmb-MiniCPM5-1B.jinja", "<s>", "<|im_end|>")
+/// The template of the family `name`.
+fn template_of(name: &str) -> ChatTemplate {
+    let family = FAMILIES.iter().find(|family| family.name == name);
+    let (path, bos, eos) = family.expect("a family of this file").template;
+    template(path, bos, eos)
 }
 
 /// Calls as tags: each in its own block (`open` … `close`) or, with `many`, all in one;
@@ -214,21 +268,13 @@ fn value_text(value: &Value) -> String {
 }
 
 fn qwen3_calls(text: &str, calls: &[Call]) -> String {
-    let calls: Vec<String> = calls
-        .iter()
-        .map(|(name, arguments)| {
-            let parameters: String = arguments
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(key, value)| {
-                    format!("<parameter={key}>\n{}\n</parameter>\n", value_text(value))
-                })
-                .collect();
-            format!("<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>")
-        })
-        .collect();
-    format!("{text}{}", calls.join("\n"))
+    tagged_calls(
+        text,
+        calls,
+        ("<tool_call>", "</tool_call>", false),
+        ("<function=", ">", "</function>"),
+        |key, value| format!("<parameter={key}>\n{}\n</parameter>\n", value_text(value)),
+    )
 }
 
 fn glm_calls(text: &str, calls: &[Call]) -> String {
@@ -255,68 +301,24 @@ fn glm_calls(text: &str, calls: &[Call]) -> String {
 #[test]
 fn templates_render_calls_and_results() {
     let registry = registry();
-    renders_history(
-        registry.get("qwen3_coder").expect("registered"),
-        &qwen3_coder(),
-        &[
-            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
-            "sunny, 21C",
-        ],
-    );
-    renders_history(
-        registry.get("seed_oss").expect("registered"),
-        &seed_oss(),
-        &[
-            "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
-            "sunny, 21C",
-        ],
-    );
-    renders_history(
-        registry.get("minimax_m2").expect("registered"),
-        &minimax_m2(),
-        &[
-            "<minimax:tool_call>\n<invoke name=\"get_weather\">",
-            "<parameter name=\"city\">Paris</parameter>",
-            "<response>sunny, 21C</response>",
-        ],
-    );
-    renders_history(
-        registry.get("deepseek_v3_2").expect("registered"),
-        &deepseek_v3_2(),
-        &[
-            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
-            "<result>sunny, 21C</result>",
-        ],
-    );
-    renders_history(
-        registry.get("glm").expect("registered"),
-        &glm(),
-        &["<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", "sunny, 21C"],
-    );
-    renders_history(
-        registry.get("deepseek_v4").expect("registered"),
-        &deepseek_v4(),
-        &[
-            "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>",
-            "sunny, 21C",
-        ],
-    );
-    renders_history(
-        registry.get("minimax_m3").expect("registered"),
-        &minimax_m3(),
-        &[
-            "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
-            "sunny, 21C",
-        ],
-    );
-    renders_history(
-        registry.get("minicpm5").expect("registered"),
-        &minicpm5(),
-        &[
-            "<function name=\"get_weather\"><param name=\"city\">Paris</param></function>",
-            "sunny, 21C",
-        ],
-    );
+    for family in &FAMILIES {
+        let dialect = registry.get(family.name).expect("registered");
+        renders_history(dialect, &template_of(family.name), family.history);
+    }
+}
+
+#[test]
+fn families_honour_tool_choice_and_round_trip() {
+    let registry = registry();
+    for family in &FAMILIES {
+        let dialect = registry.get(family.name).expect("registered");
+        let template = template_of(family.name);
+        honours_tool_choice(dialect, &template, family.write);
+        if family.random_calls > 0 {
+            random_calls_round_trip_typed(dialect, &template, family.write, family.random_calls);
+        }
+        random_bytes_are_safe(dialect);
+    }
 }
 
 #[test]
@@ -326,7 +328,10 @@ fn argument_types_come_back_from_the_schema() {
     // As Qwen3-Coder's template writes a past call, and as vLLM's parser tests write output.
     let text = "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\n12\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=add>\n<parameter=a>\n1.5\n</parameter>\n<parameter=b>\n2\n</parameter>\n</function>\n</tool_call>";
     let request = request(None);
-    let message = parsed_however_cut(&|| prepare(dialect, &request, &qwen3_coder()).parser, text);
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &request, &template_of("qwen3_coder")).parser,
+        text,
+    );
     assert_eq!(
         calls_of(&message),
         [
@@ -337,7 +342,10 @@ fn argument_types_come_back_from_the_schema() {
     assert_eq!(message.content_text(), "Let me check.");
     let glm_dialect = registry.get("glm").expect("registered");
     let text = "<think>Rome.</think>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Rome</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>";
-    let message = parsed_however_cut(&|| prepare(glm_dialect, &request, &glm()).parser, text);
+    let message = parsed_however_cut(
+        &|| prepare(glm_dialect, &request, &template_of("glm")).parser,
+        text,
+    );
     assert_eq!(
         calls_of(&message),
         [call("get_weather", json!({"city": "Rome", "days": 2}))]
@@ -345,7 +353,7 @@ fn argument_types_come_back_from_the_schema() {
     assert_eq!(message.reasoning_content.as_deref(), Some("Rome."));
     let broken = "<tool_call>\n<function=add>\n<parameter=a>\n1\n</function>";
     let message = parsed_however_cut(
-        &|| prepare(dialect, &request, &qwen3_coder()).parser,
+        &|| prepare(dialect, &request, &template_of("qwen3_coder")).parser,
         broken,
     );
     assert!(message.calls().is_empty());
@@ -365,7 +373,10 @@ fn enums_and_unions_are_read_as_json_schema_reads_them() {
         parameter("note", "null"),
         parameter("count", "4"),
     );
-    let message = parsed_however_cut(&|| prepare(dialect, &request, &qwen3_coder()).parser, &text);
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &request, &template_of("qwen3_coder")).parser,
+        &text,
+    );
     assert_eq!(
         calls_of(&message),
         [call(
@@ -373,28 +384,6 @@ fn enums_and_unions_are_read_as_json_schema_reads_them() {
             json!({"level": "1", "rank": 2, "note": null, "count": 4})
         )]
     );
-}
-
-#[test]
-fn grammars_honour_tool_choice() {
-    let registry = registry();
-    honours_tool_choice(
-        registry.get("qwen3_coder").expect("registered"),
-        &qwen3_coder(),
-        qwen3_calls,
-    );
-    honours_tool_choice(registry.get("glm").expect("registered"), &glm(), glm_calls);
-}
-
-#[test]
-fn random_calls_come_back_whole() {
-    let registry = registry();
-    let qwen = registry.get("qwen3_coder").expect("registered");
-    random_calls_round_trip_typed(qwen, &qwen3_coder(), qwen3_calls, 24);
-    let glm_dialect = registry.get("glm").expect("registered");
-    random_calls_round_trip_typed(glm_dialect, &glm(), glm_calls, 24);
-    random_bytes_are_safe(qwen);
-    random_bytes_are_safe(glm_dialect);
 }
 
 #[test]
@@ -407,7 +396,10 @@ fn families_that_differ_only_in_tags_read_their_own() {
     let minimax = registry.get("minimax_m2").expect("registered");
     let text = "Paris?\n</think>\n\nLet me check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">12</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n<invoke name=\"add\">\n<parameter name=\"a\">1.5</parameter>\n<parameter name=\"b\">2</parameter>\n</invoke>\n</minimax:tool_call>";
     let request = request(None);
-    let message = parsed_however_cut(&|| prepare(minimax, &request, &minimax_m2()).parser, text);
+    let message = parsed_however_cut(
+        &|| prepare(minimax, &request, &template_of("minimax_m2")).parser,
+        text,
+    );
     assert_eq!(calls_of(&message), expected);
     assert_eq!(message.content_text(), "Let me check.");
     assert_eq!(message.reasoning_content.as_deref(), Some("Paris?\n"));
@@ -415,7 +407,10 @@ fn families_that_differ_only_in_tags_read_their_own() {
     // DeepSeek V3.2 says which values are strings; the prompt leaves it inside `<think>`.
     let dsml = registry.get("deepseek_v3_2").expect("registered");
     let text = "Rome?</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">12</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
-    let message = parsed_however_cut(&|| prepare(dsml, &request, &deepseek_v3_2()).parser, text);
+    let message = parsed_however_cut(
+        &|| prepare(dsml, &request, &template_of("deepseek_v3_2")).parser,
+        text,
+    );
     assert_eq!(calls_of(&message), [expected[0].clone()]);
     assert_eq!(message.reasoning_content.as_deref(), Some("Rome?"));
     assert_eq!(
@@ -425,7 +420,10 @@ fn families_that_differ_only_in_tags_read_their_own() {
 
     let seed = registry.get("seed_oss").expect("registered");
     let text = "<seed:think>Rome.</seed:think>\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>12</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>";
-    let message = parsed_however_cut(&|| prepare(seed, &request, &seed_oss()).parser, text);
+    let message = parsed_however_cut(
+        &|| prepare(seed, &request, &template_of("seed_oss")).parser,
+        text,
+    );
     assert_eq!(calls_of(&message), [expected[0].clone()]);
     assert_eq!(message.reasoning_content.as_deref(), Some("Rome."));
 
@@ -435,33 +433,12 @@ fn families_that_differ_only_in_tags_read_their_own() {
     assert_eq!(message.content_text(), broken);
 }
 
-#[test]
-fn tag_families_honour_tool_choice_and_round_trip() {
-    let registry = registry();
-    let families: [(&str, ChatTemplate, Writer); 5] = [
-        ("seed_oss", seed_oss(), seed_calls),
-        ("minimax_m2", minimax_m2(), minimax_calls),
-        ("deepseek_v3_2", deepseek_v3_2(), dsml_calls),
-        ("deepseek_v4", deepseek_v4(), dsml_v4_calls),
-        ("minicpm5", minicpm5(), minicpm5_calls),
-    ];
-    for (name, template, write) in &families {
-        let dialect = registry.get(name).expect("registered");
-        honours_tool_choice(dialect, template, *write);
-        random_calls_round_trip_typed(dialect, template, *write, 16);
-        random_bytes_are_safe(dialect);
-    }
-}
-
 /// MiniMax M3 nests objects and arrays as elements; a union that allows a string keeps its
-/// text. (Random calls are left out: a string value may not hold `]<`, the token's start.)
+/// text.
 #[test]
-fn minimax_m3_reads_nested_arguments_and_honours_tool_choice() {
+fn minimax_m3_reads_nested_arguments() {
     let registry = registry();
     let dialect = registry.get("minimax_m3").expect("registered");
-    honours_tool_choice(dialect, &minimax_m3(), minimax_m3_calls);
-    random_bytes_are_safe(dialect);
-
     let route = Tool::function(FunctionDefinition::new(
         "route",
         "A route through points.",
@@ -482,18 +459,24 @@ fn minimax_m3_reads_nested_arguments_and_honours_tool_choice() {
         tools: Some(vec![route]),
         ..request(None)
     };
-    let prepared = prepare(dialect, &routes, &minimax_m3());
+    let prepared = prepare(dialect, &routes, &template_of("minimax_m3"));
     let grammar = validator(prepared.constraint.as_ref().expect("constraint"));
     let expected = [call(
         "route",
         json!({"points": [{"x": -1.5, "tag": "12"}, {"x": 2}], "limit": {"max": 3}}),
     )];
     let text = minimax_m3_calls("<mm:think>Paris?</mm:think>Let me check.", &expected);
-    let message = parsed_however_cut(&|| prepare(dialect, &routes, &minimax_m3()).parser, &text);
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &routes, &template_of("minimax_m3")).parser,
+        &text,
+    );
     assert_eq!(calls_of(&message), expected);
     assert!(grammar.accepts(&minimax_m3_calls("", &expected)));
     let label = format!("{NS}<tool_call>\n{NS}<invoke name=\"route\">{NS}<points>{NS}</points>{NS}<label>{NS}<b>hi{NS}</b>{NS}</label>{NS}</invoke>\n{NS}</tool_call>");
-    let message = parsed_however_cut(&|| prepare(dialect, &routes, &minimax_m3()).parser, &label);
+    let message = parsed_however_cut(
+        &|| prepare(dialect, &routes, &template_of("minimax_m3")).parser,
+        &label,
+    );
     assert_eq!(
         calls_of(&message),
         [call(
@@ -506,7 +489,7 @@ fn minimax_m3_reads_nested_arguments_and_honours_tool_choice() {
         &[call("get_weather", json!({"city": "Rome"}))],
     );
     let message = parsed_however_cut(
-        &|| prepare(dialect, &request(None), &minimax_m3()).parser,
+        &|| prepare(dialect, &request(None), &template_of("minimax_m3")).parser,
         &text,
     );
     assert_eq!(message.content_text(), "Let me check.");
@@ -524,7 +507,7 @@ fn minicpm5_reads_cdata_values() {
     let dialect = registry.get("minicpm5").expect("registered");
     let text = "<function name=\"get_weather\"><param name=\"city\"><![CDATA[a</param>b]]></param><param name=\"days\">3</param></function>";
     let message = parsed_however_cut(
-        &|| prepare(dialect, &request(None), &minicpm5()).parser,
+        &|| prepare(dialect, &request(None), &template_of("minicpm5")).parser,
         text,
     );
     assert_eq!(

@@ -190,6 +190,13 @@ pub trait Engine: Send + Sync {
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError>;
 
+    /// Refuses a prompt that cannot fit the context ([`EngineError::PromptTooLong`]) as
+    /// cheaply as the engine can tell, before the request takes a slot or waits for one;
+    /// `generate` checks exactly. By default nothing is checked early.
+    fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// What of `generation` this engine cannot enforce (a remote engine that takes no
     /// grammar), to be said with the answer; `None` when it enforces everything.
     fn unenforced(&self, _generation: &Generation) -> Option<&'static str> {

@@ -152,6 +152,26 @@ fn a_prompt_longer_than_the_context_is_refused() {
     );
 }
 
+#[test]
+fn a_prompt_far_over_the_context_is_refused_before_generating() {
+    let engine = engine(1);
+    let huge = "the quick brown fox jumps over the lazy dog ".repeat(40_000);
+    match engine.check_prompt(&huge) {
+        Err(EngineError::PromptTooLong {
+            prompt_tokens,
+            context_length,
+        }) => assert!(prompt_tokens > context_length, "{prompt_tokens}"),
+        other => panic!("an early refusal, got {other:?}"),
+    }
+    let short = chat("You are brief.", "Hi");
+    assert!(engine.check_prompt(&short).is_ok());
+    let near = "word ".repeat(1800);
+    assert!(
+        engine.check_prompt(&near).is_ok(),
+        "a prompt that may fit is left to generate's exact check"
+    );
+}
+
 fn person_schema() -> Value {
     json!({
         "type": "object",

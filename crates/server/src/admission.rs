@@ -21,6 +21,7 @@ pub type Permit = OwnedSemaphorePermit;
 #[derive(Debug)]
 pub struct Admission {
     slots: Arc<Semaphore>,
+    parallel: usize,
     waiting: AtomicUsize,
     max_waiting: usize,
 }
@@ -30,6 +31,7 @@ impl Admission {
     pub fn new(parallel: usize, max_waiting: usize) -> Self {
         Admission {
             slots: Arc::new(Semaphore::new(parallel.max(1))),
+            parallel: parallel.max(1),
             waiting: AtomicUsize::new(0),
             max_waiting,
         }
@@ -46,6 +48,21 @@ impl Admission {
             .await
             // The semaphore is never closed; treat it like a full queue if it were.
             .map_err(|_| Failure::overloaded())
+    }
+
+    /// Requests waiting for a slot.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// Slots in use.
+    pub fn busy(&self) -> usize {
+        self.parallel.saturating_sub(self.slots.available_permits())
+    }
+
+    /// Slots in all.
+    pub fn slots(&self) -> usize {
+        self.parallel
     }
 
     /// A place in the queue, given back when dropped (served or abandoned).

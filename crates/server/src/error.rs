@@ -54,6 +54,19 @@ impl Failure {
         }
     }
 
+    /// 400: a request's preparation ran past the server's limit. Real requests take
+    /// milliseconds, so the request is at fault (a retry would fail the same way).
+    pub fn prepare_timeout(limit: std::time::Duration) -> Self {
+        Failure::api(
+            ApiError::invalid_request(format!(
+                "Preparing the request (its template render and tool grammars) took longer than the server's limit of {} s.",
+                limit.as_secs_f64()
+            ))
+            .with_param("messages")
+            .with_code("prepare_timeout"),
+        )
+    }
+
     /// 404 for a route this server does not have.
     pub fn no_route(method: &str, path: &str) -> Self {
         Failure::api(ApiError::not_found(format!(
@@ -98,10 +111,18 @@ impl Failure {
     }
 }
 
+/// The error code of a failed response, for [`crate::metrics`] to count refusals by.
+#[derive(Debug, Clone)]
+pub struct FailureCode(pub String);
+
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let body = self.body();
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(code) = self.error.code {
+            response.extensions_mut().insert(FailureCode(code));
+        }
+        response
     }
 }
 

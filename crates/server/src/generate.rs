@@ -14,7 +14,7 @@
 //! call of the answer ends the generation there.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use toolbridge_dialect::events::Event;
@@ -22,6 +22,7 @@ use toolbridge_dialect::parser::StreamParser;
 use toolbridge_engine::{Completion, Engine, EngineError, Flow, Generation};
 
 use crate::admission::Permit;
+use crate::metrics::Metrics;
 use crate::repeats::RepeatGuard;
 
 /// How many steps may wait for a slow client before the engine waits too.
@@ -49,58 +50,114 @@ pub struct Preparation {
     pub admission: Duration,
 }
 
+impl Preparation {
+    /// Everything before the engine.
+    fn total(&self) -> Duration {
+        self.parse + self.prepare + self.admission
+    }
+}
+
 /// Starts `generation` on a blocking thread, parsing its output with `parser`; `permit` is
-/// held until the engine returns. The receiver yields the steps; it ends without
-/// [`Step::Finished`] only if the engine panicked.
+/// held until the engine returns; its tokens and timings go to `metrics`. The receiver
+/// yields the steps; it ends without [`Step::Finished`] only if the engine panicked.
 pub fn start(
     engine: Arc<dyn Engine>,
     generation: Generation,
     parser: Box<dyn StreamParser + Send>,
     permit: Permit,
     preparation: Preparation,
+    metrics: Arc<Metrics>,
 ) -> mpsc::Receiver<Step> {
     let (sender, receiver) = mpsc::channel(CHANNEL_DEPTH);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        run(engine.as_ref(), &generation, parser, &sender, preparation);
+        let run = Run {
+            sender: &sender,
+            preparation,
+            metrics: &metrics,
+        };
+        run.generate(engine.as_ref(), &generation, parser);
     });
     receiver
 }
 
-/// Generates, sending events as the parser decides them, then the parser's last events
-/// and the outcome.
-fn run(
-    engine: &dyn Engine,
-    generation: &Generation,
-    mut parser: Box<dyn StreamParser + Send>,
-    sender: &mpsc::Sender<Step>,
+/// Where one generation reports.
+struct Run<'a> {
+    sender: &'a mpsc::Sender<Step>,
     preparation: Preparation,
-) {
-    let mut guard = RepeatGuard::default();
-    let mut output = RawOutput::default();
-    let mut started = false;
-    let outcome = engine.generate(generation, &mut |piece| {
-        if !started && !piece.is_empty() {
-            started = true;
-            if sender.blocking_send(Step::Started).is_err() {
+    metrics: &'a Metrics,
+}
+
+impl Run<'_> {
+    /// Generates, sending events as the parser decides them, then the parser's last events
+    /// and the outcome.
+    fn generate(
+        &self,
+        engine: &dyn Engine,
+        generation: &Generation,
+        mut parser: Box<dyn StreamParser + Send>,
+    ) {
+        let sender = self.sender;
+        let mut guard = RepeatGuard::default();
+        let mut output = RawOutput::default();
+        let mut clock = PieceClock::new(self.preparation.total());
+        let outcome = engine.generate(generation, &mut |piece| {
+            let first = !piece.is_empty() && clock.tick(self.metrics);
+            if first && sender.blocking_send(Step::Started).is_err() {
                 return Flow::Stop;
             }
+            output.push(piece);
+            let events = guard.pass(parser.push(piece));
+            match send_events(sender, events) {
+                Ok(()) if guard.tripped() => Flow::Stop,
+                Ok(()) => Flow::Continue,
+                Err(Gone) => Flow::Stop,
+            }
+        });
+        log(&outcome, &self.preparation);
+        if let Ok(completion) = &outcome {
+            let usage = &completion.usage;
+            self.metrics
+                .generated(usage.prompt_tokens, usage.completion_tokens);
         }
-        output.push(piece);
-        let events = guard.pass(parser.push(piece));
-        match send_events(sender, events) {
-            Ok(()) if guard.tripped() => Flow::Stop,
-            Ok(()) => Flow::Continue,
-            Err(Gone) => Flow::Stop,
+        output.log();
+        if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
+            return;
         }
-    });
-    log(&outcome, &preparation);
-    output.log();
-    if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
-        return;
+        // A receiver that has gone no longer needs to know.
+        let _ = sender.blocking_send(Step::Finished(outcome));
     }
-    // A receiver that has gone no longer needs to know.
-    let _ = sender.blocking_send(Step::Finished(outcome));
+}
+
+/// Times a generation's pieces for the metrics: the first from the request's arrival, each
+/// next from the one before.
+struct PieceClock {
+    started: Instant,
+    before: Duration,
+    last: Option<Instant>,
+}
+
+impl PieceClock {
+    /// A clock for a generation whose request spent `before` on its way to the engine.
+    fn new(before: Duration) -> Self {
+        PieceClock {
+            started: Instant::now(),
+            before,
+            last: None,
+        }
+    }
+
+    /// Records a piece; whether it was the first.
+    fn tick(&mut self, metrics: &Metrics) -> bool {
+        let now = Instant::now();
+        let first = self.last.is_none();
+        match self.last {
+            None => metrics.first_token(self.before + (now - self.started)),
+            Some(last) => metrics.next_token(now - last),
+        }
+        self.last = Some(now);
+        first
+    }
 }
 
 /// One line per generation: how it ended, its tokens, and where its time went, stage by

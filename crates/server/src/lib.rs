@@ -1,4 +1,5 @@
-//! The OpenAI-compatible HTTP surface (`/v1/chat/completions`, `/v1/models`, `/health`):
+//! The OpenAI-compatible HTTP surface (`/v1/chat/completions`, `/v1/models`, `/health`,
+//! `/metrics`):
 //! it wires a dialect to an engine and nothing more, so every behaviour it serves is
 //! testable one layer down.
 //!
@@ -8,7 +9,8 @@
 //!    ([`sampling`]);
 //! 2. the chosen dialect prepares the prompt, constraint, stops and parser
 //!    ([`model::ServedModel::prepare`]), with the `response_format` schema as the
-//!    constraint when the dialect leaves the answer free;
+//!    constraint when the dialect leaves the answer free, on a blocking thread and within
+//!    a time limit;
 //! 3. a permit is taken ([`admission`]) and the blocking engine runs on its own thread,
 //!    feeding each piece to the parser there and sending the events over a channel
 //!    ([`generate`]);
@@ -18,13 +20,15 @@
 //!
 //! A client that goes away drops the receiving end of the channel; the engine's next piece
 //! finds it closed and answers [`toolbridge_engine::Flow::Stop`], so no token is decoded
-//! for nobody. Every failure is answered as an OpenAI error object ([`error`]).
+//! for nobody. Every failure is answered as an OpenAI error object ([`error`]); every
+//! answer is counted ([`metrics`]) and logged in one line.
 
 pub mod admission;
 pub mod answer;
 pub mod checks;
 pub mod error;
 pub mod generate;
+pub mod metrics;
 pub mod model;
 pub mod modelfile;
 pub mod repeats;

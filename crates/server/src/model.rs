@@ -164,7 +164,7 @@ impl ServedModel {
         &self,
         request: &ChatRequest,
     ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
-        let sampling = sampling(request)?.or(&self.sampling);
+        let sampling = sampling(request).or(&self.sampling);
         let prepared = self.prepare(request)?;
         let generation = Generation {
             prompt: prepared.prompt,

@@ -1,7 +1,8 @@
 //! The routes and what guards them.
 //!
 //! `/health` answers without a key so that load balancers and scripts can poll it;
-//! everything under `/v1/` needs the API key when one is set. CORS is open to every
+//! everything under `/v1/`, and `/metrics`, needs the API key when one is set. Every
+//! answer is counted for `/metrics` and logged in one line ([`observe`]). CORS is open to every
 //! origin (browser clients such as chat UIs call local servers), as llama.cpp's server is;
 //! the API key, not the origin, is what protects a server. Unknown routes, wrong methods
 //! and bodies over the limit are answered as OpenAI errors like everything else.
@@ -18,12 +19,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use toolbridge_chat::ApiError;
+use toolbridge_chat::{ApiError, ChatRequest};
+use toolbridge_dialect::parser::StreamParser;
+use toolbridge_engine::Generation;
 use tower_http::cors::{Any, CorsLayer};
 
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
-use crate::error::Failure;
+use crate::error::{Failure, FailureCode};
 use crate::generate::{self, Preparation};
 use crate::respond::respond;
 use crate::server::AppState;
@@ -37,6 +40,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
         .route("/v1/models/{id}", get(model))
+        .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_api_key,
@@ -52,6 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(state.options.max_body_bytes))
         .layer(cors)
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), observe))
         .with_state(state)
 }
 
@@ -62,9 +67,9 @@ async fn chat_completions(
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let started = Instant::now();
-    let request = parse_request(&body)?;
+    let request = Arc::new(parse_request(&body)?);
     let parsed = Instant::now();
-    let (generation, parser) = state.model.generation(&request)?;
+    let (generation, parser) = prepare(&state, &request).await?;
     let prepared = Instant::now();
     let permit = state.admission.admit().await?;
     let preparation = Preparation {
@@ -74,7 +79,8 @@ async fn chat_completions(
     };
     let engine = std::sync::Arc::clone(state.model.engine());
     let unenforced = engine.unenforced(&generation);
-    let steps = generate::start(engine, generation, parser, permit, preparation);
+    let metrics = Arc::clone(&state.metrics);
+    let steps = generate::start(engine, generation, parser, permit, preparation, metrics);
     let meta = AnswerMeta::new(state.model.id());
     let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;
@@ -86,6 +92,68 @@ async fn chat_completions(
         response.headers_mut().insert(UNENFORCED, warning);
     }
     Ok(response)
+}
+
+/// The dialect's preparation of `request`, on a blocking thread (a template render is
+/// CPU work) and within the server's `prepare_timeout`, and the prompt checked against the
+/// context before the request waits for a slot. A render that runs past it is
+/// answered at once; its thread stops at the template's own fuel and output bounds.
+async fn prepare(
+    state: &Arc<AppState>,
+    request: &Arc<ChatRequest>,
+) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
+    let (model_state, request) = (Arc::clone(state), Arc::clone(request));
+    let work = tokio::task::spawn_blocking(move || {
+        let prepared = model_state.model.generation(&request)?;
+        model_state
+            .model
+            .engine()
+            .check_prompt(&prepared.0.prompt)?;
+        Ok::<_, Failure>(prepared)
+    });
+    let limit = state.options.prepare_timeout;
+    match tokio::time::timeout(limit, work).await {
+        Ok(Ok(prepared)) => prepared,
+        Ok(Err(_)) => Err(Failure::engine_vanished()),
+        Err(_) => Err(Failure::prepare_timeout(limit)),
+    }
+}
+
+/// Counts every answer for `/metrics` and logs it in one line: method, route, status,
+/// error code and time.
+async fn observe(State(state): Shared, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    let status = response.status().as_u16();
+    let code = response
+        .extensions()
+        .get::<FailureCode>()
+        .map(|code| code.0.as_str());
+    state.metrics.answered(&path, status, code);
+    tracing::info!(
+        %method,
+        path = %path,
+        status,
+        code,
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "request"
+    );
+    response
+}
+
+/// `GET /metrics`: Prometheus' text format.
+async fn metrics(State(state): Shared) -> Response {
+    let text = state.metrics.render(&state.admission);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 /// The header that says what the engine did not enforce of a request (a remote engine

@@ -14,6 +14,10 @@
 //!   (`{"row": "TEMPLATE [CONTEXT]", "us": …}`, as `bench_jinja_python.py --per-row` writes).
 //! - `-- --loop compile` / `-- --loop render`: only that pass, `TOOLBRIDGE_BENCH_REPS`
 //!   times, for an outside profiler (`perf record target/release/deps/render-… --loop render`).
+//! - `-- --bounds`: what the byte budget and depth bound cost, side by side in one run:
+//!   Qwen 2.5's template with 8 tools, then every `ok` row, rendered with the default
+//!   limits and with those two bounds turned off, alternating, `TOOLBRIDGE_BENCH_REPS`
+//!   times; medians in µs per render.
 //!
 //! The corpus is `../shared/corpus` beside the repository root; the benchmark panics with
 //! the path it looked at when it is missing.
@@ -24,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
+use toolbridge_template::{Clock, JinjaTemplate, Limits, RenderOptions};
 
 /// The rows of `goldens/jinja.jsonl` that Python rendered, with what they need.
 struct Corpus {
@@ -444,6 +448,76 @@ fn criterion_benches(corpus: &Corpus) {
     criterion.final_summary();
 }
 
+/// The default options with the byte budget and the depth bound turned off.
+fn unbounded_options() -> RenderOptions {
+    RenderOptions {
+        limits: Limits {
+            max_built_bytes: u64::MAX,
+            max_depth: usize::MAX,
+            ..Limits::default()
+        },
+        ..options()
+    }
+}
+
+/// Median µs per call of `f` with and without the bounds, timed alternately.
+fn side_by_side(reps: usize, calls: usize, mut f: impl FnMut(bool)) -> (f64, f64) {
+    let mut times = [Vec::with_capacity(reps), Vec::with_capacity(reps)];
+    for _ in 0..reps {
+        for (bounded, samples) in [true, false].into_iter().zip(times.iter_mut()) {
+            let start = Instant::now();
+            for _ in 0..calls {
+                f(bounded);
+            }
+            samples.push(start.elapsed());
+        }
+    }
+    let [with, without] = times;
+    (
+        timing(with, calls).median_us,
+        timing(without, calls).median_us,
+    )
+}
+
+/// The cost of the render bounds, on Qwen 2.5 with 8 tools and on the whole corpus.
+fn bounds(corpus: &Corpus) {
+    let reps = repetitions();
+    let dir = corpus_dir();
+    let source = read(&dir, "jinja/hfjs-e2e/Qwen_Qwen2.5-7B-Instruct.jinja");
+    let mut context: serde_json::Value =
+        serde_json::from_str(&read(&dir, "contexts/tool_use.json")).expect("a JSON context");
+    let tools = context["tools"].as_array().cloned().unwrap_or_default();
+    context["tools"] = tools.iter().chain(&tools).cloned().collect();
+    let compile = |options| JinjaTemplate::with_options(&source, options).expect("Qwen 2.5");
+    let (bounded, unbounded) = (compile(options()), compile(unbounded_options()));
+    let (with, without) = side_by_side(reps, 200, |on| {
+        let template = if on { &bounded } else { &unbounded };
+        black_box(template.render(black_box(&context)).is_ok());
+    });
+    let tool_count = context["tools"].as_array().map_or(0, Vec::len);
+    println!(
+        "Qwen 2.5, {tool_count} tools: {with:.2} µs per render bounded, {without:.2} µs \
+         unbounded ({:+.1}%), median of {reps}",
+        (with / without - 1.0) * 100.0
+    );
+    let with_bounds = compile_all(corpus, &options());
+    let without_bounds = compile_all(corpus, &unbounded_options());
+    let (with, without) = side_by_side(reps, 1, |on| {
+        black_box(render_all(
+            corpus,
+            if on { &with_bounds } else { &without_bounds },
+        ));
+    });
+    let rows = corpus.rows.len() as f64;
+    println!(
+        "corpus, {} rows: {:.2} µs per row bounded, {:.2} µs unbounded ({:+.1}%), median of {reps}",
+        corpus.rows.len(),
+        with / rows,
+        without / rows,
+        (with / without - 1.0) * 100.0
+    );
+}
+
 /// Runs one pass `TOOLBRIDGE_BENCH_REPS` times and nothing else.
 fn run_loop(corpus: &Corpus, what: Option<&str>) {
     let options = options();
@@ -471,6 +545,8 @@ fn main() {
     let corpus = load_corpus();
     if let Some(at) = args.iter().position(|arg| arg == "--loop") {
         run_loop(&corpus, args.get(at + 1).map(String::as_str));
+    } else if args.iter().any(|arg| arg == "--bounds") {
+        bounds(&corpus);
     } else if args.iter().any(|arg| arg == "--summary") {
         summary(&corpus);
     } else if args.iter().any(|arg| arg == "--profile") {

@@ -1,5 +1,9 @@
 //! Go templates written to hurt: each must end in a clear error, in bounded time and
-//! memory, and no input may panic the renderer.
+//! memory, and no input may panic the renderer. The memory tests run in a child
+//! process (see `bounded/mod.rs`) and print what stopped them, how fast, and the
+//! child's peak RSS.
+
+mod bounded;
 
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
@@ -69,7 +73,87 @@ fn doubling_a_string_is_stopped_before_memory_runs_out() {
     let err = assert_stopped(
         r#"{{ $x := "ab" }}{{ range 64 }}{{ $x = printf "%s%s" $x $x }}{{ end }}{{ .Messages }}"#,
     );
-    assert!(err.to_string().contains("string of more than"), "{err}");
+    assert!(err.to_string().contains("the template built"), "{err}");
+}
+
+/// Peak resident memory a hostile render may reach (see `hostile.rs`).
+const PEAK_KB: u64 = 768 << 10;
+
+/// Renders `source` in a bounded child; it must fail with a limit error whose message
+/// holds `expected`, within [`PEAK_KB`].
+fn assert_bounded(test: &str, source: &str, expected: &str) {
+    let report = bounded::in_child(test, || match render(source) {
+        Err(err) => format!("{:?}: {err}", err.kind),
+        Ok(output) => format!("ok: {} bytes", output.len()),
+    });
+    println!(
+        "{test}: {:.2} s, peak RSS {} MiB: {}",
+        report.elapsed.as_secs_f64(),
+        report.peak_kb >> 10,
+        report.message.lines().next().unwrap_or_default()
+    );
+    assert!(
+        report.message.starts_with("Limit: ") && report.message.contains(expected),
+        "{test}: {}",
+        report.message
+    );
+    assert!(
+        report.peak_kb < PEAK_KB,
+        "{test}: peak RSS {} KiB",
+        report.peak_kb
+    );
+}
+
+/// A test that renders `source` in a bounded child and expects a limit error saying
+/// `expected`.
+macro_rules! bounded_tests {
+    ($($name:ident: $source:expr => $expected:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_bounded(stringify!($name), &$source, $expected);
+        }
+    )*};
+}
+
+/// A doubling string reaches the cap on one string or the budget on all, whichever
+/// first.
+const ONE: &str = "the template built";
+const ALL: &str = "bytes of strings";
+
+bounded_tests! {
+    printf_doubling_in_a_range:
+        r#"{{ $x := "ab" }}{{ range 64 }}{{ $x = printf "%s%s" $x $x }}{{ end }}{{ .Messages }}"# => ONE;
+    print_doubling_in_a_range:
+        r#"{{ $x := "ab" }}{{ range 64 }}{{ $x = print $x $x }}{{ end }}{{ .Messages }}"# => ONE;
+    js_escaping_in_a_range:
+        r#"{{ $x := "\\" }}{{ range 64 }}{{ $x = js $x }}{{ end }}{{ .Messages }}"# => ONE;
+    printf_with_many_arguments:
+        format!(
+            r#"{{{{ $x := "ab" }}}}{{{{ range 24 }}}}{{{{ $x = printf "%s%s" $x $x }}}}{{{{ end }}}}{{{{ $y := printf "{}" {} }}}}{{{{ .Messages }}}}"#,
+            "%s".repeat(200),
+            vec!["$x"; 200].join(" ")
+        )
+        => ALL;
+    many_strings_each_under_the_cap:
+        r#"{{ $x := "ab" }}{{ range 22 }}{{ $x = printf "%s%s" $x $x }}{{ end }}{{ range 100000 }}{{ $y := printf "%s" $x }}{{ end }}{{ .Messages }}"#
+        => ALL;
+}
+
+#[test]
+fn requests_nested_past_the_bound_are_refused_before_they_are_read() {
+    let deep_text = "[".repeat(20_000) + &"]".repeat(20_000);
+    assert!(serde_json::from_str::<serde_json::Value>(&deep_text).is_err());
+    // As deep as a test thread can build and drop a `serde_json::Value` safely.
+    let mut deep = serde_json::json!({"type": "string"});
+    for _ in 0..150 {
+        deep = serde_json::json!({"type": "object", "properties": {"x": deep}});
+    }
+    let request = serde_json::json!({
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": deep}}]
+    });
+    let err = OllamaRequest::from_json(&request).unwrap_err();
+    assert!(err.0.contains("more than 256 deep"), "{}", err.0);
 }
 
 #[test]

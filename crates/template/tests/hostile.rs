@@ -1,5 +1,10 @@
 //! Templates written to hurt: each must end in a clear error, in bounded time and
 //! memory, and none may reach outside its inputs.
+//!
+//! The memory and nesting tests run in a child process (see `bounded/mod.rs`) with the
+//! default limits, and print what stopped them, how fast, and the child's peak RSS.
+
+mod bounded;
 
 use toolbridge_template::{JinjaTemplate, Limits, RenderOptions, TemplateErrorKind};
 
@@ -84,11 +89,167 @@ fn output_past_the_cap_is_an_error() {
 }
 
 #[test]
-fn self_nesting_values_print_and_serialize_without_overflowing_the_stack() {
-    let nest = "{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}{% endfor %}";
-    assert!(render(&format!("{nest}{{{{ ns.x|tojson }}}}")).is_err());
+fn values_nested_to_just_under_the_bound_print_and_serialize() {
+    let nest = "{% set ns = namespace(x=[]) %}{% for i in range(254) %}{% set ns.x = [ns.x] %}{% endfor %}";
+    assert!(render(&format!("{nest}{{{{ ns.x|tojson }}}}")).is_ok());
     let printed = render(&format!("{nest}{{{{ ns.x }}}}")).unwrap();
-    assert!(printed.contains("..."));
+    assert!(
+        printed.starts_with("[[[") && printed.ends_with("]]]"),
+        "{printed}"
+    );
+}
+
+/// Peak resident memory a hostile render may reach: the default byte budget (256 MiB)
+/// with room for a copy in flight and the test binary itself.
+const PEAK_KB: u64 = 768 << 10;
+
+/// Renders `source` in a bounded child; it must fail with a limit error whose message
+/// holds `expected`, within [`PEAK_KB`].
+fn assert_bounded(test: &str, source: &str, expected: &str) {
+    assert_bounded_with(test, source, expected, Limits::default());
+}
+
+/// [`assert_bounded`] under `limits`.
+fn assert_bounded_with(test: &str, source: &str, expected: &str, limits: Limits) {
+    let report = bounded::in_child(test, || {
+        let context = serde_json::json!({"messages": [{"role": "user", "content": "hi"}]});
+        let options = RenderOptions {
+            limits,
+            ..RenderOptions::default()
+        };
+        match JinjaTemplate::with_options(source, options).and_then(|t| t.render(&context)) {
+            Err(err) => format!("{:?}: {err}", err.kind),
+            Ok(output) => format!("ok: {} bytes", output.len()),
+        }
+    });
+    println!(
+        "{test}: {:.2} s, peak RSS {} MiB: {}",
+        report.elapsed.as_secs_f64(),
+        report.peak_kb >> 10,
+        report.message.lines().next().unwrap_or_default()
+    );
+    assert!(
+        report.message.starts_with("Limit: ") && report.message.contains(expected),
+        "{test}: {}",
+        report.message
+    );
+    assert!(
+        report.peak_kb < PEAK_KB,
+        "{test}: peak RSS {} KiB",
+        report.peak_kb
+    );
+}
+
+/// A test that renders `source` in a bounded child and expects a limit error saying
+/// `expected`.
+macro_rules! bounded_tests {
+    ($($name:ident: $source:expr => $expected:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_bounded(stringify!($name), &$source, $expected);
+        }
+    )*};
+}
+
+const BUILT: &str = "bytes of values";
+const LARGER: &str = "larger than the bytes left";
+const DEEP: &str = "nested values more than 256 deep";
+
+bounded_tests! {
+    concat_doubling_in_a_loop:
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}"
+        => BUILT;
+    concat_doubling_unrolled:
+        format!("{{% set s = 'ab' %}}{}{{{{ s|length }}}}", "{% set s = s ~ s %}".repeat(40))
+        => BUILT;
+    plus_doubling_strings:
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}"
+        => BUILT;
+    list_repetition:
+        "{{ ([1] * 10**8)|length }}" => BUILT;
+    capture_doubling:
+        format!("{{% set s = 'ab' %}}{}{{{{ s|length }}}}", "{% set s %}{{ s }}{{ s }}{% endset %}".repeat(40))
+        => BUILT;
+    macro_output_doubling:
+        "{% macro twice(x) %}{{ x }}{{ x }}{% endmacro %}{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = twice(ns.s) %}{% endfor %}{{ ns.s|length }}"
+        => BUILT;
+    replace_filter_squares:
+        "{% set s = 'a' * 100000 %}{{ (s|replace('a', s))|length }}" => BUILT;
+    replace_method_squares:
+        "{% set s = 'a' * 100000 %}{{ s.replace('a', s)|length }}" => BUILT;
+    join_filter_repeats:
+        "{% set s = 'x' * 1000000 %}{{ ([s] * 100000)|join|length }}" => BUILT;
+    join_method_repeats:
+        "{% set s = 'x' * 1000000 %}{{ ''.join([s] * 100000)|length }}" => LARGER;
+    printing_a_shared_list:
+        "{% set ns = namespace(l=['x' * 1000000]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l }}"
+        => BUILT;
+    printing_a_shared_tree:
+        "{% set ns = namespace(l=['x' * 1000000]) %}{% for i in range(40) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l }}"
+        => "a value of more than";
+    tojson_with_a_long_indent:
+        "{{ (range(1000)|list)|tojson(indent='x' * 1000000) }}" => LARGER;
+    format_width:
+        "{{ '%999999999999s'|format('x') }}" => "format width";
+    batch_fill:
+        "{{ [1]|batch(10**12, 'x')|list|length }}" => BUILT;
+    slice_count:
+        "{{ [1]|slice(10**12)|list|length }}" => BUILT;
+    deep_list_in_a_loop:
+        "{% set ns = namespace(x=[]) %}{% for i in range(30000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|length }}"
+        => DEEP;
+    deep_dict_in_a_loop:
+        "{% set ns = namespace(x={}) %}{% for i in range(30000) %}{% set ns.x = {'a': ns.x} %}{% endfor %}{{ ns.x|length }}"
+        => DEEP;
+    deep_dict_by_function:
+        "{% set ns = namespace(x={}) %}{% for i in range(30000) %}{% set ns.x = dict(a=ns.x) %}{% endfor %}{{ ns.x|length }}"
+        => DEEP;
+    deep_nesting_by_a_macro:
+        "{% macro wrap(ns) %}{% set ns.x = [ns.x] %}{% endmacro %}{% set ns = namespace(x=[]) %}{% for i in range(30000) %}{{ wrap(ns) }}{% endfor %}"
+        => DEEP;
+    namespaces_linked_back_to_front:
+        format!(
+            "{{% set l = [{}] %}}{{% for i in range(299) %}}{{% set a = l[i + 1] %}}{{% set a.p = l[i] %}}{{% endfor %}}",
+            vec!["namespace(p=none)"; 300].join(", ")
+        )
+        => "a namespace cannot be put in";
+}
+
+/// Lists join lazily, so `l + l` is charged for what `l` prints to, found by walking
+/// it: up to the default budget that is some 10 million items walked, 45 s in a debug
+/// build, so this test stops at 16 MiB.
+#[test]
+fn plus_doubling_lists() {
+    let limits = Limits {
+        max_built_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    assert_bounded_with(
+        "plus_doubling_lists",
+        "{% set ns = namespace(l=['ab']) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+        "more than 16777216 bytes",
+        limits,
+    );
+}
+
+#[test]
+fn deep_contexts_are_refused_before_they_are_walked() {
+    let deep_text = "[".repeat(20_000) + &"]".repeat(20_000);
+    let err = serde_json::from_str::<serde_json::Value>(&deep_text).unwrap_err();
+    assert!(err.to_string().contains("recursion limit"), "{err}");
+    // As deep as a test thread can build and drop a `serde_json::Value` safely.
+    let mut deep = serde_json::json!("leaf");
+    for _ in 0..150 {
+        deep = serde_json::json!({"type": "object", "properties": {"x": deep}});
+    }
+    let context = serde_json::json!({"tools": [deep]});
+    let template = JinjaTemplate::new("{{ tools|length }}").unwrap();
+    let err = template.render(&context).unwrap_err();
+    assert_eq!(err.kind, TemplateErrorKind::Limit, "{err}");
+    assert!(
+        err.to_string().contains("nested more than 256 deep"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! tests, because timings belong in benchmarks and the data is large.
 
 mod bfcl;
+mod load;
 mod mask_time;
 mod maskbench;
 mod proxy;
@@ -28,6 +29,9 @@ enum Which {
     /// Time the same requests to a llama.cpp server directly and through a toolbridge in
     /// front of it: decode speed ratio and added time to first token.
     Proxy(proxy::ProxyArgs),
+    /// A running server under load and faults for a while (mixed streams and tool
+    /// choices, hung-up streams, oversized prompts), then checked: answers, memory, metrics.
+    Load(load::LoadArgs),
     /// One workload against two OpenAI-compatible servers side by side: decode, prompt
     /// evaluation, first token with tools, concurrent streams; ratios printed.
     Serve(serve::ServeArgs),
@@ -36,6 +40,7 @@ enum Which {
 pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.which {
         Which::Bfcl(args) => bfcl::run(args),
+        Which::Load(args) => load::run(args),
         Which::Maskbench(args) => maskbench::run(args),
         Which::MaskTime(args) => mask_time::run(args),
         Which::Proxy(args) => proxy::run(args),

@@ -98,7 +98,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     Ok(())
 }
 
-fn endpoint(base: &str) -> String {
+pub(super) fn endpoint(base: &str) -> String {
     format!("{}/v1/chat/completions", base.trim_end_matches('/'))
 }
 
@@ -335,7 +335,7 @@ fn shipping_notes(lines: u64) -> String {
 
 /// The eight tools of `examples/tools/eight.json` (also what `bench mask-time --tools`
 /// times the grammar of).
-fn eight_tools() -> Value {
+pub(super) fn eight_tools() -> Value {
     let file: Value = serde_json::from_str(include_str!("../../../../examples/tools/eight.json"))
         .unwrap_or_default();
     file["tools"].clone()

@@ -39,9 +39,10 @@ use serde_json::json;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::DialectError;
 use crate::dialects::framed_native::{
-    after_open, grammar_of, one_or_more, reasoning_then, words, ws, Native, Start,
+    after_open, call_objects, forced_after_reasoning, grammar_of, one_or_more, words, ws, Native,
+    Start,
 };
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Pat, Region};
@@ -69,6 +70,9 @@ const TURN_LAYOUT: [&str; 3] = [
     "<|END_OF_TURN_TOKEN|>",
 ];
 
+/// An action's name and arguments keys, as the grammar writes them.
+const ACTION_KEYS: (&str, &str) = ("tool_name", "parameters");
+
 const KEYS: CallKeys = CallKeys {
     name: "tool_name",
     arguments: &["parameters"],
@@ -92,7 +96,7 @@ impl Native for Cohere {
         parallel: bool,
         forced: bool,
     ) -> Result<Grammar, DialectError> {
-        let mut actions = action_objects(tools, false)?;
+        let mut actions = call_objects(tools, ACTION_KEYS, None)?;
         if !forced {
             actions.push(Expr::Json(json!({
                 "type": "object",
@@ -158,7 +162,7 @@ impl Native for CommandR7b {
         parallel: bool,
         forced: bool,
     ) -> Result<Grammar, DialectError> {
-        let actions = Expr::group(Expr::Alt(action_objects(tools, true)?));
+        let actions = Expr::group(Expr::Alt(call_objects(tools, ACTION_KEYS, KEYS.id)?));
         let action = Expr::Seq(vec![
             Expr::literal(START_ACTION),
             ws(),
@@ -166,12 +170,8 @@ impl Native for CommandR7b {
             ws(),
             Expr::literal(END_ACTION),
         ]);
-        let root = if forced {
-            reasoning_then(START_THINKING, END_THINKING, action)
-        } else {
-            action
-        };
-        Ok(grammar_of(root))
+        let thinking = (START_THINKING, END_THINKING);
+        Ok(grammar_of(forced_after_reasoning(forced, thinking, action)))
     }
 
     fn triggers(&self) -> Vec<Trigger> {
@@ -241,28 +241,6 @@ fn action_region(body: Pat) -> Region {
             )
         }),
     }
-}
-
-/// One `{"tool_name": …, "parameters": …}` schema per tool (R7B's with an optional
-/// `tool_call_id` first).
-fn action_objects(tools: &[&Tool], with_id: bool) -> Result<Vec<Expr>, DialectError> {
-    tools
-        .iter()
-        .map(|tool| {
-            let mut properties = serde_json::Map::new();
-            if with_id {
-                properties.insert("tool_call_id".into(), json!({"type": "string"}));
-            }
-            properties.insert("tool_name".into(), json!({"const": tool.name()}));
-            properties.insert("parameters".into(), checked_parameters(tool)?);
-            Ok(Expr::Json(json!({
-                "type": "object",
-                "properties": properties,
-                "required": ["tool_name", "parameters"],
-                "additionalProperties": false,
-            })))
-        })
-        .collect()
 }
 
 /// `[` action (`,` action)* `]`, one action unless `parallel`.

@@ -28,8 +28,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
 use crate::dialects::framed_native::{
-    after_think, free_text, grammar_of, history_with_object_arguments,
-    history_with_string_arguments, one_or_more, per_tool, think, words, ws, Native, Start,
+    after_think, forced_after_reasoning, grammar_of, history_with_object_arguments,
+    history_with_string_arguments, one_or_more, per_tool, think, words, Native, Start,
 };
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
@@ -85,20 +85,12 @@ impl Native for DeepSeek {
             one_or_more(call, Expr::optional(Expr::literal("\n")), parallel),
             Expr::literal(CALLS_END),
         ]);
-        let root = if forced && *self == DeepSeek::R1 {
-            Expr::Seq(vec![
-                Expr::optional(Expr::group(Expr::Seq(vec![
-                    Expr::literal("<think>"),
-                    free_text(),
-                    Expr::literal("</think>"),
-                    ws(),
-                ]))),
-                calls,
-            ])
-        } else {
-            calls
-        };
-        Ok(grammar_of(root))
+        let forced_r1 = forced && *self == DeepSeek::R1;
+        Ok(grammar_of(forced_after_reasoning(
+            forced_r1,
+            ("<think>", "</think>"),
+            calls,
+        )))
     }
 
     fn triggers(&self) -> Vec<Trigger> {

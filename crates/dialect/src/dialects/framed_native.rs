@@ -12,7 +12,7 @@
 //! alternatives in the grammar while the template still shows every tool, so the prompt
 //! (and the model's cache of it) does not change with the choice.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
@@ -109,6 +109,15 @@ pub trait Native: Send + Sync {
     fn stops(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The family as `template` writes calls, where its syntax changed between template
+    /// versions (Mistral v11's `[ARGS]`); `None`: as it is.
+    fn as_written_by(&self, _template: &ChatTemplate) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Where a model's output starts, as its generation prompt leaves it.
@@ -175,6 +184,16 @@ pub fn reasoning_then(open: &str, close: &str, calls: Expr) -> Expr {
     ])
 }
 
+/// A grammar's root: `calls`, after the reasoning [`reasoning_then`] admits when the call is
+/// `forced` (a lazy grammar starts at its trigger, past any reasoning).
+pub fn forced_after_reasoning(forced: bool, (open, close): (&str, &str), calls: Expr) -> Expr {
+    if forced {
+        reasoning_then(open, close, calls)
+    } else {
+        calls
+    }
+}
+
 /// A [`Native`] family as a [`Dialect`].
 pub struct NativeDialect<N>(pub N);
 
@@ -188,7 +207,8 @@ impl<N: Native> Dialect for NativeDialect<N> {
         request: &ChatRequest,
         template: &ChatTemplate,
     ) -> Result<Prepared, DialectError> {
-        let family = &self.0;
+        let written = self.0.as_written_by(template);
+        let family = written.as_ref().unwrap_or(&self.0);
         let choice = Choice::of(request)?;
         let shown = family.shown_tools(choice.shown);
         let mut prompt = render_first(family, template, request, &shown)?;
@@ -381,6 +401,30 @@ pub fn per_tool(
     Ok(Expr::group(Expr::Alt(alternatives)))
 }
 
+/// One JSON object schema per tool: its name (a constant) under `name_key` and its
+/// arguments under `arguments_key`, both required, after an optional string `id`.
+pub fn call_objects(
+    tools: &[&Tool],
+    (name_key, arguments_key): (&str, &str),
+    id: Option<&str>,
+) -> Result<Vec<Expr>, DialectError> {
+    let object = |tool: &&Tool| {
+        let mut properties = serde_json::Map::new();
+        if let Some(id) = id {
+            properties.insert(id.into(), json!({"type": "string"}));
+        }
+        properties.insert(name_key.into(), json!({"const": tool.name()}));
+        properties.insert(arguments_key.into(), checked_parameters(tool)?);
+        Ok(Expr::Json(json!({
+            "type": "object",
+            "properties": properties,
+            "required": [name_key, arguments_key],
+            "additionalProperties": false,
+        })))
+    };
+    tools.iter().map(object).collect()
+}
+
 /// `first`, then with `parallel` any number of `separator first`.
 pub fn one_or_more(first: Expr, separator: Expr, parallel: bool) -> Expr {
     if !parallel {
@@ -415,11 +459,13 @@ pub fn free_text() -> Expr {
 
 /// Free text without `stop`, the first character of the marker that ends it.
 pub fn text_without(stop: char) -> Expr {
-    Expr::repeat(
-        Expr::Class(CharClass::new(true, vec![ClassItem::Char(stop)])),
-        0,
-        None,
-    )
+    Expr::repeat(none_of([stop]), 0, None)
+}
+
+/// One character not among `chars`.
+pub fn none_of(chars: impl IntoIterator<Item = char>) -> Expr {
+    let items = chars.into_iter().map(ClassItem::Char).collect();
+    Expr::Class(CharClass::new(true, items))
 }
 
 /// A grammar whose root is `root`.

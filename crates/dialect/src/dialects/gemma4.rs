@@ -22,9 +22,10 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{declared_parameters, string_enum, DialectError};
 use crate::dialects::framed_native::{
-    after_open, one_or_more, reasoning_tags, reasoning_then, words, ws, Native, Start,
+    after_open, forced_after_reasoning, none_of, one_or_more, reasoning_tags, words, ws, Native,
+    Start,
 };
 use crate::dialects::pythonic::{argument_chain, Argument};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
@@ -62,11 +63,7 @@ impl Native for Gemma4 {
             .map(|(at, tool)| call(&mut grammar, &format!("arguments-{at}"), tool))
             .collect::<Result<Vec<_>, DialectError>>()?;
         let calls = one_or_more(Expr::group(Expr::Alt(calls)), ws(), parallel);
-        let root = if forced {
-            reasoning_then(THOUGHT, THOUGHT_CLOSE, calls)
-        } else {
-            calls
-        };
+        let root = forced_after_reasoning(forced, (THOUGHT, THOUGHT_CLOSE), calls);
         grammar.set_rule("root", root);
         Ok(grammar)
     }
@@ -123,24 +120,13 @@ impl Native for Gemma4 {
 
 /// One call of `tool`: its declared parameters in key order, joined by `,`.
 fn call(grammar: &mut Grammar, prefix: &str, tool: &Tool) -> Result<Expr, DialectError> {
-    let parameters = checked_parameters(tool)?;
-    let required: Vec<&str> = parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut properties: Vec<(&String, &Value)> = parameters
-        .get("properties")
-        .and_then(Value::as_object)
+    let mut parameters = declared_parameters(tool)?;
+    parameters.sort_by(|a, b| a.0.cmp(&b.0));
+    let arguments: Vec<Argument> = parameters
         .into_iter()
-        .flatten()
-        .collect();
-    properties.sort_by(|a, b| a.0.cmp(b.0));
-    let arguments: Vec<Argument> = properties
-        .into_iter()
-        .map(|(key, schema)| Argument {
-            written: Expr::Seq(vec![Expr::literal(format!("{key}:")), value(schema)]),
-            required: required.contains(&key.as_str()),
+        .map(|(key, schema, required)| Argument {
+            written: Expr::Seq(vec![Expr::literal(format!("{key}:")), value(&schema)]),
+            required,
         })
         .collect();
     Ok(Expr::Seq(vec![
@@ -152,10 +138,7 @@ fn call(grammar: &mut Grammar, prefix: &str, tool: &Tool) -> Result<Expr, Dialec
 
 /// A value of `schema` in the notation.
 fn value(schema: &Value) -> Expr {
-    let strings: Option<Vec<&str>> = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|values| values.iter().map(Value::as_str).collect());
+    let strings = string_enum(schema);
     if let Some(strings) = strings {
         let quoted = strings
             .into_iter()
@@ -208,12 +191,6 @@ fn any_value() -> Expr {
 /// starts the token (`<`, `<|`, `<|"`, `<|"|`) stands only before another `<` or at the
 /// end.
 fn string() -> Expr {
-    let not = |chars: &[char]| {
-        Expr::Class(CharClass::new(
-            true,
-            chars.iter().map(|&c| ClassItem::Char(c)).collect(),
-        ))
-    };
     let starts = ["<", "<|", "<|\"", "<|\"|"];
     let partial = || {
         Expr::group(Expr::Alt(
@@ -223,10 +200,10 @@ fn string() -> Expr {
     let broken = starts
         .iter()
         .zip(['|', '"', '|', '>'])
-        .map(|(start, next)| Expr::Seq(vec![Expr::literal(*start), not(&[next, '<'])]))
+        .map(|(start, next)| Expr::Seq(vec![Expr::literal(*start), none_of([next, '<'])]))
         .collect();
     let group = Expr::group(Expr::Alt(vec![
-        not(&['<']),
+        none_of(['<']),
         Expr::Seq(vec![
             Expr::repeat(partial(), 0, None),
             Expr::group(Expr::Alt(broken)),

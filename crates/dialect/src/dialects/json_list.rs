@@ -191,14 +191,8 @@ pub const NEMOTRON: JsonList = JsonList {
     name: "nemotron",
     open: "<TOOLCALL>",
     close: "</TOOLCALL>",
-    layout: Layout::List,
-    keys: Keys::NameArguments,
-    also: &[],
-    bare_start: false,
-    python: false,
-    reasoning: THINK,
-    arguments_as_text: false,
     example: "<TOOLCALL>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</TOOLCALL>",
+    ..GRANITE
 };
 
 /// Apriel 1.5 / 1.6: `<tool_calls>[…]</tool_calls>` after the reasoning.
@@ -206,14 +200,9 @@ pub const APRIEL: JsonList = JsonList {
     name: "apriel",
     open: "<tool_calls>",
     close: "</tool_calls>",
-    layout: Layout::List,
-    keys: Keys::NameArguments,
-    also: &[],
-    bare_start: false,
-    python: false,
     reasoning: Reasoning::FinalResponse,
-    arguments_as_text: false,
     example: "<tool_calls>[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]</tool_calls>",
+    ..GRANITE
 };
 
 /// Jamba 1.6: `<tool_calls>[…]</tool_calls>`, no reasoning.
@@ -230,13 +219,8 @@ pub const MINIMAX_M1: JsonList = JsonList {
     open: "<tool_calls>",
     close: "</tool_calls>",
     layout: Layout::Lines,
-    keys: Keys::NameArguments,
-    also: &[],
-    bare_start: false,
-    python: false,
-    reasoning: THINK,
-    arguments_as_text: false,
     example: "<tool_calls>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}\n</tool_calls>",
+    ..GRANITE
 };
 
 /// Apertus: `<|tools_prefix|>[{"name": {…}}, …]<|tools_suffix|>`, each call keyed by its
@@ -246,14 +230,11 @@ pub const APERTUS: JsonList = JsonList {
     name: "apertus",
     open: "<|tools_prefix|>",
     close: "<|tools_suffix|>",
-    layout: Layout::List,
     keys: Keys::NameAsKey,
-    also: &[],
-    bare_start: false,
-    python: false,
     reasoning: Reasoning::Tags("<|inner_prefix|>", "<|inner_suffix|>"),
     arguments_as_text: true,
     example: "<|tools_prefix|>[{\"NAME\": ARGUMENTS}]<|tools_suffix|>",
+    ..GRANITE
 };
 
 /// Granite 20B function calling: `<function_call> {"name": …, "arguments": …}` per call.
@@ -261,14 +242,8 @@ pub const GRANITE_20B_FC: JsonList = JsonList {
     name: "granite_20b_fc",
     open: "<function_call>",
     close: "",
-    layout: Layout::EachMarked,
-    keys: Keys::NameArguments,
-    also: &[],
-    bare_start: false,
-    python: false,
-    reasoning: Reasoning::None,
-    arguments_as_text: false,
     example: "<function_call> {\"name\": \"NAME\", \"arguments\": ARGUMENTS}",
+    ..NEMOTRON_MINI
 };
 
 /// InternLM2: `<|action_start|><|plugin|>\n{"name": …, "arguments": …}<|action_end|>` per call.
@@ -276,15 +251,9 @@ pub const INTERNLM2: JsonList = JsonList {
     name: "internlm2",
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",
-    layout: Layout::EachMarked,
-    keys: Keys::NameArguments,
-    also: &[],
-    bare_start: false,
-    python: false,
-    reasoning: Reasoning::None,
-    arguments_as_text: false,
     example:
         "<|action_start|><|plugin|>\n{\"name\": \"NAME\", \"arguments\": ARGUMENTS}<|action_end|>",
+    ..NEMOTRON_MINI
 };
 
 /// Cogito (Llama 3.2 based): text, then a bare list `[{"name": …, "arguments": …, "id": …}]`

@@ -18,7 +18,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
 use crate::dialects::framed_native::{
-    after_think, free_text, grammar_of, one_or_more, per_tool, think, words, ws, Native, Start,
+    after_think, forced_after_reasoning, grammar_of, one_or_more, per_tool, think, words, ws,
+    Native, Start,
 };
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
@@ -58,20 +59,11 @@ impl Native for KimiK2 {
             one_or_more(call, ws(), parallel),
             Expr::literal(SECTION_END),
         ]);
-        let root = if forced {
-            Expr::Seq(vec![
-                Expr::optional(Expr::group(Expr::Seq(vec![
-                    Expr::literal("<think>"),
-                    free_text(),
-                    Expr::literal("</think>"),
-                    ws(),
-                ]))),
-                calls,
-            ])
-        } else {
-            calls
-        };
-        Ok(grammar_of(root))
+        Ok(grammar_of(forced_after_reasoning(
+            forced,
+            ("<think>", "</think>"),
+            calls,
+        )))
     }
 
     fn triggers(&self) -> Vec<Trigger> {

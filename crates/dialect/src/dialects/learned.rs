@@ -6,25 +6,32 @@
 //!
 //! A JSON call is read leniently (arguments as an object or JSON text); a Python call as
 //! [`pycall`] reads it, with strings the template printed bare (`city=Paris`) quoted first
-//! where it does so. A lazy grammar needs a word to start at: the opening marker, or for a
-//! bare Python list `[name(` for each tool; a syntax with neither is refused at learning.
+//! where it does so. The grammar writes a Python call's string arguments the way the
+//! template does (`'Paris'`, `Paris`, `"Paris"`) so the model writes what it was trained
+//! on; other values it writes as JSON, which the reader takes too. A bare string holds no
+//! quote, bracket, `,` or line break, and does not start like another literal (a digit,
+//! `-`), so it reads back whole; one that spells `True` or `None` reads as that constant,
+//! as it does in the template's own renders. A lazy grammar needs a word to start at: the
+//! opening marker, or for a bare Python list its `[` (so a bracket in free text starts it
+//! too); a syntax with neither is refused at learning. A forced grammar may start with the layout the template writes
+//! before the opening marker (HyperCLOVA X's ` -> tool/function_call`).
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
-use toolbridge_grammar::{Expr, Grammar, Trigger};
+use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
+use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{
-    after_open, history_with_object_arguments, history_with_string_arguments, json_name,
-    one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content, words, Native,
-    Start,
+    after_open, call_objects, history_with_object_arguments, history_with_string_arguments,
+    json_name, none_of, one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content,
+    words, Native, Start,
 };
-use crate::dialects::pythonic::{call_list, pythonic_arguments};
+use crate::dialects::pythonic::{argument_chain, pythonic_arguments, Argument};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
-use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape};
+use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
 use toolbridge_template::ArgumentsForm;
 
@@ -67,20 +74,7 @@ impl LearnedDialect {
             Shape::Json {
                 name, arguments, ..
             } => {
-                let calls = tools
-                    .iter()
-                    .map(|tool| {
-                        Ok(Expr::Json(json!({
-                            "type": "object",
-                            "properties": {
-                                name: {"const": tool.name()},
-                                arguments: checked_parameters(tool)?,
-                            },
-                            "required": [name, arguments],
-                            "additionalProperties": false,
-                        })))
-                    })
-                    .collect::<Result<Vec<_>, DialectError>>()?;
+                let calls = call_objects(tools, (name, arguments), None)?;
                 Ok(Expr::group(Expr::Alt(calls)))
             }
             Shape::NameAsKey { .. } => per_tool(tools, |_, name, arguments| {
@@ -95,8 +89,11 @@ impl LearnedDialect {
                     .iter()
                     .enumerate()
                     .map(|(at, tool)| {
-                        let arguments =
-                            pythonic_arguments(grammar, &format!("arguments-{at}"), tool)?;
+                        let prefix = format!("arguments-{at}");
+                        let arguments = match self.learned.strings {
+                            Strings::Double => pythonic_arguments(grammar, &prefix, tool)?,
+                            strings => python_arguments(grammar, &prefix, tool, strings)?,
+                        };
                         Ok(Expr::Seq(vec![
                             Expr::literal(format!("{}(", json_name(tool)?)),
                             arguments,
@@ -116,16 +113,11 @@ impl LearnedDialect {
         parallel: bool,
     ) -> Result<Expr, DialectError> {
         let learned = &self.learned;
+        let marker = |text: &str| (!text.is_empty()).then(|| Expr::literal(text));
         let framed = |inner: Expr| {
-            let mut items = vec![Expr::literal(learned.open.clone()), inner];
-            if !learned.close.is_empty() {
-                items.push(Expr::literal(learned.close.clone()));
-            }
-            Expr::Seq(items)
+            let (open, close) = (marker(&learned.open), marker(&learned.close));
+            Expr::Seq(open.into_iter().chain([inner]).chain(close).collect())
         };
-        if let Shape::Python { list: true } = learned.shape {
-            return Ok(framed(call_list(grammar, tools, "", parallel)?));
-        }
         let call = self.call(grammar, tools)?;
         Ok(if learned.shape.is_list() {
             framed(Expr::Seq(vec![
@@ -148,7 +140,7 @@ impl LearnedDialect {
     /// The call region after the opening marker.
     fn region(&self) -> Region {
         let close = self.learned.close.trim();
-        let bare = self.learned.bare_strings;
+        let bare = self.learned.strings == Strings::Bare;
         match self.learned.shape.clone() {
             Shape::Python { .. } => Region {
                 body: if close.is_empty() {
@@ -193,7 +185,11 @@ impl Native for LearnedDialect {
         forced: bool,
     ) -> Result<Grammar, DialectError> {
         let mut grammar = Grammar::new("root");
-        let calls = self.calls(&mut grammar, tools, parallel)?;
+        let mut calls = self.calls(&mut grammar, tools, parallel)?;
+        if forced && !self.learned.lead.is_empty() {
+            let lead = Expr::optional(Expr::literal(self.learned.lead.clone()));
+            calls = Expr::Seq(vec![lead, calls]);
+        }
         let root = match &self.learned.reasoning {
             Some((open, close)) if forced => reasoning_then(open, close, calls),
             _ => calls,
@@ -242,6 +238,96 @@ impl Native for LearnedDialect {
         };
         let empty: Vec<Vec<Value>> = histories.iter().cloned().map(with_empty_content).collect();
         Ok(histories.into_iter().chain(empty).collect())
+    }
+}
+
+/// A Python call's keyword arguments after `name(`, then `)`, as [`pythonic_arguments`]
+/// writes them but with strings written as `strings`.
+fn python_arguments(
+    grammar: &mut Grammar,
+    prefix: &str,
+    tool: &Tool,
+    strings: Strings,
+) -> Result<Expr, DialectError> {
+    let arguments: Vec<Argument> = declared_parameters(tool)?
+        .into_iter()
+        .map(|(key, schema, required)| Argument {
+            written: Expr::Seq(vec![
+                Expr::literal(format!("{key}=")),
+                python_value(&schema, strings),
+            ]),
+            required,
+        })
+        .collect();
+    Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
+}
+
+/// A value of `schema` with a string written as `strings`: a plain string or a string
+/// `enum` so, anything else as JSON.
+fn python_value(schema: &Value, strings: Strings) -> Expr {
+    let choices = string_enum(schema);
+    if let Some(choices) = choices {
+        let written: Option<Vec<Expr>> = choices
+            .into_iter()
+            .map(|text| Some(Expr::literal(string_literal(text, strings)?)))
+            .collect();
+        return written.map_or(Expr::Json(schema.clone()), |written| {
+            Expr::group(Expr::Alt(written))
+        });
+    }
+    let plain = schema.as_object().is_some_and(|members| {
+        members.get("type") == Some(&Value::from("string"))
+            && members
+                .keys()
+                .all(|key| ["type", "description", "title", "examples"].contains(&key.as_str()))
+    });
+    match strings {
+        Strings::Single if plain => Expr::Seq(vec![
+            Expr::literal("'"),
+            Expr::repeat(
+                Expr::group(Expr::Alt(vec![
+                    none_of("'\\\n".chars()),
+                    Expr::Seq(vec![
+                        Expr::literal("\\"),
+                        Expr::Class(CharClass::new(
+                            false,
+                            "\\'\"nt".chars().map(ClassItem::Char).collect(),
+                        )),
+                    ]),
+                ])),
+                0,
+                None,
+            ),
+            Expr::literal("'"),
+        ]),
+        Strings::Bare if plain => Expr::Seq(vec![
+            none_of(BARE_START.chars()),
+            Expr::repeat(none_of(BARE_STOP.chars()), 0, None),
+        ]),
+        _ => Expr::Json(schema.clone()),
+    }
+}
+
+/// What a bare string holds none of: what ends its argument, or would be read as the
+/// start of a quoted or bracketed literal.
+const BARE_STOP: &str = "'\"()[]{},\n";
+/// What a bare string does not start with: besides [`BARE_STOP`], what starts a number
+/// or layout.
+const BARE_START: &str = "'\"()[]{},\n -0123456789";
+
+/// `text` as a string literal written as `strings`; `None` where a bare string could not
+/// hold it.
+fn string_literal(text: &str, strings: Strings) -> Option<String> {
+    match strings {
+        Strings::Double => serde_json::to_string(text).ok(),
+        Strings::Single => Some(format!(
+            "'{}'",
+            text.replace('\\', "\\\\").replace('\'', "\\'")
+        )),
+        Strings::Bare => (!text.is_empty()
+            && !text.starts_with(|c| BARE_START.contains(c))
+            && !text.contains(|c| BARE_STOP.contains(c)))
+        .then(|| text.to_string()),
     }
 }
 

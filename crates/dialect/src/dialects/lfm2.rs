@@ -16,7 +16,9 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{after_think, reasoning_then, think, words, Native, Start};
+use crate::dialects::framed_native::{
+    after_think, forced_after_reasoning, think, words, Native, Start,
+};
 use crate::dialects::pythonic::call_list;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::pycall::parse_calls;
@@ -42,11 +44,7 @@ impl Native for Lfm2 {
         let mut grammar = Grammar::new("root");
         let list = call_list(&mut grammar, tools, CALLS_START, parallel)?;
         let calls = Expr::Seq(vec![list, Expr::literal(CALLS_END)]);
-        let root = if forced {
-            reasoning_then("<think>", "</think>", calls)
-        } else {
-            calls
-        };
+        let root = forced_after_reasoning(forced, ("<think>", "</think>"), calls);
         grammar.set_rule("root", root);
         Ok(grammar)
     }

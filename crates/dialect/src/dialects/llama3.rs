@@ -58,9 +58,8 @@ use crate::dialect::{ChatTemplate, DialectError};
 use crate::dialects::framed_native::{words, Native};
 use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render, repeated};
 use crate::dialects::pythonic::{list_grammar, list_triggers};
-use crate::toolkit::call_json::object_text;
+use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
-use crate::toolkit::inline_calls::json_call;
 use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
 use crate::toolkit::typed_args::ParameterTypes;
 
@@ -75,10 +74,6 @@ const PYTHON_TAG: &str = "<|python_tag|>";
 
 /// What opens a JSON call, the lazy grammar's trigger.
 const CALL_OPEN: &str = "{\"name\": \"";
-
-/// The keys a JSON call may open with: an object that opens with another is data, and
-/// streams as content at once.
-const CALL_KEYS: [&str; 5] = ["name", "type", "parameters", "arguments", "id"];
 
 /// The longest name a pythonic list may open with.
 const MAX_NAME: usize = 256;
@@ -371,11 +366,12 @@ fn builtin_call(name: &str) -> Expr {
 /// arguments are typed from `types` (no tools: as written).
 pub fn markers(types: ParameterTypes) -> Vec<(String, Action)> {
     let types = Arc::new(types);
+    // An object that opens with a key no call has is data, and streams at once.
     let opens_object = Pat::Seq(vec![
         Pat::lit("{"),
         Pat::Ws,
         Pat::Alt(
-            CALL_KEYS
+            BARE_CALL_KEYS
                 .iter()
                 .map(|key| Pat::lit(format!("\"{key}\"")))
                 .collect(),
@@ -432,15 +428,9 @@ fn typed(
 /// arguments key (`{"name": "Bob"}` is data), a list of them, or a pythonic call list.
 fn bare_calls(text: &str) -> Option<Vec<Call>> {
     if let Ok(value) = serde_json::from_str::<Value>(text) {
-        let call = |value: &Value| {
-            let has_arguments =
-                value.get("parameters").is_some() || value.get("arguments").is_some();
-            let (name, arguments) = has_arguments.then(|| json_call(value)).flatten()?;
-            Some(Call::new(name, arguments))
-        };
         let calls = match &value {
-            Value::Array(items) if !items.is_empty() => items.iter().map(call).collect(),
-            Value::Object(_) => call(&value).map(|call| vec![call]),
+            Value::Array(items) if !items.is_empty() => items.iter().map(bare_call).collect(),
+            Value::Object(_) => bare_call(&value).map(|call| vec![call]),
             _ => None,
         };
         if calls.is_some() {

@@ -25,7 +25,7 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{one_or_more, text_without, words, ws, Native};
+use crate::dialects::framed_native::{forced_after_reasoning, one_or_more, words, Native};
 use crate::dialects::pythonic::pythonic_arguments;
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
@@ -69,17 +69,7 @@ impl Native for MiniCpm3 {
             one_or_more(Expr::reference("call"), Expr::literal("\n"), parallel),
             Expr::literal(format!("\n```\n{CALLS_END}")),
         ]);
-        let root = if forced {
-            let thought = Expr::group(Expr::Seq(vec![
-                Expr::literal(THOUGHT_START),
-                text_without('<'),
-                Expr::literal(THOUGHT_END),
-                ws(),
-            ]));
-            Expr::Seq(vec![Expr::optional(thought), calls])
-        } else {
-            calls
-        };
+        let root = forced_after_reasoning(forced, (THOUGHT_START, THOUGHT_END), calls);
         grammar.set_rule("root", root);
         Ok(grammar)
     }

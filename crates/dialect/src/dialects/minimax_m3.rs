@@ -23,9 +23,9 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{checked_parameters, string_enum, DialectError};
 use crate::dialects::framed_native::{
-    after_open, grammar_of, reasoning_tags, reasoning_then, words, Native, Start,
+    after_open, forced_after_reasoning, grammar_of, reasoning_tags, words, Native, Start,
 };
 use crate::dialects::xml_calls::{checked_name, text_value};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
@@ -69,12 +69,7 @@ impl Native for MiniMaxM3 {
             invokes,
             Expr::literal(format!("{NS}</tool_call>")),
         ]);
-        let (open, close) = THINK;
-        Ok(grammar_of(if forced {
-            reasoning_then(open, close, calls)
-        } else {
-            calls
-        }))
+        Ok(grammar_of(forced_after_reasoning(forced, THINK, calls)))
     }
 
     fn triggers(&self) -> Vec<Trigger> {
@@ -181,10 +176,7 @@ fn element(tag: &str, value: Expr) -> Expr {
 
 /// A value of `schema` as the template's `to_xml` writes it; see the module docs.
 fn value(schema: &Value, depth: usize) -> Expr {
-    let strings: Option<Vec<&str>> = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|values| values.iter().map(Value::as_str).collect());
+    let strings = string_enum(schema);
     let union = ["anyOf", "oneOf"]
         .iter()
         .find_map(|key| schema.get(*key)?.as_array());

@@ -15,7 +15,6 @@ pub mod json_list;
 pub mod kimi;
 pub mod learned;
 pub mod lfm2;
-pub mod ling;
 pub mod llama3;
 pub mod minicpm3;
 pub mod minimax_m3;

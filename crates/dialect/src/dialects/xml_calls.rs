@@ -1,7 +1,7 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3 and GLM 4.5 / 4.6 /
-//! 4.7.
+//! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3, GLM 4.5 / 4.6 /
+//! 4.7 and Ling 3.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -70,6 +70,12 @@
 //! template writes arguments given as a string). The response, think and message frames
 //! are layout around the content and reasoning; a forced grammar writes the (maybe empty)
 //! response frame before the calls, the lazy one starts at `<|open|>tools<|sep|>`.
+//!
+//! Ling 3 (inclusionAI) writes GLM's calls in turns of its own,
+//! `<role>ASSISTANT</role>…<|role_end|>`: a turn's end, which a model may write, is layout
+//! (and a stop); its generation prompt leaves `<think>` open, and the model may call
+//! without closing it (`I need the time.\n<tool_call>get_time…`): as llama.cpp reads it,
+//! a call's marker ends that reasoning too, and the call is read.
 
 use std::sync::Arc;
 
@@ -77,10 +83,10 @@ use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{declared_parameters, string_enum, DialectError};
 use crate::dialects::framed_native::{
-    after_open, free_text, grammar_of, one_or_more, reasoning_tags, reasoning_then, words, ws,
-    Native, Start,
+    after_open, free_text, grammar_of, none_of, one_or_more, reasoning_tags, reasoning_then, words,
+    ws, Native, Start,
 };
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
@@ -106,6 +112,8 @@ pub enum XmlCalls {
     MiniCpm5,
     /// `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
     Glm,
+    /// GLM's calls in Ling's `…<|role_end|>` turns.
+    Ling,
     /// ` to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter
     /// name="k">v</atem:parameter>…`, one call per message.
     MuseGlimmer,
@@ -324,6 +332,8 @@ const KIMI_K3: Tags = Tags {
 };
 
 const GLM_THINK: (&str, &str) = ("<think>", "</think>");
+/// The end of a Ling turn.
+const ROLE_END: &str = "<|role_end|>";
 
 impl XmlCalls {
     fn tags(self) -> Option<Tags> {
@@ -336,7 +346,7 @@ impl XmlCalls {
             XmlCalls::MiniCpm5 => Some(MINICPM5),
             XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
             XmlCalls::KimiK3 => Some(KIMI_K3),
-            XmlCalls::Glm => None,
+            XmlCalls::Glm | XmlCalls::Ling => None,
         }
     }
 
@@ -355,6 +365,7 @@ impl Native for XmlCalls {
             XmlCalls::DeepSeekV4 => "deepseek_v4",
             XmlCalls::MiniCpm5 => "minicpm5",
             XmlCalls::Glm => "glm",
+            XmlCalls::Ling => "ling",
             XmlCalls::MuseGlimmer => "muse_glimmer",
             XmlCalls::KimiK3 => "kimi_k3",
         }
@@ -402,7 +413,11 @@ impl Native for XmlCalls {
             Some(tags) => tags.markers(&types),
             None => glm_markers(&types),
         };
-        let layout = self.tags().map_or(&[][..], |tags| tags.layout);
+        let layout = match self.tags() {
+            Some(tags) => tags.layout,
+            None if *self == XmlCalls::Ling => &[ROLE_END],
+            None => &[],
+        };
         markers.extend(layout.iter().map(|word| (word.to_string(), Action::Layout)));
         // A family that addresses its messages reasons again between calls.
         let addressed = self.tags().is_some_and(|tags| tags.recipient.is_some());
@@ -425,10 +440,20 @@ impl Native for XmlCalls {
         after_open(prompt, open, close)
     }
 
-    /// Qwen 3.5 (Qwen3-Coder's syntax) and DeepSeek V4 may open a call before they close
-    /// their reasoning.
+    /// Qwen 3.5 (Qwen3-Coder's syntax), DeepSeek V4 and Ling may open a call before they
+    /// close their reasoning.
     fn calls_end_reasoning(&self) -> bool {
-        matches!(self, XmlCalls::Qwen3Coder | XmlCalls::DeepSeekV4)
+        matches!(
+            self,
+            XmlCalls::Qwen3Coder | XmlCalls::DeepSeekV4 | XmlCalls::Ling
+        )
+    }
+
+    fn stops(&self) -> Vec<String> {
+        match self {
+            XmlCalls::Ling => vec![ROLE_END.into()],
+            _ => Vec::new(),
+        }
     }
 
     fn call_example(&self) -> Option<&'static str> {
@@ -439,7 +464,7 @@ impl Native for XmlCalls {
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
             XmlCalls::DeepSeekV4 => "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
             XmlCalls::MiniCpm5 => "<function name=\"NAME\"><param name=\"PARAMETER\">VALUE</param></function>",
-            XmlCalls::Glm => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
+            XmlCalls::Glm | XmlCalls::Ling => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         })
@@ -469,27 +494,10 @@ fn json_type(schema: &Value) -> Option<&'static str> {
 /// `tool`'s declared parameters in schema order; a string's text is ended by `end`, its
 /// closing tag or the start of it.
 fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
-    let parameters = checked_parameters(tool)?;
-    let required: Vec<String> = parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    let properties = parameters.get("properties").and_then(Value::as_object);
-    Ok(properties
+    Ok(declared_parameters(tool)?
         .into_iter()
-        .flatten()
-        .map(|(key, schema)| {
-            let strings: Option<Vec<&str>> = schema
-                .get("enum")
-                .and_then(Value::as_array)
-                .and_then(|values| values.iter().map(Value::as_str).collect());
+        .map(|(key, schema, required)| {
+            let strings = string_enum(&schema);
             let (value, is_string) = if let Some(strings) = strings {
                 let values = strings.into_iter().map(Expr::literal).collect();
                 (Expr::group(Expr::Alt(values)), true)
@@ -499,11 +507,11 @@ fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
                 (Expr::Json(schema.clone()), false)
             };
             Parameter {
-                key: key.clone(),
+                json_type: json_type(&schema),
+                key,
                 value,
                 is_string,
-                json_type: json_type(schema),
-                required: required.contains(key),
+                required,
             }
         })
         .collect())
@@ -937,21 +945,15 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
 /// strictly than needed, a partial `end` is not followed by another `<`).
 pub fn text_value(end: &str) -> Expr {
     let chars: Vec<char> = end.chars().collect();
-    let not = |chars: &[char]| {
-        Expr::Class(CharClass::new(
-            true,
-            chars.iter().map(|&c| ClassItem::Char(c)).collect(),
-        ))
-    };
     let first = chars.first().copied().unwrap_or('<');
     let runs = || Expr::repeat(Expr::literal(first.to_string()), 1, None);
     // After `end`'s first `i` characters: a character that breaks the match, or the next
     // one and on, never the whole of `end`.
-    let mut after = not(&[first, chars.last().copied().unwrap_or(first)]);
+    let mut after = none_of([first, chars.last().copied().unwrap_or(first)]);
     let mut partial: Option<Expr> = None;
     for &c in chars.iter().skip(1).rev().skip(1) {
         after = Expr::group(Expr::Alt(vec![
-            not(&[first, c]),
+            none_of([first, c]),
             Expr::Seq(vec![Expr::literal(c.to_string()), after]),
         ]));
         let tail = match partial {
@@ -967,7 +969,7 @@ pub fn text_value(end: &str) -> Expr {
     Expr::Seq(vec![
         Expr::repeat(
             Expr::group(Expr::Alt(vec![
-                not(&[first]),
+                none_of([first]),
                 Expr::Seq(vec![runs(), after]),
             ])),
             0,

@@ -27,11 +27,15 @@ const USER: &str = "Sentinel question q7";
 const CONTENT: &str = "Sentinel answer q7";
 const REASONING: &str = "Sentinel reasoning q7";
 const FIRST: &str = "sentinel_alpha_q7";
+const TEXT: &str = "Sentinel value";
 const SECOND: &str = "sentinel_beta_q7";
 
 /// What a template's past calls showed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Learned {
+    /// What the template writes between the content and the opening marker (` ` in
+    /// `answer -> tool/function_call`): layout a forced call may start with.
+    pub lead: String,
     /// What opens the calls (an empty string where they stand bare).
     pub open: String,
     /// What closes them.
@@ -45,8 +49,19 @@ pub struct Learned {
     pub reasoning: Option<(String, String)>,
     /// Arguments the template was given, objects or JSON text.
     pub arguments: ArgumentsForm,
-    /// The template prints string arguments without quotes (`city=Paris`).
-    pub bare_strings: bool,
+    /// How the template writes a Python call's string arguments.
+    pub strings: Strings,
+}
+
+/// How a string argument is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strings {
+    /// In double quotes, as JSON writes it (every JSON shape).
+    Double,
+    /// In single quotes: `city='Paris'`.
+    Single,
+    /// Without quotes, as `%s` prints it: `city=Paris`.
+    Bare,
 }
 
 /// How one call is written.
@@ -94,7 +109,7 @@ pub fn learn(template: &ChatTemplate) -> Result<Learned, Refusal> {
     };
     let end = turn_end(caps.assistant_suffix.as_deref(), &template.eos_token);
     let one = turns.output(vec![call(FIRST, &first_arguments())])?;
-    let (start, stop, shape, bare_strings) = locate(&one, FIRST, &first_arguments(), 0)?;
+    let (start, stop, shape, strings) = locate(&one, FIRST, &first_arguments(), 0)?;
     let mut close = one[stop..].to_string();
     if let Some(at) = end.as_deref().and_then(|end| close.find(end)) {
         close.truncate(at);
@@ -115,6 +130,7 @@ pub fn learn(template: &ChatTemplate) -> Result<Learned, Refusal> {
         );
     }
     Ok(Learned {
+        lead: open[..open.len() - open_trimmed.len()].to_string(),
         open: open_trimmed.to_string(),
         close: close_trimmed.to_string(),
         shape,
@@ -122,7 +138,7 @@ pub fn learn(template: &ChatTemplate) -> Result<Learned, Refusal> {
         each_framed,
         reasoning: turns.reasoning(),
         arguments,
-        bare_strings,
+        strings,
     })
 }
 
@@ -239,13 +255,13 @@ impl Shape {
 }
 
 /// The earliest call of `name` with `arguments` in `text` from byte `from`: its span, its
-/// shape, and whether strings were written without quotes.
+/// shape, and how its strings are written.
 fn locate(
     text: &str,
     name: &str,
     arguments: &Value,
     from: usize,
-) -> Result<(usize, usize, Shape, bool), Refusal> {
+) -> Result<(usize, usize, Shape, Strings), Refusal> {
     let Some(name_at) = text.get(from..).and_then(|rest| rest.find(name)) else {
         return refuse(format!(
             "the call's name {name} does not appear in its turn"
@@ -262,8 +278,8 @@ fn locate(
             _ if start == name_at => python_call(&text[start..], name, arguments, false),
             _ => None,
         };
-        if let Some((length, shape, bare)) = found {
-            return Ok((start, start + length, shape, bare));
+        if let Some((length, shape, strings)) = found {
+            return Ok((start, start + length, shape, strings));
         }
     }
     refuse(format!(
@@ -272,7 +288,7 @@ fn locate(
 }
 
 /// A JSON call (or list with it first) at the start of `text`: its length and shape.
-fn json_call(text: &str, name: &str, arguments: &Value) -> Option<(usize, Shape, bool)> {
+fn json_call(text: &str, name: &str, arguments: &Value) -> Option<(usize, Shape, Strings)> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let value = values.next()?.ok()?;
     let length = values.byte_offset();
@@ -286,7 +302,7 @@ fn json_call(text: &str, name: &str, arguments: &Value) -> Option<(usize, Shape,
             .get(name)
             .is_some_and(|a| same_arguments(a, arguments))
     {
-        return Some((length, Shape::NameAsKey { list }, false));
+        return Some((length, Shape::NameAsKey { list }, Strings::Double));
     }
     let name_key = members.iter().find(|(_, v)| v.as_str() == Some(name))?.0;
     let arguments_key = members
@@ -298,7 +314,7 @@ fn json_call(text: &str, name: &str, arguments: &Value) -> Option<(usize, Shape,
         arguments: arguments_key.clone(),
         list,
     };
-    Some((length, shape, false))
+    Some((length, shape, Strings::Double))
 }
 
 /// Whether a written value holds `arguments` (as an object, or JSON text of one).
@@ -314,18 +330,23 @@ fn python_call(
     name: &str,
     arguments: &Value,
     list: bool,
-) -> Option<(usize, Shape, bool)> {
+) -> Option<(usize, Shape, Strings)> {
     let opening = if list { 0 } else { name.len() };
     let length = opening + bracketed(text.get(opening..)?)?;
     let written = &text[..length];
-    for (candidate, bare) in [
-        (written.to_string(), false),
-        (quote_bare_strings(written), true),
+    let quoted = if written.contains(&format!("'{TEXT}'")) {
+        Strings::Single
+    } else {
+        Strings::Double
+    };
+    for (candidate, strings) in [
+        (written.to_string(), quoted),
+        (quote_bare_strings(written), Strings::Bare),
     ] {
         let calls = parse_calls(&candidate).unwrap_or_default();
         if let Some((first, read)) = calls.first() {
             if first == name && Value::Object(read.clone()) == *arguments {
-                return Some((length, Shape::Python { list }, bare));
+                return Some((length, Shape::Python { list }, strings));
             }
         }
     }
@@ -380,7 +401,7 @@ fn user() -> Value {
 }
 
 fn first_arguments() -> Value {
-    json!({"sentinel_text": "Sentinel value", "sentinel_count": 42})
+    json!({"sentinel_text": TEXT, "sentinel_count": 42})
 }
 
 fn second_arguments() -> Value {

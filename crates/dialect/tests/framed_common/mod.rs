@@ -34,15 +34,19 @@ pub fn registry() -> Registry {
     Registry::default()
 }
 
+/// A template's text: one under `../shared/corpus/jinja/`, or as `tests/…` one this crate
+/// keeps (those llama.cpp's tests ship, the learned fixtures).
 pub fn corpus_text(relative: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/jinja")
-        .join(relative);
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = if relative.starts_with("tests/") {
+        crate_dir.join(relative)
+    } else {
+        crate_dir
+            .join("../../../shared/corpus/jinja")
+            .join(relative)
+    };
     std::fs::read_to_string(&path).unwrap_or_else(|error| {
-        panic!(
-            "corpus template not found: looked at {} ({error})",
-            path.display()
-        )
+        panic!("template not found: looked at {} ({error})", path.display())
     })
 }
 

@@ -153,6 +153,26 @@ impl LlamaEngine {
         Ok(prompt)
     }
 
+    /// Whether `prompt` surely overflows the context, read from at most
+    /// [`CHECKED_BYTES_PER_TOKEN`] bytes per token of context: a prompt shorter than the
+    /// context in bytes fits (a token is at least a byte), and a prefix that alone has
+    /// more tokens than the context overflows it. Neither case tokenizes megabytes.
+    fn overflows(&self, prompt: &str) -> Result<Option<u32>, EngineError> {
+        let context = self.info.context_length as usize;
+        if prompt.len() < context.saturating_sub(1) {
+            return Ok(None);
+        }
+        let mut end = prompt
+            .len()
+            .min(context.saturating_mul(CHECKED_BYTES_PER_TOKEN));
+        while !prompt.is_char_boundary(end) {
+            end -= 1;
+        }
+        let tokens = tokenize(&self.model, &prompt[..end])?.len();
+        // A prefix's last token may merge with what follows it: one token of margin.
+        Ok((tokens > context).then(|| u32::try_from(tokens).unwrap_or(u32::MAX)))
+    }
+
     fn submit(&self, job: Job) -> Result<(), EngineError> {
         let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
         jobs.as_ref()
@@ -177,6 +197,17 @@ impl Drop for LlamaEngine {
 impl Engine for LlamaEngine {
     fn model(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// `PromptTooLong` names at least as many tokens as the prompt's prefix was read to.
+    fn check_prompt(&self, prompt: &str) -> Result<(), EngineError> {
+        match self.overflows(prompt)? {
+            Some(prompt_tokens) => Err(EngineError::PromptTooLong {
+                prompt_tokens,
+                context_length: self.info.context_length,
+            }),
+            None => Ok(()),
+        }
     }
 
     fn generate(
@@ -230,6 +261,11 @@ impl Engine for LlamaEngine {
         Err(backend("the engine's worker stopped during the generation"))
     }
 }
+
+/// Bytes of a prompt read per token of context to decide early that it cannot fit: prose
+/// and code run 3–5 bytes a token, so a prompt whose first `8 × context` bytes already
+/// hold more tokens than the context is refused after tokenizing at most that much.
+const CHECKED_BYTES_PER_TOKEN: usize = 8;
 
 /// The prompt's tokens, special tokens parsed from their text. BOS is added when the model
 /// wants one and the prompt (rendered by a template) does not start with it.

@@ -15,7 +15,7 @@ use super::gofmt::{self, Printing};
 use super::gojson;
 use super::model::typescript_type;
 use super::values::{Kind, Objects};
-use crate::jinja::Clock;
+use crate::jinja::{Clock, Limits};
 
 /// Hook names hold a space so that no template can call or redefine them.
 pub const PRINT: &str = "toolbridge print";
@@ -45,16 +45,22 @@ pub struct RenderState {
     pub clock: Clock,
     fuel: AtomicU64,
     max_value_bytes: usize,
+    max_built_bytes: u64,
+    bytes_left: AtomicU64,
     limit_reached: AtomicBool,
 }
 
 impl RenderState {
-    pub fn new(objects: Objects, clock: Clock, fuel: u64, max_value_bytes: usize) -> Self {
+    /// A render's state under `limits`: fuel, no string longer than the output cap,
+    /// and a byte budget on all the strings its functions build.
+    pub fn new(objects: Objects, clock: Clock, limits: &Limits) -> Self {
         RenderState {
             objects,
             clock,
-            fuel: AtomicU64::new(fuel),
-            max_value_bytes,
+            fuel: AtomicU64::new(limits.fuel),
+            max_value_bytes: limits.max_output_bytes,
+            max_built_bytes: limits.max_built_bytes,
+            bytes_left: AtomicU64::new(limits.max_built_bytes),
             limit_reached: AtomicBool::new(false),
         }
     }
@@ -72,6 +78,21 @@ impl RenderState {
             })
             .map(drop)
             .map_err(|_| self.stop("the template ran out of fuel (it loops too long)".into()))
+    }
+
+    /// Spends `bytes` of the byte budget, before they are built where the size is known.
+    fn charge(&self, bytes: usize) -> gotmpl::Result<()> {
+        self.bytes_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(bytes as u64)
+            })
+            .map(drop)
+            .map_err(|_| {
+                self.stop(format!(
+                    "the template built more than {} bytes of strings",
+                    self.max_built_bytes
+                ))
+            })
     }
 
     fn stop(&self, why: String) -> gotmpl::TemplateError {
@@ -117,18 +138,29 @@ fn print(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
 
 /// Go's `print`: `gotmpl`'s prints floats as Rust does and knows no Go types.
 fn go_print(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
+    state.charge(string_bytes(args))?;
     Ok(Value::String(gofmt::sprint(args, &state.objects).into()))
 }
 
 /// Go's `println`.
 fn go_println(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
+    state.charge(string_bytes(args))?;
     Ok(Value::String(gofmt::sprintln(args, &state.objects).into()))
 }
 
+/// The bytes of the strings among `args`: what printing them copies at least.
+fn string_bytes(args: &[Value]) -> usize {
+    args.iter()
+        .filter_map(Value::as_str)
+        .fold(0, |sum, text| sum.saturating_add(text.len()))
+}
+
 /// An argument of `printf`, `html`, `js` or `urlquery`: a Go type becomes what `fmt`
-/// prints for it.
+/// prints for it. A string is charged to the byte budget here, before the function
+/// copies it (`printf "%s%s" $x $x` doubles `$x`).
 fn format(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
     let value = one(FORMAT, args)?;
+    state.charge(string_bytes(args))?;
     Ok(match state.objects.get(value) {
         Some(object) => Value::String(object.formatted.as_str().into()),
         None => value.clone(),
@@ -143,11 +175,13 @@ fn format_value(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
     }
 }
 
-/// After every function call: one unit of fuel, and no string larger than the output cap
-/// (a template doubling a string in a loop stops here, not when memory runs out).
+/// After every function call: one unit of fuel, no string larger than the output cap,
+/// and the string charged to the byte budget (a template doubling a string in a loop
+/// stops here, not when memory runs out).
 fn guard(state: &RenderState, args: &[Value]) -> gotmpl::Result<Value> {
     state.spend(1)?;
     let value = one(GUARD, args)?;
+    state.charge(string_bytes(args))?;
     match value {
         Value::String(text) if text.len() > state.max_value_bytes => Err(state.stop(format!(
             "the template built a string of more than {} bytes",

@@ -8,8 +8,9 @@
 //! and its Go printing ([`values`], [`gofmt`], [`gojson`]), Ollama's functions and its
 //! edits of the parse tree ([`hooks`], [`rewrite`]), Go's block checks that `gotmpl`
 //! skips ([`blocks`]), and bounds for templates nobody reviewed: fuel for loops and
-//! recursion, a cap on output and on any string built, `gotmpl`'s own depth limits, and
-//! errors instead of panics.
+//! recursion, a cap on output and on any string built, a byte budget on all the
+//! strings built, requests nested no deeper than a bound, `gotmpl`'s own depth limits,
+//! and errors instead of panics.
 //!
 //! The output is Ollama's through v0.13.5, where tool values print as JSON (later
 //! versions print Go struct syntax there, an upstream bug not copied). Where Go and this
@@ -52,8 +53,10 @@ const ROOT: &str = "";
 pub struct GoRenderOptions {
     pub clock: Clock,
     /// `fuel` bounds the nodes executed and functions called, `max_output_bytes` the
-    /// output and any string the template builds. Nesting is bounded by `gotmpl`
-    /// itself (200 template calls or blocks deep).
+    /// output and any string the template builds, `max_built_bytes` all the strings
+    /// its functions build together. Go templates cannot build lists or maps, so values
+    /// nest only as deep as the request (bounded by [`OllamaRequest::from_json`]);
+    /// template calls and blocks nest 200 deep at most (`gotmpl`'s own bound).
     pub limits: Limits,
 }
 
@@ -153,8 +156,7 @@ impl GoTemplate {
         let state = Arc::new(RenderState::new(
             builder.objects,
             self.options.clock.clone(),
-            limits.fuel,
-            limits.max_output_bytes,
+            limits,
         ));
         let mut render = Render {
             state,

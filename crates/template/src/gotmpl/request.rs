@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 use super::model::{GoAny, Message, Tool, ToolCall, ToolCallFunction};
+use crate::jinja::{json_nests_deeper, Limits};
 
 /// What a chat (or generate) request gives the template.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -59,8 +60,15 @@ type Result<T> = std::result::Result<T, RequestError>;
 
 impl OllamaRequest {
     /// Reads an Ollama or OpenAI chat request: `messages`, `tools`, `think`, and for the
-    /// generate endpoint `prompt`, `system` and `suffix`. Other keys are ignored.
+    /// generate endpoint `prompt`, `system` and `suffix`. Other keys are ignored. A
+    /// request nested deeper than [`Limits::max_depth`] is refused before it is read.
     pub fn from_json(request: &Value) -> Result<OllamaRequest> {
+        let max_depth = Limits::default().max_depth;
+        if json_nests_deeper(request, max_depth) {
+            return Err(RequestError(format!(
+                "the request nests values more than {max_depth} deep"
+            )));
+        }
         let object = request
             .as_object()
             .ok_or_else(|| RequestError("the request must be a JSON object".into()))?;

@@ -36,7 +36,9 @@ impl TemplateError {
             minijinja::ErrorKind::SyntaxError | minijinja::ErrorKind::BadEscape => {
                 TemplateErrorKind::Syntax
             }
-            minijinja::ErrorKind::OutOfFuel => TemplateErrorKind::Limit,
+            minijinja::ErrorKind::OutOfFuel | minijinja::ErrorKind::ValueLimit => {
+                TemplateErrorKind::Limit
+            }
             minijinja::ErrorKind::InvalidOperation if is_recursion_error(err) => {
                 TemplateErrorKind::Limit
             }

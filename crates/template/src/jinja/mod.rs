@@ -16,15 +16,17 @@ mod limits;
 mod pyfilters;
 mod pyfmt;
 mod pyjson;
+mod pymethods;
 mod pysource;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Value, ValueKind};
-use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use minijinja::{Environment, ErrorKind, State, UndefinedBehavior};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use clock::Clock;
 pub use error::{TemplateError, TemplateErrorKind};
+pub(crate) use limits::json_nests_deeper;
 pub use limits::Limits;
 
 /// The name the compiled template goes by inside its environment and in errors.
@@ -90,10 +92,13 @@ impl JinjaTemplate {
 
     /// Renders the template with `context`'s top-level keys as its variables.
     pub fn render(&self, context: &serde_json::Value) -> Result<String, TemplateError> {
-        self.render_value(context::json_to_value(context))
+        let context = context::json_to_value(context, self.limits.max_depth)
+            .map_err(|err| TemplateError::from_minijinja(&err, ""))?;
+        self.render_value(context)
     }
 
-    /// Renders with a context that is already a minijinja value.
+    /// Renders with a context that is already a minijinja value (its depth is the
+    /// caller's to bound).
     pub fn render_value(&self, context: Value) -> Result<String, TemplateError> {
         let template = self
             .env
@@ -117,11 +122,11 @@ fn python_environment(options: &RenderOptions, syntax: SyntaxConfig) -> Environm
     let mut env = Environment::new();
     env.set_syntax(syntax);
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
-    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-    env.set_formatter(|out, _state, value| {
+    env.set_unknown_method_callback(pymethods::unknown_method);
+    env.set_formatter(|out, state, value| {
         let written = match value.as_str() {
             Some(text) if value.kind() == ValueKind::String => out.write_str(text),
-            _ => out.write_str(&pyfmt::py_str(value)),
+            _ => out.write_str(&pyfmt::py_str(value, limits::bytes_left(state))?),
         };
         written.map_err(minijinja::Error::from)
     });
@@ -129,7 +134,9 @@ fn python_environment(options: &RenderOptions, syntax: SyntaxConfig) -> Environm
     limits::apply(&mut env, &options.limits);
     pyfilters::register(&mut env);
     env.add_filter("tojson", pyjson::tojson);
-    env.add_filter("string", |value: Value| pyfmt::py_str(&value));
+    env.add_filter("string", |state: &State, value: Value| {
+        pyfmt::py_str(&value, limits::bytes_left(state))
+    });
     env.add_function("raise_exception", raise_exception);
     env.add_function(pysource::PY_ITER, pysource::py_iter);
     let clock = options.clock.clone();

@@ -140,7 +140,7 @@ fn is_iterable(value: &Value) -> bool {
 
 /// jinja2's `indent(width=4, first=False, blank=False)`: a newline is appended before
 /// splitting, so a trailing newline survives, and blank lines stay unindented.
-fn indent(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
+fn indent(state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
     let argument = |position: usize, name: &str| -> Result<Option<Value>, Error> {
         Ok(kwargs
             .get::<Option<Value>>(name)?
@@ -150,7 +150,7 @@ fn indent(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Err
     let first = argument(1, "first")?.is_some_and(|v| v.is_true());
     let blank = argument(2, "blank")?.is_some_and(|v| v.is_true());
     kwargs.assert_all_used()?;
-    let text = super::pyfmt::py_str(&value);
+    let text = super::pyfmt::py_str(&value, super::limits::bytes_left(state))?;
     let indention = match &width {
         Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
         Some(w) => " ".repeat(usize::try_from(w.clone()).unwrap_or(0).min(1024)),
@@ -158,6 +158,12 @@ fn indent(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Err
     };
     let with_newline = format!("{text}\n");
     let lines = python_splitlines(&with_newline);
+    state.charge_bytes(
+        indention
+            .len()
+            .saturating_mul(lines.len() + 1)
+            .saturating_add(text.len()),
+    )?;
     let mut rv = String::with_capacity(text.len() + indention.len() * lines.len());
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {

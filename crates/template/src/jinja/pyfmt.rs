@@ -7,35 +7,37 @@
 //! quote or a capital letter. This module walks template values; the rules for strings
 //! and floats are `toolbridge_grammar`'s ([`write_str_repr`], [`float_repr`]), the same
 //! ones prompts are written with. Both the output formatter and the `string` filter use it.
+//! A list can hold one long string many times over, so printing stops at a cap (the
+//! bytes left to the render) instead of building what the cap refuses.
 
 use minijinja::value::{Value, ValueKind};
+use minijinja::Error;
 use toolbridge_grammar::render::pyliteral::{float_repr, write_str_repr};
 
-/// `str(value)` as Python prints it.
-pub fn py_str(value: &Value) -> String {
-    let mut out = String::new();
-    write_str(&mut out, value);
-    out
-}
+use super::limits::too_large;
 
-/// Appends `str(value)`: strings are themselves, everything else is its `repr`.
-pub fn write_str(out: &mut String, value: &Value) {
+/// `str(value)` as Python prints it, or an error when it is longer than `cap` bytes.
+pub fn py_str(value: &Value, cap: usize) -> Result<String, Error> {
+    let mut out = String::new();
     match value.as_str() {
         Some(s) if value.kind() == ValueKind::String => out.push_str(s),
-        _ => write_repr(out, value),
+        _ => write_repr_at(&mut out, value, 0, cap),
     }
+    if out.len() > cap {
+        return Err(too_large());
+    }
+    Ok(out)
 }
 
 /// Containers nested deeper than this print as `...`: a template can build a list that
 /// holds itself a thousand times over, and printing must not overflow the stack.
 const MAX_DEPTH: usize = 512;
 
-/// Appends `repr(value)`.
-pub fn write_repr(out: &mut String, value: &Value) {
-    write_repr_at(out, value, 0);
-}
-
-fn write_repr_at(out: &mut String, value: &Value, depth: usize) {
+/// Appends `repr(value)`, stopping once `out` is longer than `cap`.
+fn write_repr_at(out: &mut String, value: &Value, depth: usize, cap: usize) {
+    if out.len() > cap {
+        return;
+    }
     if depth > MAX_DEPTH {
         out.push_str("...");
         return;
@@ -47,8 +49,8 @@ fn write_repr_at(out: &mut String, value: &Value, depth: usize) {
         ValueKind::Number => write_number(out, value),
         ValueKind::String => write_str_repr(out, value.as_str().unwrap_or_default()),
         ValueKind::Bytes => out.push_str(&format!("{value}")),
-        ValueKind::Seq | ValueKind::Iterable => write_seq(out, value, depth),
-        ValueKind::Map => write_map(out, value, depth),
+        ValueKind::Seq | ValueKind::Iterable => write_seq(out, value, depth, cap),
+        ValueKind::Map => write_map(out, value, depth, cap),
         _ => out.push_str(&value.to_string()),
     }
 }
@@ -69,29 +71,34 @@ pub fn f64_if_float(value: &Value) -> Option<f64> {
     }
 }
 
-fn write_seq(out: &mut String, value: &Value, depth: usize) {
+fn write_seq(out: &mut String, value: &Value, depth: usize, cap: usize) {
     out.push('[');
     if let Ok(items) = value.try_iter() {
         for (i, item) in items.enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            write_repr_at(out, &item, depth + 1);
+            write_repr_at(out, &item, depth + 1, cap);
         }
     }
     out.push(']');
 }
 
-fn write_map(out: &mut String, value: &Value, depth: usize) {
+fn write_map(out: &mut String, value: &Value, depth: usize, cap: usize) {
     out.push('{');
     if let Ok(keys) = value.try_iter() {
         for (i, key) in keys.enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            write_repr_at(out, &key, depth + 1);
+            write_repr_at(out, &key, depth + 1, cap);
             out.push_str(": ");
-            write_repr_at(out, &value.get_item(&key).unwrap_or_default(), depth + 1);
+            write_repr_at(
+                out,
+                &value.get_item(&key).unwrap_or_default(),
+                depth + 1,
+                cap,
+            );
         }
     }
     out.push('}');
@@ -108,12 +115,23 @@ mod tests {
             "it's": "\"q\"\n"
         })));
         assert_eq!(
-            py_str(&v),
+            py_str(&v, usize::MAX).unwrap(),
             r#"{'a': [1, 2.0, 'x', None, True], "it's": '"q"\n'}"#
         );
-        assert_eq!(py_str(&Value::from("plain")), "plain");
+        assert_eq!(py_str(&Value::from("plain"), 5).unwrap(), "plain");
         // CPython: str(['a\xa0b\u200bc', 'x\U000f0000']) escapes what is not printable.
         let v = Value::from(vec!["a\u{a0}b\u{200b}c", "x\u{f0000}"]);
-        assert_eq!(py_str(&v), r"['a\xa0b\u200bc', 'x\U000f0000']");
+        assert_eq!(
+            py_str(&v, 100).unwrap(),
+            r"['a\xa0b\u200bc', 'x\U000f0000']"
+        );
+    }
+
+    #[test]
+    fn printing_stops_at_the_cap() {
+        let long = Value::from("x".repeat(1000));
+        let many = Value::from(vec![long; 1000]);
+        assert!(py_str(&many, 10_000).is_err());
+        assert!(py_str(&Value::from("plain"), 4).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! `tojson` is serde_json's compact, HTML-escaped form, so it is replaced here.
 
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
-use minijinja::{Error, ErrorKind};
+use minijinja::{Error, ErrorKind, State};
 
 use toolbridge_grammar::render::pyliteral::float_repr;
 
@@ -20,12 +20,19 @@ struct DumpOptions {
     item_separator: String,
     key_separator: String,
     sort_keys: bool,
+    /// The longest text this call may build: the bytes left to the render.
+    cap: usize,
 }
 
 /// The `tojson` filter: `tojson(x, ensure_ascii=False, indent=None, separators=None,
 /// sort_keys=False)`, arguments by position or by name as Python allows.
-pub fn tojson(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
-    let options = DumpOptions::from_args(&args, &kwargs)?;
+pub fn tojson(
+    state: &State,
+    value: Value,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let options = DumpOptions::from_args(&args, &kwargs, super::limits::bytes_left(state))?;
     kwargs.assert_all_used()?;
     let mut out = String::new();
     dump(&mut out, &value, &options, 0)?;
@@ -33,7 +40,7 @@ pub fn tojson(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String,
 }
 
 impl DumpOptions {
-    fn from_args(args: &[Value], kwargs: &Kwargs) -> Result<Self, Error> {
+    fn from_args(args: &[Value], kwargs: &Kwargs, cap: usize) -> Result<Self, Error> {
         const NAMES: [&str; 4] = ["ensure_ascii", "indent", "separators", "sort_keys"];
         if args.len() > NAMES.len() {
             return Err(type_error(format!(
@@ -59,6 +66,7 @@ impl DumpOptions {
             item_separator,
             key_separator,
             sort_keys: sort_keys.is_true(),
+            cap,
         })
     }
 }
@@ -99,6 +107,9 @@ fn separators_text(separators: &Value, indented: bool) -> Result<(String, String
 const MAX_DEPTH: usize = 512;
 
 fn dump(out: &mut String, value: &Value, options: &DumpOptions, depth: usize) -> Result<(), Error> {
+    if out.len() > options.cap {
+        return Err(super::limits::too_large());
+    }
     if depth > MAX_DEPTH {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
@@ -190,10 +201,10 @@ fn dump_seq(
     }
     out.push('[');
     for (i, item) in items.iter().enumerate() {
-        open_item(out, i, options, depth + 1);
+        open_item(out, i, options, depth + 1)?;
         dump(out, item, options, depth + 1)?;
     }
-    close_container(out, options, depth);
+    close_container(out, options, depth)?;
     out.push(']');
     Ok(())
 }
@@ -214,12 +225,12 @@ fn dump_map(
     }
     out.push('{');
     for (i, key) in keys.iter().enumerate() {
-        open_item(out, i, options, depth + 1);
+        open_item(out, i, options, depth + 1)?;
         dump_string(out, &key_text(key)?, options);
         out.push_str(&options.key_separator);
         dump(out, &value.get_item(key)?, options, depth + 1)?;
     }
-    close_container(out, options, depth);
+    close_container(out, options, depth)?;
     out.push('}');
     Ok(())
 }
@@ -255,7 +266,33 @@ fn key_text(key: &Value) -> Result<String, Error> {
     }
 }
 
-fn open_item(out: &mut String, index: usize, options: &DumpOptions, depth: usize) {
+/// Fails when `extra` more bytes would take `out` past the cap.
+fn room(out: &str, options: &DumpOptions, extra: usize) -> Result<(), Error> {
+    if out.len().saturating_add(extra) > options.cap {
+        return Err(super::limits::too_large());
+    }
+    Ok(())
+}
+
+/// The bytes of a newline and `depth` indents.
+fn indent_bytes(options: &DumpOptions, depth: usize) -> usize {
+    options
+        .indent
+        .as_ref()
+        .map_or(0, |indent| indent.len().saturating_mul(depth) + 1)
+}
+
+fn open_item(
+    out: &mut String,
+    index: usize,
+    options: &DumpOptions,
+    depth: usize,
+) -> Result<(), Error> {
+    room(
+        out,
+        options,
+        options.item_separator.len() + options.key_separator.len() + indent_bytes(options, depth),
+    )?;
     if index > 0 {
         out.push_str(&options.item_separator);
     }
@@ -265,15 +302,18 @@ fn open_item(out: &mut String, index: usize, options: &DumpOptions, depth: usize
             out.push_str(indent);
         }
     }
+    Ok(())
 }
 
-fn close_container(out: &mut String, options: &DumpOptions, depth: usize) {
+fn close_container(out: &mut String, options: &DumpOptions, depth: usize) -> Result<(), Error> {
+    room(out, options, indent_bytes(options, depth))?;
     if let Some(indent) = &options.indent {
         out.push('\n');
         for _ in 0..depth {
             out.push_str(indent);
         }
     }
+    Ok(())
 }
 
 fn type_error(message: String) -> Error {

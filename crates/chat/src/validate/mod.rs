@@ -1,9 +1,17 @@
-//! Checks a request must pass before anything renders or generates from it.
+//! Checks a request must pass before anything renders or generates from it, as OpenAI
+//! makes them and with its wording ([`refusal`]).
 //!
-//! Parsing accepts anything of the right shape; these are the checks across fields that
-//! OpenAI makes and that, skipped, turn into silent misbehaviour later: a `tool_choice` that
-//! names a tool the request does not declare would otherwise be ignored or force a call no
-//! grammar can express.
+//! Parsing accepts anything of the right shape; these are the checks on values and across
+//! fields that, skipped, turn into silent misbehaviour or wasted work later: a role the
+//! template does not know, a tool result with no call before it, a `tool_choice` naming a
+//! tool the request does not declare, a tool name no grammar should have to force. Where
+//! toolbridge is deliberately more lenient than OpenAI, the module that makes the check
+//! says so (and the README lists it).
+
+mod fields;
+mod messages;
+mod refusal;
+mod tools;
 
 use crate::error::ApiError;
 use crate::request::ChatRequest;
@@ -13,17 +21,12 @@ impl ChatRequest {
     /// Checks the request as OpenAI does before generating; the error names the parameter
     /// at fault.
     pub fn validate(&self) -> Result<(), ApiError> {
-        if self.messages.is_empty() {
-            return Err(ApiError::invalid_request(
-                "Invalid 'messages': empty array. Expected an array with at least one message.",
-            )
-            .with_param("messages")
-            .with_code("empty_array"));
+        messages::check(&self.messages)?;
+        tools::check(self.tools())?;
+        if let Some(choice) = &self.tool_choice {
+            self.check_tool_choice(choice)?;
         }
-        match &self.tool_choice {
-            Some(choice) => self.check_tool_choice(choice),
-            None => Ok(()),
-        }
+        fields::check(self)
     }
 
     /// A choice that calls tools needs tools, and may only name declared ones.
