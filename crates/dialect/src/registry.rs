@@ -23,7 +23,7 @@ use crate::dialects::json_list::{
 };
 use crate::dialects::kimi::KimiK2;
 use crate::dialects::lfm2::Lfm2;
-use crate::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use crate::dialects::llama3::{Llama3Json, Llama3Pythonic};
 use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::minimax_m3::MiniMaxM3;
 use crate::dialects::mistral::Mistral;
@@ -49,10 +49,13 @@ impl Default for Registry {
         };
         registry.register(Arc::new(NativeDialect(Hermes)), &["qwen2.5"]);
         registry.register(
-            Arc::new(Llama3Dialect),
+            Arc::new(NativeDialect(Llama3Json)),
             &["llama3.1", "llama3.2", "llama3.3"],
         );
-        registry.register(Arc::new(Llama3PythonicDialect), &["llama4_pythonic"]);
+        registry.register(
+            Arc::new(NativeDialect(Llama3Pythonic)),
+            &["llama4_pythonic"],
+        );
         registry.register(Arc::new(NativeDialect(Mistral::V3)), &["mistral_nemo"]);
         registry.register(
             Arc::new(firefunction::dialect(Default::default())),
@@ -99,7 +102,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::MuseGlimmer)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::KimiK3)), &[]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
-        registry.register(Arc::new(Gemma3Pythonic), &[]);
+        registry.register(Arc::new(NativeDialect(Gemma3Pythonic)), &[]);
         registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
         registry.register(Arc::new(NativeDialect(GigaChat)), &[]);

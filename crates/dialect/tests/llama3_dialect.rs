@@ -7,7 +7,7 @@ use std::path::Path;
 
 mod common;
 
-use common::split::parsed_however_cut;
+use common::split::{message_of, parsed_however_cut};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
@@ -16,12 +16,16 @@ use toolbridge_chat::{
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::detect::resolve;
 use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::dialects::llama3::{Llama3Dialect, Llama3PythonicDialect};
+use toolbridge_dialect::dialects::framed_native::NativeDialect;
+use toolbridge_dialect::dialects::llama3::{Llama3Json, Llama3Pythonic};
 use toolbridge_dialect::parser::parse_all;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::tool_ids::SequentialIds;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
+
+const LLAMA3: NativeDialect<Llama3Json> = NativeDialect(Llama3Json);
+const LLAMA3_PYTHONIC: NativeDialect<Llama3Pythonic> = NativeDialect(Llama3Pythonic);
 
 fn shared(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -101,7 +105,7 @@ fn seed_002_zero_shot_prompt_byte_for_byte() {
         Message::system("You are a helpful assistant."),
         Message::user("What is the weather in SF and Seattle?"),
     ]);
-    let prepared = Llama3PythonicDialect
+    let prepared = LLAMA3_PYTHONIC
         .prepare(&request, &template("mistral.rs/llama3.jinja"))
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(&prepared.prompt, expected);
@@ -128,7 +132,7 @@ fn seed_002_e2e_prompt_byte_for_byte() {
         result_1,
         result_2,
     ]);
-    let prepared = Llama3PythonicDialect
+    let prepared = LLAMA3_PYTHONIC
         .prepare(&request, &template("mistral.rs/llama3.jinja"))
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(&prepared.prompt, expected);
@@ -152,13 +156,13 @@ fn seed_002_outputs_parse_into_the_right_calls() {
             json!({"city": "Seattle", "metric": "celsius"}),
         ),
     ];
-    for dialect in [&Llama3PythonicDialect as &dyn Dialect, &Llama3Dialect] {
+    for dialect in [&LLAMA3_PYTHONIC as &dyn Dialect, &LLAMA3] {
         assert_eq!(calls_of(dialect, output), expected);
         let tagged = format!("<|python_tag|>{output}");
         assert_eq!(calls_of(dialect, &tagged), expected);
     }
     let answer = "The weather is 25 C in San Francisco and 21 C in Seattle.";
-    assert!(calls_of(&Llama3PythonicDialect, answer).is_empty());
+    assert!(calls_of(&LLAMA3_PYTHONIC, answer).is_empty());
     println!("seed 002: outputs parse into 2 calls and 1 answer");
 }
 
@@ -168,7 +172,7 @@ fn llama_3_1s_template_is_detected_and_shows_the_tools() {
     assert_eq!(resolve(&source, &Registry::default()).dialect, "llama3");
     let template = template("llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
     let request = seed_request(vec![Message::user("Weather in Paris?")]);
-    let prepared = Llama3Dialect
+    let prepared = LLAMA3
         .prepare(&request, &template)
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(prepared.prompt.contains("\"name\": \"get_weather\""));
@@ -192,19 +196,19 @@ fn built_in_tools_go_to_the_template_and_come_back_after_the_python_tag() {
     ));
     let mut request = ChatRequest::new("m", vec![Message::user("News?")]);
     request.tools = Some(vec![brave, get_weather()]);
-    let prepared = Llama3Dialect
+    let prepared = LLAMA3
         .prepare(&request, &template)
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(prepared.prompt.contains("Tools: brave_search\n"));
     let calls = calls_of(
-        &Llama3Dialect,
+        &LLAMA3,
         "<|python_tag|>brave_search.call(query=\"latest news\")",
     );
     assert_eq!(
         calls,
         vec![("brave_search".to_string(), json!({"query": "latest news"}))]
     );
-    let code = calls_of(&Llama3Dialect, "<|python_tag|>print(1 + 1)");
+    let code = calls_of(&LLAMA3, "<|python_tag|>print(1 + 1)");
     assert_eq!(
         code,
         vec![(
@@ -223,7 +227,7 @@ fn a_past_turn_with_two_calls_becomes_two_turns_for_llama_3_1() {
         Message::tool("a", "25"),
         Message::tool("b", "21"),
     ]);
-    let prepared = Llama3Dialect
+    let prepared = LLAMA3
         .prepare(&request, &template)
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(
@@ -270,7 +274,7 @@ fn tool_choice_shapes_the_json_grammar() {
     let weather = r#"{"name": "get_weather", "parameters": {"location": "Paris"}}"#;
     let add = r#"{"name": "add", "parameters": {"a": 1}}"#;
     let prepare = |choice, parallel| {
-        Llama3Dialect
+        LLAMA3
             .prepare(&choice_request(choice, parallel), &template)
             .unwrap_or_else(|error| panic!("{error}"))
     };
@@ -292,7 +296,7 @@ fn tool_choice_shapes_the_json_grammar() {
 fn tool_choice_shapes_the_pythonic_grammar() {
     let template = template("mistral.rs/llama3.jinja");
     let prepare = |choice, parallel| {
-        Llama3PythonicDialect
+        LLAMA3_PYTHONIC
             .prepare(&choice_request(choice, parallel), &template)
             .unwrap_or_else(|error| panic!("{error}"))
     };
@@ -315,14 +319,14 @@ fn tool_choice_shapes_the_pythonic_grammar() {
 proptest! {
     #[test]
     fn the_parser_never_panics_and_keeps_every_split_alike(text in "[\\[\\]{}()\"':=,;. a-z0-9<|>_\n]{0,60}") {
-        parsed_however_cut(&|| Llama3Dialect.parser(), &text);
+        parsed_however_cut(&|| LLAMA3.parser(), &text);
     }
 }
 
 #[test]
 fn the_pythonic_dialect_keeps_pythonic_templates_and_replaces_json_ones() {
     let request = seed_request(vec![Message::user("Weather in Paris?")]);
-    let pythonic = Llama3PythonicDialect
+    let pythonic = LLAMA3_PYTHONIC
         .prepare(
             &request,
             &template("vllm/tool_chat_template_llama3.2_pythonic.jinja"),
@@ -330,7 +334,7 @@ fn the_pythonic_dialect_keeps_pythonic_templates_and_replaces_json_ones() {
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(pythonic.prompt.contains("python list"));
     assert!(!pythonic.prompt.contains("Customized Functions"));
-    let official = Llama3PythonicDialect
+    let official = LLAMA3_PYTHONIC
         .prepare(
             &request,
             &template("llama.cpp/meta-llama-Llama-3.2-3B-Instruct.jinja"),
@@ -340,4 +344,38 @@ fn the_pythonic_dialect_keeps_pythonic_templates_and_replaces_json_ones() {
         .prompt
         .contains("Customized Functions: [{'name': 'get_weather'"));
     assert!(!official.prompt.contains("\"parameters\": dictionary"));
+}
+
+/// `text` in pieces of `size` bytes (it is ASCII).
+fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    (0..text.len())
+        .step_by(size)
+        .map(move |at| &text[at..(at + size).min(text.len())])
+}
+
+/// A call of about 40 KB reads the same whole and in 1- and 16-byte pieces, in each way
+/// Llama 3 writes one (a streamed candidate over 32 KB was once content while the same
+/// text whole was a call); one past the region bound is content, the same either way.
+#[test]
+fn a_long_call_reads_the_same_however_it_is_cut() {
+    let forms = [
+        r#"{"name": "write_file", "parameters": {"path": "a.txt", "content": "LONG"}}"#,
+        "[write_file(path='a.txt', content='LONG')]",
+        r#"<|python_tag|>{"name": "write_file", "parameters": {"content": "LONG"}}"#,
+    ];
+    for (len, calls) in [(40 << 10, 1), (70 << 10, 0)] {
+        for form in forms {
+            let text = format!("Saving it. {}", form.replace("LONG", &"x".repeat(len)));
+            let whole = message_of(LLAMA3_PYTHONIC.parser().as_mut(), [text.as_str()]);
+            for size in [1, 16] {
+                let cut = message_of(LLAMA3_PYTHONIC.parser().as_mut(), pieces(&text, size));
+                assert_eq!(cut, whole, "{size}-byte pieces of {len} bytes: {form}");
+            }
+            assert_eq!(whole.calls().len(), calls, "{len} bytes: {form}");
+            if calls == 0 {
+                assert_eq!(whole.content_text(), text);
+            }
+        }
+    }
+    println!("a 40 KB call: the same whole and in 1- and 16-byte pieces, in 3 forms");
 }

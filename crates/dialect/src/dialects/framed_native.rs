@@ -42,6 +42,12 @@ pub trait Native: Send + Sync {
     /// The words that switch a lazy grammar on.
     fn triggers(&self) -> Vec<Trigger>;
 
+    /// The triggers of a grammar over `tools`; by default [`Native::triggers`]. Families
+    /// whose triggers name the tools (pythonic lists open with `[name(`) say them here.
+    fn triggers_for(&self, _tools: &[&Tool]) -> Vec<Trigger> {
+        self.triggers()
+    }
+
     /// The markers of the parser; `tools` are the request's callable tools, for families
     /// whose decoding reads the schemas (argument types restored in XML formats).
     fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)>;
@@ -220,7 +226,7 @@ impl<N: Native> Dialect for NativeDialect<N> {
         } else {
             Some(Constraint {
                 grammar: family.grammar(&choice.callable, choice.parallel, choice.forced)?,
-                triggers: family.triggers(),
+                triggers: family.triggers_for(&choice.callable),
                 lazy: family.lazy(choice.forced),
             })
         };

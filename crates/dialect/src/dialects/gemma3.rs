@@ -1,43 +1,56 @@
 //! Gemma 3 with vLLM's pythonic tool template: the template shows the tools and asks for
 //! "a python list of the function calls", and the model answers with a bare list in its
 //! content, `[get_weather(city="Paris")]`, read as Llama 3.2's zero-shot lists are
-//! ([`Llama3Parser`]) with the same grammar ([`pythonic::prepared`]). Results go back as
-//! the template writes them (`<tool_response>` in a user turn).
+//! ([`llama3::markers`], argument types restored from the schemas) with the same grammar
+//! ([`list_grammar`]). Results go back as the template writes them (`<tool_response>` in a
+//! user turn).
 //!
 //! The template writes a past call's arguments without commas between them (its `first`
 //! flag is reset in every loop iteration): [`crate::toolkit::pycall`] reads those too.
 
-use serde_json::Map;
-use toolbridge_chat::ChatRequest;
+use serde_json::Value;
+use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_grammar::{Grammar, Trigger};
 
-use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use crate::dialects::llama3_parser::Llama3Parser;
-use crate::dialects::prep::{history, render};
-use crate::dialects::pythonic;
-use crate::parser::StreamParser;
-use crate::toolkit::choice::Choice;
+use crate::dialect::DialectError;
+use crate::dialects::framed_native::Native;
+use crate::dialects::llama3;
+use crate::dialects::prep::history;
+use crate::dialects::pythonic::{list_grammar, list_triggers};
+use crate::toolkit::framed::Action;
+use crate::toolkit::typed_args::ParameterTypes;
 
 /// The Gemma 3 pythonic dialect; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Gemma3Pythonic;
 
-impl Dialect for Gemma3Pythonic {
+impl Native for Gemma3Pythonic {
     fn name(&self) -> &'static str {
         "gemma3_pythonic"
     }
 
-    fn prepare(
+    fn grammar(
         &self,
-        request: &ChatRequest,
-        template: &ChatTemplate,
-    ) -> Result<Prepared, DialectError> {
-        let choice = Choice::of(request)?;
-        let messages = history(request)?;
-        let prompt = render(template, &messages, choice.shown, Map::new())?;
-        pythonic::prepared(request, &choice, prompt)
+        tools: &[&Tool],
+        parallel: bool,
+        _forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        list_grammar(tools, parallel)
     }
 
-    fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(Llama3Parser::new())
+    fn triggers(&self) -> Vec<Trigger> {
+        self.triggers_for(&[])
+    }
+
+    fn triggers_for(&self, tools: &[&Tool]) -> Vec<Trigger> {
+        list_triggers(tools)
+    }
+
+    fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)> {
+        llama3::markers(ParameterTypes::new(tools))
+    }
+
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        Ok(vec![history(request)?])
     }
 }

@@ -1,4 +1,4 @@
-//! Llama 3.1 / 3.2 / 3.3: two dialects over one parser ([`Llama3Parser`]).
+//! Llama 3.1 / 3.2 / 3.3: two dialects over one parser ([`markers`]).
 //!
 //! **`llama3`** (JSON calls): the model's own template shows the tools (Llama 3.1's in the
 //! first user turn, "Respond in the format {"name": function name, "parameters": …}") and the
@@ -23,29 +23,60 @@
 //! `<|python_tag|>[f(a=1)]`, ending `<|eom_id|>`; their results go back in one `ipython` turn
 //! as a Python list. Templates whose own tool prompt asks for pythonic calls (vLLM's Llama
 //! 3.2 and Llama 4 pythonic templates) are rendered as they are; the official Llama 3.x
-//! templates, which ask for JSON, get the zero-shot prompt instead.
+//! templates, which ask for JSON, get the zero-shot prompt instead. Argument types are
+//! restored from the schemas (pythonic templates may write every value as text: vLLM's
+//! Llama 4 template writes `count="5"`).
+//!
+//! The parser ([`markers`], Gemma 3's too) reads every way Llama 3.x writes a call:
+//!
+//! - a JSON object, `{"name": "get_weather", "parameters": {"city": "Paris"}}` (what its
+//!   templates ask for; `arguments` and `"type": "function"` are read too), several of them
+//!   separated by `;` or new lines, or a JSON list of them;
+//! - a pythonic list, `[get_weather(city='Paris'), get_time()]`;
+//! - after `<|python_tag|>`: a built-in call `brave_search.call(query="…")`, JSON calls or
+//!   a pythonic list, or else code, which is a call of `code_interpreter` with `{"code": …}`.
+//!   The python tag has no closing marker (the turn ends with `<|eom_id|>`, an end-of-
+//!   generation token), so what follows it is decided when the output ends.
+//!
+//! The calls in content have no marker: each `{` and `[` opens an inline region
+//! ([`Action::Inline`]) that is a call only if its text opens as one (a call's key; a
+//! name and `(`, or an object) and, once whole, reads as one; anything else is content as
+//! written, and streams at once where its opening already says so. Whitespace before a
+//! call, and whitespace and a `;` or `,` after one, are layout.
 //!
 //! Both: stops none beyond the request's (`<|eot_id|>` and `<|eom_id|>` are end-of-generation
 //! tokens); off-format calls are read too ([`crate::toolkit::off_format`]).
+
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::render::pyliteral::{functions_repr, python_repr};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 
-use crate::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
-use crate::dialects::llama3_parser::{Llama3Parser, PYTHON_TAG};
+use crate::dialect::{ChatTemplate, DialectError};
+use crate::dialects::framed_native::{words, Native};
 use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render, repeated};
-use crate::dialects::pythonic;
-use crate::parser::StreamParser;
-use crate::toolkit::choice::Choice;
-use crate::toolkit::pycall::write_list;
+use crate::dialects::pythonic::{list_grammar, list_triggers};
+use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
+use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
+use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
+use crate::toolkit::typed_args::ParameterTypes;
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
 pub const BUILTIN_TOOLS: [&str; 3] = ["brave_search", "wolfram_alpha", "code_interpreter"];
 
+/// The built-in tool that runs the code written after `<|python_tag|>`.
+const CODE_INTERPRETER: &str = "code_interpreter";
+
+/// Llama 3.1's marker for a built-in call or code.
+const PYTHON_TAG: &str = "<|python_tag|>";
+
 /// What opens a JSON call, the lazy grammar's trigger.
 const CALL_OPEN: &str = "{\"name\": \"";
+
+/// The longest name a pythonic list may open with.
+const MAX_NAME: usize = 256;
 
 /// What a template's own prompt says when it asks for pythonic calls.
 const PYTHONIC_PROMPTS: [&str; 3] = ["python list", "[func_name1(", "[func_name("];
@@ -55,25 +86,63 @@ const SEPARATOR: &str = "; ";
 
 /// Llama 3.x with JSON calls; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Llama3Dialect;
+pub struct Llama3Json;
 
 /// Llama 3.x with zero-shot pythonic calls; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Llama3PythonicDialect;
+pub struct Llama3Pythonic;
 
-impl Dialect for Llama3Dialect {
+impl Native for Llama3Json {
     fn name(&self) -> &'static str {
         "llama3"
     }
 
-    fn prepare(
+    fn grammar(
         &self,
-        request: &ChatRequest,
+        tools: &[&Tool],
+        parallel: bool,
+        _forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        json_grammar(tools, parallel)
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        words(&[CALL_OPEN])
+    }
+
+    /// `{"name": "` for the tools called in JSON, the `<|python_tag|>` token for the
+    /// built-ins.
+    fn triggers_for(&self, tools: &[&Tool]) -> Vec<Trigger> {
+        let (builtin, custom) = builtin_and_custom(tools);
+        let mut triggers = Vec::new();
+        if !custom.is_empty() {
+            triggers.extend(self.triggers());
+        }
+        if !builtin.is_empty() {
+            triggers.push(Trigger::Token(python_tag()));
+        }
+        triggers
+    }
+
+    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+        markers(ParameterTypes::default())
+    }
+
+    /// The history with past calls' arguments as objects, then with one call per turn.
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        let messages = history(request)?;
+        let split = one_call_per_message(&messages);
+        Ok(vec![messages, split])
+    }
+
+    /// The template rendered with the built-in tools among `tools` as `builtin_tools`.
+    fn render(
+        &self,
         template: &ChatTemplate,
-    ) -> Result<Prepared, DialectError> {
-        let choice = Choice::of(request)?;
-        let builtin: Vec<&str> = choice
-            .shown
+        messages: Vec<Value>,
+        tools: &[Tool],
+    ) -> Result<String, DialectError> {
+        let builtin: Vec<&str> = tools
             .iter()
             .map(Tool::name)
             .filter(|name| BUILTIN_TOOLS.contains(name))
@@ -82,62 +151,65 @@ impl Dialect for Llama3Dialect {
         if !builtin.is_empty() {
             extra.insert("builtin_tools".into(), json!(builtin));
         }
-        let messages = history(request)?;
-        let prompt = match render(template, &messages, choice.shown, extra.clone()) {
-            Ok(prompt) => prompt,
-            Err(_) => render(
-                template,
-                &one_call_per_message(&messages),
-                choice.shown,
-                extra,
-            )?,
-        };
-        choice.prepared(
-            request,
-            prompt,
-            Box::new(Llama3Parser::new()),
-            json_constraint,
-        )
-    }
-
-    fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(Llama3Parser::new())
+        render(template, &messages, tools, extra)
     }
 }
 
-impl Dialect for Llama3PythonicDialect {
+impl Native for Llama3Pythonic {
     fn name(&self) -> &'static str {
         "llama3_pythonic"
     }
 
-    fn prepare(
+    fn grammar(
         &self,
-        request: &ChatRequest,
+        tools: &[&Tool],
+        parallel: bool,
+        _forced: bool,
+    ) -> Result<Grammar, DialectError> {
+        list_grammar(tools, parallel)
+    }
+
+    fn triggers(&self) -> Vec<Trigger> {
+        self.triggers_for(&[])
+    }
+
+    fn triggers_for(&self, tools: &[&Tool]) -> Vec<Trigger> {
+        list_triggers(tools)
+    }
+
+    fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)> {
+        markers(ParameterTypes::new(tools))
+    }
+
+    fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
+        Ok(vec![history(request)?])
+    }
+
+    /// The template's own prompt where it asks for pythonic calls (vLLM's Llama 3.2 and
+    /// Llama 4 pythonic templates), else the zero-shot prompt: Llama 3.x's official
+    /// templates ask for JSON.
+    fn render(
+        &self,
         template: &ChatTemplate,
-    ) -> Result<Prepared, DialectError> {
-        let choice = Choice::of(request)?;
-        let messages = history(request)?;
-        let own = render(template, &messages, choice.shown, Map::new());
+        messages: Vec<Value>,
+        tools: &[Tool],
+    ) -> Result<String, DialectError> {
+        let own = render(template, &messages, tools, Map::new());
+        if tools.is_empty() {
+            return own;
+        }
         let bare = render(template, &messages, &[], Map::new());
-        // The template's own tool prompt is used only where it asks for pythonic calls
-        // (vLLM's Llama 3.2 and Llama 4 pythonic templates); Llama 3.x's official
-        // templates ask for JSON, so the zero-shot prompt replaces theirs.
         let shows_tools = match (&own, &bare) {
             (Ok(own), Ok(bare)) => {
                 own != bare && PYTHONIC_PROMPTS.iter().any(|tell| own.contains(tell))
             }
             _ => false,
         };
-        let prompt = if shows_tools || choice.shown.is_empty() {
-            own?
+        if shows_tools {
+            own
         } else {
-            zero_shot_prompt(template, &messages, choice.shown)?
-        };
-        pythonic::prepared(request, &choice, prompt)
-    }
-
-    fn parser(&self) -> Box<dyn StreamParser + Send> {
-        Box::new(Llama3Parser::new())
+            zero_shot_prompt(template, &messages, tools)
+        }
     }
 }
 
@@ -234,17 +306,10 @@ fn pythonic_calls(calls: &[Value]) -> String {
 
 /// `{"name": "<tool>", "parameters": <arguments>}`, `; `-separated with `parallel`; the
 /// built-ins after `<|python_tag|>`.
-fn json_constraint(
-    tools: &[&Tool],
-    lazy: bool,
-    parallel: bool,
-) -> Result<Constraint, DialectError> {
-    let (builtin, custom): (Vec<&Tool>, Vec<&Tool>) = tools
-        .iter()
-        .partition(|tool| BUILTIN_TOOLS.contains(&tool.name()));
+fn json_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
+    let (builtin, custom) = builtin_and_custom(tools);
     let mut grammar = Grammar::new("root");
     let mut roots = Vec::new();
-    let mut triggers = Vec::new();
     if !custom.is_empty() {
         let call = Expr::Seq(vec![
             Expr::literal(CALL_OPEN),
@@ -253,31 +318,36 @@ fn json_constraint(
         ]);
         grammar.set_rule("call", call);
         roots.push(repeated(Expr::reference("call"), SEPARATOR, parallel));
-        triggers.push(Trigger::Word(CALL_OPEN.to_string()));
     }
     if !builtin.is_empty() {
-        let python_tag = Token::Text(PYTHON_TAG.to_string());
         let calls = builtin
             .iter()
             .map(|tool| builtin_call(tool.name()))
             .collect();
         roots.push(Expr::Seq(vec![
-            Expr::Token(python_tag.clone()),
+            Expr::Token(python_tag()),
             Expr::group(Expr::Alt(calls)),
         ]));
-        triggers.push(Trigger::Token(python_tag));
     }
     grammar.set_rule("root", Expr::Alt(roots));
-    Ok(Constraint {
-        grammar,
-        triggers,
-        lazy,
-    })
+    Ok(grammar)
+}
+
+/// `tools` split into the built-ins and the others.
+fn builtin_and_custom<'a>(tools: &[&'a Tool]) -> (Vec<&'a Tool>, Vec<&'a Tool>) {
+    tools
+        .iter()
+        .partition(|tool| BUILTIN_TOOLS.contains(&tool.name()))
+}
+
+/// The `<|python_tag|>` token.
+fn python_tag() -> Token {
+    Token::Text(PYTHON_TAG.to_string())
 }
 
 /// `brave_search.call(query="…")`, `wolfram_alpha.call(query="…")`, or code.
 fn builtin_call(name: &str) -> Expr {
-    if name == "code_interpreter" {
+    if name == CODE_INTERPRETER {
         return Expr::repeat(Expr::AnyChar, 1, None);
     }
     let not_quote = Expr::Class(CharClass::new(
@@ -289,4 +359,122 @@ fn builtin_call(name: &str) -> Expr {
         Expr::repeat(not_quote, 0, None),
         Expr::literal("\")"),
     ])
+}
+
+/// Llama 3's parser, Gemma 3's too (see the module docs): `{` and `[` open calls written
+/// bare in content, `<|python_tag|>` what the rest of the output is. Each call's string
+/// arguments are typed from `types` (no tools: as written).
+pub fn markers(types: ParameterTypes) -> Vec<(String, Action)> {
+    let types = Arc::new(types);
+    // An object that opens with a key no call has is data, and streams at once.
+    let opens_object = Pat::Seq(vec![
+        Pat::lit("{"),
+        Pat::Ws,
+        Pat::Alt(
+            BARE_CALL_KEYS
+                .iter()
+                .map(|key| Pat::lit(format!("\"{key}\"")))
+                .collect(),
+        ),
+    ]);
+    let opens_list = Pat::Seq(vec![
+        Pat::lit("["),
+        Pat::Ws,
+        Pat::Alt(vec![Pat::lit("{"), Pat::name("(", MAX_NAME)]),
+    ]);
+    let inline = |opens: Pat, call: Pat| {
+        let body = Pat::Seq(vec![Pat::ahead(opens), call, separator()]);
+        let decode = typed(Arc::clone(&types), |captures| bare_calls(captures.first()?));
+        Action::Inline(Region { body, decode })
+    };
+    let python = Region {
+        body: Pat::Rest,
+        decode: typed(Arc::clone(&types), |captures| {
+            Some(python_calls(captures.first()?))
+        }),
+    };
+    vec![
+        ("{".into(), inline(opens_object, Pat::Json)),
+        ("[".into(), inline(opens_list, Pat::Literal)),
+        (PYTHON_TAG.into(), Action::Call(python)),
+    ]
+}
+
+/// A `;` or `,` after a call, with the blanks before it, or nothing.
+fn separator() -> Pat {
+    Pat::Alt(vec![
+        Pat::Seq(vec![Pat::Ws, Pat::Alt(vec![Pat::lit(";"), Pat::lit(",")])]),
+        Pat::lit(""),
+    ])
+}
+
+/// `decode`, each call's arguments typed from `types`.
+fn typed(
+    types: Arc<ParameterTypes>,
+    decode: impl Fn(&[String]) -> Option<Vec<Call>> + Send + Sync + 'static,
+) -> Decode {
+    Arc::new(move |captures| {
+        let mut calls = decode(captures)?;
+        for call in &mut calls {
+            if let Some(arguments) = types.retype(&call.name, &call.arguments) {
+                call.arguments = arguments;
+            }
+        }
+        Some(calls)
+    })
+}
+
+/// The calls a complete `{…}` or `[…]` in content stands for: a JSON call object with its
+/// arguments key (`{"name": "Bob"}` is data), a list of them, or a pythonic call list.
+fn bare_calls(text: &str) -> Option<Vec<Call>> {
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        let calls = match &value {
+            Value::Array(items) if !items.is_empty() => items.iter().map(bare_call).collect(),
+            Value::Object(_) => bare_call(&value).map(|call| vec![call]),
+            _ => None,
+        };
+        if calls.is_some() {
+            return calls;
+        }
+    }
+    if !text.starts_with('[') {
+        return None;
+    }
+    python_calls_of(parse_calls(text)?).filter(|calls| !calls.is_empty())
+}
+
+/// The text after `<|python_tag|>`: JSON calls in a row, Python calls (a list, or a
+/// built-in's `brave_search.call(query="…")`), or else code for the interpreter.
+fn python_calls(code: &str) -> Vec<Call> {
+    let code = code.trim();
+    if code.is_empty() {
+        return Vec::new();
+    }
+    if let Some(calls) = json_calls_in_a_row(code) {
+        return calls;
+    }
+    if let Some(calls) = parse_calls(code).and_then(python_calls_of) {
+        return calls;
+    }
+    let arguments = json!({ "code": code }).to_string();
+    vec![Call::new(CODE_INTERPRETER, arguments)]
+}
+
+/// JSON calls one after another, separated by `;`, `,` or blanks, and nothing else.
+fn json_calls_in_a_row(text: &str) -> Option<Vec<Call>> {
+    let row = Pat::repeat(Pat::Seq(vec![Pat::Json, separator()]));
+    let values = row.captures_of(text)?;
+    let mut calls = Vec::new();
+    for value in &values {
+        calls.extend(bare_calls(value)?);
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// Calls read from Python syntax, their arguments as JSON text.
+fn python_calls_of(calls: Vec<PyCall>) -> Option<Vec<Call>> {
+    calls
+        .into_iter()
+        .map(|(name, arguments)| Some(Call::new(name, object_text(arguments)?)))
+        .collect()
 }

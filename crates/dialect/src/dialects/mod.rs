@@ -16,7 +16,6 @@ pub mod kimi;
 pub mod learned;
 pub mod lfm2;
 pub mod llama3;
-pub mod llama3_parser;
 pub mod minicpm3;
 pub mod minimax_m3;
 pub mod mistral;

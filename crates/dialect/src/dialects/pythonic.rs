@@ -1,49 +1,30 @@
 //! Pythonic call lists `[f(a=1), g(b='x')]` as a grammar over the tools' schemas, for the
 //! families trained to write them: Llama 3.2 / 4 zero-shot, LFM2 (inside
 //! `<|tool_call_start|>…<|tool_call_end|>`) and Gemma 3. Reading them back is
-//! [`crate::toolkit::pycall`]'s.
+//! [`crate::toolkit::pycall`]'s (bare in content: [`crate::dialects::llama3::markers`]).
 
 use serde_json::{Map, Value};
-use toolbridge_chat::{ChatRequest, Tool};
+use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, Constraint, DialectError, Prepared};
-use crate::dialects::llama3_parser::Llama3Parser;
-use crate::toolkit::choice::Choice;
-use crate::toolkit::typed_args::{ParameterTypes, TypedArguments};
+use crate::dialect::{checked_parameters, DialectError};
 
-/// What a pythonic dialect prepares once its prompt is rendered: the pythonic call grammar
-/// over the callable tools, and Llama 3's list parser with argument types restored from the
-/// schemas (pythonic templates may write every value as text: vLLM's Llama 4 template
-/// writes `count="5"`).
-pub fn prepared(
-    request: &ChatRequest,
-    choice: &Choice,
-    prompt: String,
-) -> Result<Prepared, DialectError> {
-    let typed = TypedArguments::new(Llama3Parser::new(), ParameterTypes::new(&choice.callable));
-    choice.prepared(request, prompt, Box::new(typed), pythonic_constraint)
-}
-
-/// `[f(a=…, b=…), …]` ([`call_list`]). Lazy on `[<name>(` for each tool, so a bracket in
-/// free text does not start a call.
-pub fn pythonic_constraint(
-    tools: &[&Tool],
-    lazy: bool,
-    parallel: bool,
-) -> Result<Constraint, DialectError> {
+/// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the
+/// content (Llama 3.2 / 4 zero-shot, Gemma 3).
+pub fn list_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
     let mut grammar = Grammar::new("root");
     let root = call_list(&mut grammar, tools, "", parallel)?;
     grammar.set_rule("root", root);
-    let triggers = tools
+    Ok(grammar)
+}
+
+/// What switches [`list_grammar`] on: `[<name>(` for each tool, so a bracket in free text
+/// does not start a call.
+pub fn list_triggers(tools: &[&Tool]) -> Vec<Trigger> {
+    tools
         .iter()
         .map(|tool| Trigger::Word(format!("[{}(", tool.name())))
-        .collect();
-    Ok(Constraint {
-        grammar,
-        triggers,
-        lazy,
-    })
+        .collect()
 }
 
 /// `{open}[f(a=…, b=…), …]`: each tool's parameters as keyword arguments in schema order,

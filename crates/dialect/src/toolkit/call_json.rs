@@ -81,6 +81,31 @@ pub fn call(value: &Value, keys: CallKeys) -> Option<Call> {
     })
 }
 
+/// The members a call written bare in content may have ([`bare_call`]).
+pub const BARE_CALL_KEYS: [&str; 5] = ["name", "type", "parameters", "arguments", "id"];
+
+/// A call written bare in content, read strictly: `{"name": …, "parameters" | "arguments":
+/// …}` with no members but [`BARE_CALL_KEYS`] and a `type` of `"function"`, so an object of
+/// data that has a `name` (`{"name": "Bob"}`) is no call.
+pub fn bare_call(value: &Value) -> Option<Call> {
+    let Value::Object(members) = value else {
+        return None;
+    };
+    if members
+        .keys()
+        .any(|key| !BARE_CALL_KEYS.contains(&key.as_str()))
+        || members.get("type").is_some_and(|kind| kind != "function")
+    {
+        return None;
+    }
+    let arguments = members.get("parameters").or(members.get("arguments"))?;
+    let name = members
+        .get("name")?
+        .as_str()
+        .filter(|name| !name.is_empty())?;
+    Some(Call::new(name, arguments_text(arguments)?))
+}
+
 /// The arguments as JSON object text: an object, a string holding one, or `{}` for none.
 pub fn arguments_text(arguments: &Value) -> Option<String> {
     match arguments {

@@ -27,13 +27,16 @@
 //!   gives its marker back as reasoning, and the reasoning goes on.
 //! - Whitespace before a call's marker and after a call is layout, unless text follows it
 //!   after the call (as in the Hermes parser): a reply that only calls has no content.
+//! - Calls written bare in content (Llama 3's `{"name": …}`) open at a marker that is their
+//!   own first character ([`Action::Inline`]); the region's pattern reads it, and checks
+//!   how the text opens ([`Pat::Ahead`]) so that other text in braces streams at once.
 //!
 //! A region is held only while its pattern still matches, so garbage after a marker is
 //! given back at its first byte that no call begins with; what a region's bound
 //! ([`MAX_REGION`]) cuts is a genuine long call, and it is large. Patterns that match any
 //! text, and so may hold prose ([`Pat::Rest`], a [`Pat::Until`] right after a marker), are
 //! bounded by [`MAX_PROSE`] instead, so prose after a marker cannot hold the output back
-//! for long.
+//! for long. Past its bound a region is not a call, read whole or in pieces alike.
 
 use std::sync::Arc;
 
@@ -99,6 +102,10 @@ pub enum Action {
     },
     /// Opens a call region.
     Call(Region),
+    /// Opens a call region that begins with the marker itself, for calls written bare in
+    /// content (`{` of Llama 3's `{"name": …}`, `[` of a pythonic list): the region's
+    /// pattern reads the marker too. Never opened inside reasoning.
+    Inline(Region),
 }
 
 /// The shape of a call region's text, matched as far as the text allows.
@@ -138,6 +145,9 @@ pub enum Pat {
     /// This pattern, captured as the text it matched (its own captures dropped): a region
     /// that holds several calls captures each whole, for its decoder to read one by one.
     Span(Box<Pat>),
+    /// This pattern must match here, or still may, but nothing is read (its captures
+    /// dropped): a region checks how its text opens before a scanner holds it whole.
+    Ahead(Box<Pat>),
 }
 
 impl Pat {
@@ -169,6 +179,10 @@ impl Pat {
 
     pub fn span(item: Pat) -> Pat {
         Pat::Span(Box::new(item))
+    }
+
+    pub fn ahead(item: Pat) -> Pat {
+        Pat::Ahead(Box::new(item))
     }
 
     /// The captures of `text` when this pattern matches all of it, as a whole output.
@@ -319,6 +333,18 @@ impl Pat {
                         }
                         None => Match::No,
                     },
+                    other => other,
+                }
+            }
+            Pat::Ahead(pat) => {
+                let Resume {
+                    captures: own,
+                    item,
+                    ..
+                } = resume;
+                let state = item.get_or_insert_with(Box::default);
+                match pat.resume(text, at, ended, own, state) {
+                    Match::Full(_) => Match::Full(at),
                     other => other,
                 }
             }
@@ -704,6 +730,10 @@ impl FramedParser {
                 }
             }
             Action::Call(_) => self.mode = Mode::Region(index),
+            Action::Inline(_) => {
+                self.pending.give_back(self.markers[index].0.len());
+                self.mode = Mode::Region(index);
+            }
         }
     }
 
@@ -775,21 +805,24 @@ impl FramedParser {
     /// 1 KB one does (1 MB ÷ 1 KB, 1-byte pieces: Cohere 1.47 → 1.04, Granite 1.58 → 0.92,
     /// Hermes 1.88 → 0.85; full table in `benches/parse-results.md`).
     fn scan_region(&mut self, marker: usize, ended: bool) -> bool {
-        let (marker_text, Action::Call(region)) = &self.markers[marker] else {
-            self.mode = Mode::Content;
-            return true;
+        let (marker_text, region, inline) = match &self.markers[marker] {
+            (text, Action::Call(region)) => (text, region, false),
+            (text, Action::Inline(region)) => (text, region, true),
+            _ => {
+                self.mode = Mode::Content;
+                return true;
+            }
         };
-        let matched = region.body.resume(
-            self.pending.from(0),
-            0,
-            ended,
-            &mut self.captures,
-            &mut self.region,
-        );
+        let (text, ended) = bounded(self.pending.from(0), ended);
+        let matched = region
+            .body
+            .resume(text, 0, ended, &mut self.captures, &mut self.region);
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
-            Match::Full(end) => (region.decode)(&self.captures).map(|calls| (end, calls)),
-            Match::Partial | Match::No => None,
+            Match::Full(end) if end <= MAX_REGION => {
+                (region.decode)(&self.captures).map(|calls| (end, calls))
+            }
+            Match::Full(_) | Match::Partial | Match::No => None,
         };
         self.captures.clear();
         self.region.clear();
@@ -808,6 +841,9 @@ impl FramedParser {
             (None, None) if virtual_marker => {}
             (None, None) => {
                 let text = marker_text.clone();
+                if inline {
+                    self.pending.take(text.len());
+                }
                 self.writer.write(&text, &mut self.events);
             }
         }
@@ -864,12 +900,32 @@ impl Held {
         self.text.len() - self.start
     }
 
+    /// Holds again the last `len` bytes decided, before any more text comes: an inline
+    /// region's marker, which its pattern reads.
+    fn give_back(&mut self, len: usize) {
+        self.start = self.start.saturating_sub(len);
+    }
+
     /// Decides the first `len` bytes held: they are no longer held, and are returned.
     fn take(&mut self, len: usize) -> &str {
         let from = self.start;
         self.start = (from + len).min(self.text.len());
         self.text.get(from..self.start).unwrap_or("")
     }
+}
+
+/// A region's text as its pattern reads it: at most [`MAX_REGION`] bytes and a character,
+/// then not ended. So a region past the bound is decided on the same text read whole as in
+/// pieces (whole, a 1 MB region was read to its end before it was given up).
+fn bounded(text: &str, ended: bool) -> (&str, bool) {
+    if text.len() <= MAX_REGION {
+        return (text, ended);
+    }
+    let mut end = MAX_REGION + 1;
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (&text[..end], false)
 }
 
 fn at_start_only(action: &Action) -> bool {
@@ -1172,6 +1228,42 @@ mod tests {
             )),
             [Event::Content(prose.into())]
         );
+    }
+
+    #[test]
+    fn an_inline_region_reads_its_marker_and_what_cannot_open_one_streams() {
+        let region = Region {
+            body: Pat::Seq(vec![Pat::ahead(Pat::lit("{\"name\"")), Pat::Json]),
+            decode: json_array_region().decode,
+        };
+        let mut parser = FramedParser::new(vec![("{".into(), Action::Inline(region))]);
+        let text = "a {\"age\": 1} b {\"name\": \"f\"} {\"na";
+        assert_eq!(
+            joined(parser.push(text)),
+            [
+                Event::Content("a {\"age\": 1} b".into()),
+                Event::ToolCallStart {
+                    index: 0,
+                    id: None,
+                    name: "f".into()
+                },
+                Event::ToolCallArguments {
+                    index: 0,
+                    fragment: "{}".into()
+                },
+                Event::ToolCallEnd { index: 0 },
+            ]
+        );
+        assert_eq!(joined(parser.finish()), [Event::Content(" {\"na".into())]);
+    }
+
+    #[test]
+    fn a_region_past_the_bound_is_content_whole_and_in_pieces() {
+        let pad = "x".repeat(MAX_REGION);
+        let text = format!("<a>{{\"name\": \"f\", \"pad\": \"{pad}\"}}</a>");
+        let pieces: Vec<usize> = (0..text.len()).step_by(1000).collect();
+        assert_eq!(parse_cut(&text, &[]), [Event::Content(text.clone())]);
+        assert_eq!(parse_cut(&text, &pieces), [Event::Content(text.clone())]);
     }
 
     proptest! {

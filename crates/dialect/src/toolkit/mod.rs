@@ -25,8 +25,6 @@
 //!   into JSON.
 //! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
 //!   bracketed literal ends in a stream.
-//! - [`inline_calls`]: calls written inline in content with no marker (`{"name": …}`,
-//!   `[f(a=1)]`), held until their text is whole, then judged.
 //! - [`reread`]: text read in place while a reader gives some back to read again.
 //! - [`typed_args`]: argument values written as text, typed back from the tool's schema.
 //! - [`unescape`]: markdown's `\_` taken out of a stream before a parser reads it.
@@ -37,7 +35,6 @@ pub mod choice;
 pub mod framed;
 pub mod gemma_notation;
 pub mod header;
-pub mod inline_calls;
 pub mod json_scan;
 pub mod learn;
 pub mod off_format;

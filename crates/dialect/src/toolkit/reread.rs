@@ -1,8 +1,8 @@
 //! Reading a text in place while the reader may give some of it back.
 //!
-//! The scanners that hold a candidate call in content ([`super::inline_calls`],
-//! [`super::off_format`]) give its text back when it turns out to be no call: its first
-//! character is content and the rest is read again, before the text that follows. Done by
+//! The scanner that holds a candidate call in content ([`super::off_format`]) gives its
+//! text back when it turns out to be no call: its first character is content and the rest
+//! is read again, before the text that follows. Done by
 //! building "what was given back + the rest" as a new string on every step, a whole output
 //! is copied once per call it holds. Here the text is read where it lies and only what is
 //! given back (at most one candidate) is copied (bench parse, llama3, 1 MB of calls read

@@ -25,16 +25,14 @@
 //! nothing of its type (an unknown tool or parameter, `{}`) is [`untyped`]: JSON when it
 //! reads as JSON (so `"12"`, quoted, is the string), the text otherwise.
 //!
-//! [`TypedArguments`] applies the same reading to a parser's calls, for formats that write
-//! JSON-ish arguments whose string values may stand for other types.
+//! [`ParameterTypes::retype`] applies the same reading to a call's JSON arguments, for
+//! formats that write JSON-ish arguments whose string values may stand for other types.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
-use crate::events::Event;
-use crate::parser::StreamParser;
 use crate::toolkit::pycall::parse_literal;
 
 /// How many `$ref`s and nested unions are followed before a schema counts as untyped.
@@ -281,82 +279,6 @@ fn resolved(schema: &Value, root: &Value, depth: usize) -> Value {
         }
     }
     schema
-}
-
-/// A parser whose calls' string arguments are typed from the schemas; see the module docs.
-///
-/// Calls are held from their start to their end, so this suits parsers that emit a call
-/// whole (every parser here does); other events pass through in order.
-pub struct TypedArguments<P> {
-    inner: P,
-    types: ParameterTypes,
-    /// The call being held: its start and its arguments so far.
-    held: Option<(Event, String)>,
-}
-
-impl<P: StreamParser> TypedArguments<P> {
-    pub fn new(inner: P, types: ParameterTypes) -> Self {
-        TypedArguments {
-            inner,
-            types,
-            held: None,
-        }
-    }
-
-    fn relay(&mut self, events: Vec<Event>) -> Vec<Event> {
-        let mut out = Vec::new();
-        for event in events {
-            match event {
-                start @ Event::ToolCallStart { .. } => {
-                    self.release(&mut out);
-                    self.held = Some((start, String::new()));
-                }
-                Event::ToolCallArguments { index, fragment } => match &mut self.held {
-                    Some((_, arguments)) => arguments.push_str(&fragment),
-                    None => out.push(Event::ToolCallArguments { index, fragment }),
-                },
-                Event::ToolCallEnd { index } => {
-                    self.release(&mut out);
-                    out.push(Event::ToolCallEnd { index });
-                }
-                other => out.push(other),
-            }
-        }
-        out
-    }
-
-    /// The held call's start and (retyped) arguments go out.
-    fn release(&mut self, out: &mut Vec<Event>) {
-        let Some((start, arguments)) = self.held.take() else {
-            return;
-        };
-        let Event::ToolCallStart { index, name, .. } = &start else {
-            return;
-        };
-        let index = *index;
-        let arguments = self.types.retype(name, &arguments).unwrap_or(arguments);
-        out.push(start);
-        if !arguments.is_empty() {
-            out.push(Event::ToolCallArguments {
-                index,
-                fragment: arguments,
-            });
-        }
-    }
-}
-
-impl<P: StreamParser> StreamParser for TypedArguments<P> {
-    fn push(&mut self, piece: &str) -> Vec<Event> {
-        let events = self.inner.push(piece);
-        self.relay(events)
-    }
-
-    fn finish(&mut self) -> Vec<Event> {
-        let events = self.inner.finish();
-        let mut out = self.relay(events);
-        self.release(&mut out);
-        out
-    }
 }
 
 #[cfg(test)]
