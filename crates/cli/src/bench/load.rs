@@ -88,6 +88,10 @@ pub fn run(args: &LoadArgs) -> Result<()> {
         .timeout(Duration::from_secs(300))
         .build();
     let url = endpoint(&args.url);
+    // One answer first, so that memory the engine allocates once (its compute buffers,
+    // the grammar cache) is in the baseline rather than counted as growth.
+    let (_, warm_up, _) = request(1, args.max_tokens);
+    send(&agent, &url, &warm_up, false).context("the warm-up request")?;
     let before_metrics = scrape(&agent, &args.url)?;
     let rss_before = args.pid.map(resident_kib).transpose()?;
     let tally = Tally::default();
