@@ -90,7 +90,7 @@ pub fn run(args: &LoadArgs) -> Result<()> {
     let url = endpoint(&args.url);
     // One answer first, so that memory the engine allocates once (its compute buffers,
     // the grammar cache) is in the baseline rather than counted as growth.
-    let (_, warm_up, _) = request(1, args.max_tokens);
+    let (_, warm_up, _) = request(0, 1, args.max_tokens);
     send(&agent, &url, &warm_up, false).context("the warm-up request")?;
     let before_metrics = scrape(&agent, &args.url)?;
     let rss_before = args.pid.map(resident_kib).transpose()?;
@@ -100,11 +100,11 @@ pub fn run(args: &LoadArgs) -> Result<()> {
         for client in 0..args.clients {
             let (agent, url, tally) = (&agent, &url, &tally);
             scope.spawn(move || {
-                let mut turn = client;
+                let mut turn = 0;
                 while Instant::now() < deadline {
-                    let (kind, body, hang_up) = request(turn, args.max_tokens);
+                    let (kind, body, hang_up) = request(client, turn, args.max_tokens);
                     tally.record(&kind, send(agent, url, &body, hang_up));
-                    turn += args.clients;
+                    turn += 1;
                 }
             });
         }
@@ -128,20 +128,22 @@ pub fn run(args: &LoadArgs) -> Result<()> {
     )
 }
 
-/// The `turn`-th request of a client: its kind, its body, whether to hang up after the
-/// first chunk (every third stream).
-fn request(turn: usize, max_tokens: u32) -> (String, Value, bool) {
+/// The `turn`-th request of `client`: its kind, its body, whether to hang up after the
+/// first chunk. Each client alternates streamed and whole answers and steps through the
+/// tool choices (offset by its number, so all combinations run at once); every third
+/// stream hangs up.
+fn request(client: usize, turn: usize, max_tokens: u32) -> (String, Value, bool) {
     const CHOICES: [&str; 4] = ["auto", "required", "none", "get_weather"];
-    let choice = CHOICES[turn % CHOICES.len()];
+    let choice = CHOICES[(client + turn / 2) % CHOICES.len()];
     let stream = turn.is_multiple_of(2);
-    let hang_up = stream && turn.is_multiple_of(3);
+    let hang_up = stream && (turn / 2).is_multiple_of(3);
     let tool_choice = match choice {
         "get_weather" => json!({"type": "function", "function": {"name": "get_weather"}}),
         mode => json!(mode),
     };
     let body = json!({
         "messages": [{"role": "user", "content": format!(
-            "Request {turn}: what is the weather in Paris, and what time is it there?")}],
+            "Request {client}.{turn}: what is the weather in Paris, and what time is it there?")}],
         "tools": eight_tools(),
         "tool_choice": tool_choice,
         "max_tokens": max_tokens,
