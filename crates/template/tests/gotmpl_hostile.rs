@@ -3,6 +3,7 @@
 //! process (see `bounded/mod.rs`) and print what stopped them, how fast, and the
 //! child's peak RSS.
 
+#[macro_use]
 mod bounded;
 
 use proptest::prelude::*;
@@ -76,43 +77,13 @@ fn doubling_a_string_is_stopped_before_memory_runs_out() {
     assert!(err.to_string().contains("the template built"), "{err}");
 }
 
-/// Peak resident memory a hostile render may reach (see `hostile.rs`).
-const PEAK_KB: u64 = 768 << 10;
-
 /// Renders `source` in a bounded child; it must fail with a limit error whose message
-/// holds `expected`, within [`PEAK_KB`].
+/// holds `expected` ([`bounded::assert_limited`]).
 fn assert_bounded(test: &str, source: &str, expected: &str) {
-    let report = bounded::in_child(test, || match render(source) {
+    bounded::assert_limited(test, expected, || match render(source) {
         Err(err) => format!("{:?}: {err}", err.kind),
         Ok(output) => format!("ok: {} bytes", output.len()),
     });
-    println!(
-        "{test}: {:.2} s, peak RSS {} MiB: {}",
-        report.elapsed.as_secs_f64(),
-        report.peak_kb >> 10,
-        report.message.lines().next().unwrap_or_default()
-    );
-    assert!(
-        report.message.starts_with("Limit: ") && report.message.contains(expected),
-        "{test}: {}",
-        report.message
-    );
-    assert!(
-        report.peak_kb < PEAK_KB,
-        "{test}: peak RSS {} KiB",
-        report.peak_kb
-    );
-}
-
-/// A test that renders `source` in a bounded child and expects a limit error saying
-/// `expected`.
-macro_rules! bounded_tests {
-    ($($name:ident: $source:expr => $expected:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            assert_bounded(stringify!($name), &$source, $expected);
-        }
-    )*};
 }
 
 /// A doubling string reaches the cap on one string or the budget on all, whichever

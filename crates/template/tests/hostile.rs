@@ -4,6 +4,7 @@
 //! The memory and nesting tests run in a child process (see `bounded/mod.rs`) with the
 //! default limits, and print what stopped them, how fast, and the child's peak RSS.
 
+#[macro_use]
 mod bounded;
 
 use toolbridge_template::{JinjaTemplate, Limits, RenderOptions, TemplateErrorKind};
@@ -99,19 +100,15 @@ fn values_nested_to_just_under_the_bound_print_and_serialize() {
     );
 }
 
-/// Peak resident memory a hostile render may reach: the default byte budget (256 MiB)
-/// with room for a copy in flight and the test binary itself.
-const PEAK_KB: u64 = 768 << 10;
-
 /// Renders `source` in a bounded child; it must fail with a limit error whose message
-/// holds `expected`, within [`PEAK_KB`].
+/// holds `expected` ([`bounded::assert_limited`]).
 fn assert_bounded(test: &str, source: &str, expected: &str) {
     assert_bounded_with(test, source, expected, Limits::default());
 }
 
 /// [`assert_bounded`] under `limits`.
 fn assert_bounded_with(test: &str, source: &str, expected: &str, limits: Limits) {
-    let report = bounded::in_child(test, || {
+    bounded::assert_limited(test, expected, || {
         let context = serde_json::json!({"messages": [{"role": "user", "content": "hi"}]});
         let options = RenderOptions {
             limits,
@@ -122,33 +119,6 @@ fn assert_bounded_with(test: &str, source: &str, expected: &str, limits: Limits)
             Ok(output) => format!("ok: {} bytes", output.len()),
         }
     });
-    println!(
-        "{test}: {:.2} s, peak RSS {} MiB: {}",
-        report.elapsed.as_secs_f64(),
-        report.peak_kb >> 10,
-        report.message.lines().next().unwrap_or_default()
-    );
-    assert!(
-        report.message.starts_with("Limit: ") && report.message.contains(expected),
-        "{test}: {}",
-        report.message
-    );
-    assert!(
-        report.peak_kb < PEAK_KB,
-        "{test}: peak RSS {} KiB",
-        report.peak_kb
-    );
-}
-
-/// A test that renders `source` in a bounded child and expects a limit error saying
-/// `expected`.
-macro_rules! bounded_tests {
-    ($($name:ident: $source:expr => $expected:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            assert_bounded(stringify!($name), &$source, $expected);
-        }
-    )*};
 }
 
 const BUILT: &str = "bytes of values";

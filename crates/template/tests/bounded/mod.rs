@@ -22,6 +22,43 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 const CHILD_VAR: &str = "TOOLBRIDGE_BOUNDED_CHILD";
 const RESULT_PREFIX: &str = "bounded-child-result ";
 
+/// Peak resident memory a hostile render may reach: the default byte budget (256 MiB)
+/// with room for a copy in flight and the test binary itself.
+const PEAK_KB: u64 = 768 << 10;
+
+/// Runs `render` in a bounded child ([`in_child`]): it must end in a limit error whose
+/// message holds `expected` (`render` gives `"Kind: message"`), within [`PEAK_KB`]. Prints
+/// what stopped it, how fast, and the child's peak memory.
+pub fn assert_limited(test: &str, expected: &str, render: impl FnOnce() -> String) {
+    let report = in_child(test, render);
+    println!(
+        "{test}: {:.2} s, peak RSS {} MiB: {}",
+        report.elapsed.as_secs_f64(),
+        report.peak_kb >> 10,
+        report.message.lines().next().unwrap_or_default()
+    );
+    assert!(
+        report.message.starts_with("Limit: ") && report.message.contains(expected),
+        "{test}: {}",
+        report.message
+    );
+    assert!(
+        report.peak_kb < PEAK_KB,
+        "{test}: peak RSS {} KiB",
+        report.peak_kb
+    );
+}
+
+/// Tests that call the file's `assert_bounded(test, source, expected)`, one per line.
+macro_rules! bounded_tests {
+    ($($name:ident: $source:expr => $expected:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_bounded(stringify!($name), &$source, $expected);
+        }
+    )*};
+}
+
 /// What the render did in the child.
 #[derive(Debug)]
 pub struct Report {
