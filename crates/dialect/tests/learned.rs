@@ -148,23 +148,31 @@ fn vllm_tool_templates_are_learned_and_read_their_own_calls() {
     }
 }
 
+/// Every Jinja template the corpus manifest lists, as (file, source).
+fn corpus_jinja(corpus: &Path) -> Vec<(String, String)> {
+    let manifest = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
+        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
+    manifest
+        .lines()
+        .filter_map(|line| {
+            let entry: Value = serde_json::from_str(line).ok()?;
+            let file = entry.get("file")?.as_str()?.to_string();
+            file.ends_with(".jinja").then_some(file)
+        })
+        .map(|file| {
+            let source = std::fs::read_to_string(corpus.join(&file))
+                .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+            (file, source)
+        })
+        .collect()
+}
+
 #[test]
 fn corpus_templates_without_a_family_read_their_own_calls() {
     let corpus = corpus();
     let registry = Registry::default();
-    let manifest = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
-        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
     let (mut learned, mut round_trips, mut accepted, mut refused) = (0, 0, 0, Vec::new());
-    for line in manifest.lines() {
-        let Some(file) = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|entry| entry.get("file")?.as_str().map(str::to_string))
-            .filter(|file| file.ends_with(".jinja"))
-        else {
-            continue;
-        };
-        let source = std::fs::read_to_string(corpus.join(&file))
-            .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+    for (file, source) in corpus_jinja(&corpus) {
         let Some(template) = compile(&source) else {
             continue;
         };
@@ -237,20 +245,9 @@ const CANNOT_MATCH: &[&str] = &[
 fn learning_matches_the_hand_written_families() {
     let corpus = corpus();
     let registry = Registry::default();
-    let manifest = std::fs::read_to_string(corpus.join("jinja/MANIFEST.jsonl"))
-        .unwrap_or_else(|error| panic!("cannot read the manifest: {error}"));
     let (mut tried, mut matched) = (0, 0);
     let mut unmatched = std::collections::BTreeMap::<&str, String>::new();
-    for line in manifest.lines() {
-        let Some(file) = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|entry| entry.get("file")?.as_str().map(str::to_string))
-            .filter(|file| file.ends_with(".jinja"))
-        else {
-            continue;
-        };
-        let source = std::fs::read_to_string(corpus.join(&file))
-            .unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+    for (file, source) in corpus_jinja(&corpus) {
         let detection = toolbridge_dialect::detect::resolve(&source, &registry);
         let (Some(family), false) = (detection.family, detection.fallback()) else {
             continue;
