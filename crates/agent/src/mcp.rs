@@ -1,0 +1,224 @@
+//! Tools from MCP servers, through the official Rust SDK (`rmcp`).
+//!
+//! Servers are configured as MCP clients (Claude Desktop, Cursor, VS Code) share them, so a
+//! user's existing file works unchanged:
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+//!   "docs": {"url": "http://127.0.0.1:8000/mcp"}
+//! }}
+//! ```
+//!
+//! An entry with `command` is started as a child process and spoken to over stdio; one
+//! with `url` over streamable HTTP. Servers are trusted as the user configured them: they
+//! run outside the sandbox, with the user's rights, as in every MCP client.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A `{"mcpServers": {…}}` file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpConfig {
+    pub mcp_servers: BTreeMap<String, ServerConfig>,
+}
+
+/// One server: a command to start (stdio) or a URL (streamable HTTP).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ServerConfig {
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+    },
+}
+
+/// Why MCP tools could not be had or called.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("cannot read the MCP configuration {path}: {detail}")]
+    Config { path: String, detail: String },
+    #[error("cannot start MCP server `{server}`: {detail}")]
+    Start { server: String, detail: String },
+    #[error("MCP server `{server}`: {detail}")]
+    Call { server: String, detail: String },
+}
+
+impl McpConfig {
+    /// Reads a configuration file.
+    pub fn read(path: &Path) -> Result<McpConfig, McpError> {
+        let error = |detail: String| McpError::Config {
+            path: path.display().to_string(),
+            detail,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        McpConfig::parse(&text).map_err(|e| error(e.to_string()))
+    }
+
+    /// Parses a configuration's text; each server needs `command` or `url`.
+    pub fn parse(text: &str) -> Result<McpConfig, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// A tool one server offers, as it described it.
+#[derive(Debug, Clone)]
+pub struct McpTool {
+    pub name: String,
+    pub description: Option<String>,
+    pub input_schema: Value,
+}
+
+/// A connected server.
+pub struct McpServer {
+    name: String,
+    service: RunningService<RoleClient, ()>,
+}
+
+impl McpServer {
+    /// Starts or connects to `config`'s server and completes MCP's handshake.
+    pub async fn connect(name: &str, config: &ServerConfig) -> Result<McpServer, McpError> {
+        let start_error = |detail: String| McpError::Start {
+            server: name.to_owned(),
+            detail,
+        };
+        let service = match config {
+            ServerConfig::Stdio { command, args, env } => {
+                let command = tokio::process::Command::new(command).configure(|cmd| {
+                    cmd.args(args).envs(env);
+                });
+                let transport = TokioChildProcess::new(command).map_err(|e| {
+                    start_error(format!("{e} (command `{}`)", command_line(config)))
+                })?;
+                ().serve(transport)
+                    .await
+                    .map_err(|e| start_error(e.to_string()))?
+            }
+            ServerConfig::Http { url } => {
+                let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+                ().serve(transport)
+                    .await
+                    .map_err(|e| start_error(format!("{e} (at {url})")))?
+            }
+        };
+        Ok(McpServer {
+            name: name.to_owned(),
+            service,
+        })
+    }
+
+    /// Every tool the server lists.
+    pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
+        let tools = self
+            .service
+            .list_all_tools()
+            .await
+            .map_err(|e| self.call_error(e))?;
+        Ok(tools
+            .into_iter()
+            .map(|tool| McpTool {
+                name: tool.name.into_owned(),
+                description: tool.description.map(|text| text.into_owned()),
+                input_schema: Value::Object((*tool.input_schema).clone()),
+            })
+            .collect())
+    }
+
+    /// Calls `tool` with `arguments`; the text of its result, and whether the server
+    /// marked it an error.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+    ) -> Result<(String, bool), McpError> {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let result = self
+            .service
+            .call_tool(params)
+            .await
+            .map_err(|e| self.call_error(e))?;
+        Ok((result_text(&result), result.is_error == Some(true)))
+    }
+
+    fn call_error(&self, error: impl std::fmt::Display) -> McpError {
+        McpError::Call {
+            server: self.name.clone(),
+            detail: error.to_string(),
+        }
+    }
+}
+
+fn command_line(config: &ServerConfig) -> String {
+    match config {
+        ServerConfig::Stdio { command, args, .. } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        ServerConfig::Http { url } => url.clone(),
+    }
+}
+
+/// A result as the model reads it: its text blocks, then its structured content when it
+/// has no text; other blocks (images, audio) are named, not inlined.
+fn result_text(result: &CallToolResult) -> String {
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block.as_text() {
+            Some(text) => text.text.clone(),
+            None => "[non-text content]".to_owned(),
+        })
+        .collect();
+    if parts.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            parts.push(structured.to_string());
+        }
+    }
+    parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_shared_mcp_servers_format() {
+        let config = McpConfig::parse(
+            r#"{"mcpServers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+                "docs": {"type": "http", "url": "http://127.0.0.1:8000/mcp"}
+            }}"#,
+        )
+        .expect("parses");
+        assert!(matches!(
+            &config.mcp_servers["time"],
+            ServerConfig::Stdio { command, args, env }
+                if command == "uvx" && args == &["mcp-server-time"] && env["TZ"] == "UTC"
+        ));
+        assert!(matches!(
+            &config.mcp_servers["docs"],
+            ServerConfig::Http { url } if url == "http://127.0.0.1:8000/mcp"
+        ));
+    }
+
+    #[test]
+    fn a_server_with_neither_command_nor_url_is_an_error() {
+        let error =
+            McpConfig::parse(r#"{"mcpServers": {"x": {"args": []}}}"#).expect_err("refused");
+        assert!(error.to_string().contains("did not match"), "{error}");
+    }
+}
