@@ -41,10 +41,44 @@ pub enum ServerConfig {
         args: Vec<String>,
         #[serde(default)]
         env: BTreeMap<String, String>,
+        #[serde(flatten)]
+        filter: ToolFilter,
     },
     Http {
         url: String,
+        #[serde(flatten)]
+        filter: ToolFilter,
     },
+}
+
+/// Which of a server's tools are offered, in Gemini CLI's keys: only those of
+/// `includeTools` when it is given, never those of `excludeTools`. A small model chooses
+/// better among few tools.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolFilter {
+    #[serde(default)]
+    include_tools: Option<Vec<String>>,
+    #[serde(default)]
+    exclude_tools: Vec<String>,
+}
+
+impl ToolFilter {
+    fn admits(&self, tool: &str) -> bool {
+        let included = self
+            .include_tools
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|name| name == tool));
+        included && !self.exclude_tools.iter().any(|name| name == tool)
+    }
+}
+
+impl ServerConfig {
+    fn filter(&self) -> &ToolFilter {
+        match self {
+            ServerConfig::Stdio { filter, .. } | ServerConfig::Http { filter, .. } => filter,
+        }
+    }
 }
 
 /// Why MCP tools could not be had or called.
@@ -86,6 +120,7 @@ pub struct McpTool {
 /// A connected server.
 pub struct McpServer {
     name: String,
+    filter: ToolFilter,
     service: RunningService<RoleClient, ()>,
 }
 
@@ -97,7 +132,9 @@ impl McpServer {
             detail,
         };
         let service = match config {
-            ServerConfig::Stdio { command, args, env } => {
+            ServerConfig::Stdio {
+                command, args, env, ..
+            } => {
                 let command = tokio::process::Command::new(command).configure(|cmd| {
                     cmd.args(args).envs(env);
                 });
@@ -108,7 +145,7 @@ impl McpServer {
                     .await
                     .map_err(|e| start_error(e.to_string()))?
             }
-            ServerConfig::Http { url } => {
+            ServerConfig::Http { url, .. } => {
                 let transport = StreamableHttpClientTransport::from_uri(url.as_str());
                 ().serve(transport)
                     .await
@@ -117,11 +154,12 @@ impl McpServer {
         };
         Ok(McpServer {
             name: name.to_owned(),
+            filter: config.filter().clone(),
             service,
         })
     }
 
-    /// Every tool the server lists.
+    /// The tools the server lists that its filter admits.
     pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
         let tools = self
             .service
@@ -130,6 +168,7 @@ impl McpServer {
             .map_err(|e| self.call_error(e))?;
         Ok(tools
             .into_iter()
+            .filter(|tool| self.filter.admits(&tool.name))
             .map(|tool| McpTool {
                 name: tool.name.into_owned(),
                 description: tool.description.map(|text| text.into_owned()),
@@ -168,7 +207,7 @@ fn command_line(config: &ServerConfig) -> String {
             .chain(args.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join(" "),
-        ServerConfig::Http { url } => url.clone(),
+        ServerConfig::Http { url, .. } => url.clone(),
     }
 }
 
@@ -206,13 +245,31 @@ mod tests {
         .expect("parses");
         assert!(matches!(
             &config.mcp_servers["time"],
-            ServerConfig::Stdio { command, args, env }
+            ServerConfig::Stdio { command, args, env, .. }
                 if command == "uvx" && args == &["mcp-server-time"] && env["TZ"] == "UTC"
         ));
         assert!(matches!(
             &config.mcp_servers["docs"],
-            ServerConfig::Http { url } if url == "http://127.0.0.1:8000/mcp"
+            ServerConfig::Http { url, .. } if url == "http://127.0.0.1:8000/mcp"
         ));
+    }
+
+    #[test]
+    fn include_and_exclude_tools_filter_a_servers_tools() {
+        let config = McpConfig::parse(
+            r#"{"mcpServers": {
+                "a": {"command": "x", "includeTools": ["one", "two"], "excludeTools": ["two"]},
+                "b": {"url": "http://127.0.0.1:1/mcp", "excludeTools": ["one"]}
+            }}"#,
+        )
+        .expect("parses");
+        let a = config.mcp_servers["a"].filter();
+        assert_eq!(
+            [a.admits("one"), a.admits("two"), a.admits("three")],
+            [true, false, false]
+        );
+        let b = config.mcp_servers["b"].filter();
+        assert_eq!([b.admits("one"), b.admits("two")], [false, true]);
     }
 
     #[test]

@@ -7,12 +7,21 @@
 //! (unreachable, an HTTP error) ends a task with an error. Each call and result is
 //! reported as it happens, through [`Event`]s, before the next step starts.
 //!
+//! Small models often call the same tool with the same arguments again instead of
+//! answering from the results they have. When every call of a reply repeats one made
+//! earlier in the task, the calls still run (their results may have changed), and the
+//! next request says `tool_choice: "none"`: the model must answer from what it has.
+//!
 //! A [`Session`] keeps the conversation, so an interactive user's next task sees what was
 //! done before.
 
 use std::fmt;
 
-use toolbridge_chat::{ChatRequest, Message, ResponseMessage, ToolCall};
+use std::collections::HashSet;
+
+use toolbridge_chat::{
+    ChatRequest, Message, ResponseMessage, ToolCall, ToolChoice, ToolChoiceMode,
+};
 
 use crate::model::{ChatModel, ModelError};
 use crate::tools::{ToolResult, Toolbox};
@@ -28,6 +37,8 @@ pub struct Options {
     pub model: Option<String>,
     /// A system message first in the conversation.
     pub system: Option<String>,
+    /// Sampling temperature (`None`: the server's default).
+    pub temperature: Option<f64>,
 }
 
 impl Default for Options {
@@ -37,6 +48,7 @@ impl Default for Options {
             max_tokens: None,
             model: None,
             system: None,
+            temperature: None,
         }
     }
 }
@@ -50,6 +62,8 @@ pub enum Event {
     Result { name: String, result: ToolResult },
     /// Text the model wrote beside its calls.
     Remark(String),
+    /// What the loop itself decided.
+    Notice(String),
     /// The final answer.
     Answer(String),
 }
@@ -66,6 +80,7 @@ impl fmt::Display for Event {
                 write!(f, "{mark} {name}: {}", truncate(&result.text, SHOWN_CHARS))
             }
             Event::Remark(text) => write!(f, "· {text}"),
+            Event::Notice(text) => write!(f, "! {text}"),
             Event::Answer(text) => write!(f, "{text}"),
         }
     }
@@ -120,8 +135,10 @@ impl<'a> Session<'a> {
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<String, AgentError> {
         self.messages.push(Message::user(task));
+        let mut made = HashSet::new();
+        let mut answer_now = false;
         for _ in 0..self.options.max_turns {
-            let reply = self.ask().await?;
+            let reply = self.ask(answer_now).await?;
             let calls = reply.tool_calls.clone().unwrap_or_default();
             let text = reply.content.clone().unwrap_or_default();
             self.messages.push(history_message(&reply));
@@ -132,23 +149,34 @@ impl<'a> Session<'a> {
             if !text.trim().is_empty() {
                 on_event(&Event::Remark(text));
             }
+            let mut repeated = true;
             for (index, call) in calls.iter().enumerate() {
+                repeated &= !made.insert(call_key(call));
                 self.run_call(call, index, on_event).await;
             }
+            if repeated {
+                on_event(&Event::Notice(REPEAT_NOTICE.to_owned()));
+            }
+            answer_now = repeated;
         }
         Err(AgentError::TurnLimit(self.options.max_turns))
     }
 
-    async fn ask(&self) -> Result<ResponseMessage, AgentError> {
+    /// The model's next reply; with `answer_now`, one it must give without calling.
+    async fn ask(&self, answer_now: bool) -> Result<ResponseMessage, AgentError> {
         let mut request = ChatRequest {
             model: self.options.model.clone(),
             messages: self.messages.clone(),
             max_tokens: self.options.max_tokens,
+            temperature: self.options.temperature,
             ..ChatRequest::default()
         };
         let tools = self.tools.definitions();
         if !tools.is_empty() {
             request.tools = Some(tools);
+            if answer_now {
+                request.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::None));
+            }
         }
         let response = self.model.chat(&request).await?;
         response
@@ -173,6 +201,18 @@ impl<'a> Session<'a> {
         self.messages.push(message);
         on_event(&Event::Result { name, result });
     }
+}
+
+/// What the loop says when the model only repeats calls it has made.
+const REPEAT_NOTICE: &str =
+    "every call repeats one already made; the next answer is asked for without tools";
+
+/// A call's identity: its name and its arguments as JSON (so spacing does not count).
+fn call_key(call: &ToolCall) -> (String, String) {
+    let arguments = call.function.arguments.as_json_string();
+    let arguments = serde_json::from_str::<serde_json::Value>(&arguments)
+        .map_or_else(|_| arguments.into_owned(), |value| value.to_string());
+    (call.name().to_owned(), arguments)
 }
 
 /// The assistant's reply as it goes back into the conversation.

@@ -86,6 +86,7 @@ fn names(events: &[Event]) -> Vec<String> {
                 if result.is_error { "error" } else { "result" }
             ),
             Event::Remark(_) => "remark".into(),
+            Event::Notice(_) => "notice".into(),
             Event::Answer(text) => format!("answer {text}"),
         })
         .collect()
@@ -224,8 +225,8 @@ async fn bad_arguments_are_an_error_result() {
 #[tokio::test]
 async fn the_turn_limit_ends_a_task_that_keeps_calling() {
     let dir = tempfile::tempdir().unwrap();
-    let looping = call("run_shell", json!({"command": "echo again"}));
-    let (model, engine) = model(&[&looping, &looping, &looping]);
+    let echo = |n: u32| call("run_shell", json!({"command": format!("echo {n}")}));
+    let (model, engine) = model(&[&echo(1), &echo(2), &echo(3)]);
     let (outcome, events) = run(&model, &builtins(&dir), 2, "Loop").await;
     assert!(
         matches!(outcome, Err(AgentError::TurnLimit(2))),
@@ -241,6 +242,35 @@ async fn the_turn_limit_ends_a_task_that_keeps_calling() {
         ]
     );
     assert_eq!(engine.generations().len(), 2);
+}
+
+#[tokio::test]
+async fn a_repeated_call_makes_the_next_turn_answer_without_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let again = call("run_shell", json!({"command": "echo again"}));
+    let (model, engine) = model(&[&again, &again, "It printed again."]);
+    let (outcome, events) = run(&model, &builtins(&dir), 8, "Echo").await;
+    assert_eq!(outcome.expect("an answer"), "It printed again.");
+    assert_eq!(
+        names(&events),
+        [
+            "call run_shell",
+            "result run_shell",
+            "call run_shell",
+            "result run_shell",
+            "notice",
+            "answer It printed again."
+        ]
+    );
+    let generations = engine.generations();
+    assert!(
+        generations[1].constraint.is_some(),
+        "calls still possible after a new call"
+    );
+    assert!(
+        generations[2].constraint.is_none(),
+        "tool_choice none: the answer is free"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! The `toolbridge` command: a thin layer over the library crates.
 
+mod agent;
 mod bench;
 mod default_model;
 mod detect;
@@ -41,6 +42,9 @@ enum Command {
     /// Serve the OpenAI-compatible API (`/v1/chat/completions` with tool calls) over a
     /// GGUF model; with no `--model`, the default model, fetched on first use.
     Serve(serve::ServeArgs),
+    /// Run a task with a model and tools (MCP servers, sandboxed built-ins) until it is
+    /// answered; with no task, read tasks from stdin.
+    Agent(agent::AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Detect(args) => detect::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Agent(args) => agent::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -120,8 +120,40 @@ pub struct ServeArgs {
     n_gpu_layers: u32,
 }
 
+impl ServeArgs {
+    /// The settings `serve` has with `flags` on its command line and defaults for the
+    /// rest, for commands that run the server in-process (`agent`).
+    pub fn from_flags(flags: &[String]) -> Result<ServeArgs> {
+        use clap::{Args, FromArgMatches};
+        let command = ServeArgs::augment_args(clap::Command::new("serve"));
+        let argv = std::iter::once("serve").chain(flags.iter().map(String::as_str));
+        let matches = command.try_get_matches_from(argv)?;
+        Ok(ServeArgs::from_arg_matches(&matches)?)
+    }
+}
+
 pub fn run(args: &ServeArgs) -> Result<()> {
     init_logging();
+    let (model, options, notes) = served_model(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let address = listener.local_addr()?;
+        print_banner(address, &model, options.api_key.is_some(), &notes);
+        Server::new(model, options)
+            .serve(listener)
+            .await
+            .context("the server failed")
+    })
+}
+
+/// The model the flags name, loaded, with the server's options and the banner's notes.
+pub fn served_model(args: &ServeArgs) -> Result<(ServedModel, ServerOptions, Vec<String>)> {
     let served = if args.engine.is_empty() {
         embedded(args)?
     } else {
@@ -136,21 +168,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             .context("--prepare-timeout must be a positive number of seconds")?,
         ..ServerOptions::default()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-            .await
-            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
-        let address = listener.local_addr()?;
-        print_banner(address, &model, options.api_key.is_some(), &served.notes);
-        Server::new(model, options)
-            .serve(listener)
-            .await
-            .context("the server failed")
-    })
+    Ok((model, options, served.notes))
 }
 
 /// An engine ready to serve, with what comes with it.
