@@ -10,7 +10,9 @@
 //! Small models often call the same tool with the same arguments again instead of
 //! answering from the results they have. When every call of a reply repeats one made
 //! earlier in the task, the calls still run (their results may have changed), and the
-//! next request says `tool_choice: "none"`: the model must answer from what it has.
+//! next request offers no tools and ends with a user line asking for the answer from the
+//! results (kept out of the conversation). With the tools listed and `tool_choice:
+//! "none"`, or with no tools but no such line, the default model wrote a call as text.
 //!
 //! A [`Session`] keeps the conversation, so an interactive user's next task sees what was
 //! done before.
@@ -19,9 +21,7 @@ use std::fmt;
 
 use std::collections::HashSet;
 
-use toolbridge_chat::{
-    ChatRequest, Message, ResponseMessage, ToolCall, ToolChoice, ToolChoiceMode,
-};
+use toolbridge_chat::{ChatRequest, Message, ResponseMessage, ToolCall};
 
 use crate::model::{ChatModel, ModelError};
 use crate::tools::{ToolResult, Toolbox};
@@ -162,7 +162,7 @@ impl<'a> Session<'a> {
         Err(AgentError::TurnLimit(self.options.max_turns))
     }
 
-    /// The model's next reply; with `answer_now`, one it must give without calling.
+    /// The model's next reply; with `answer_now`, one it must give without tools.
     async fn ask(&self, answer_now: bool) -> Result<ResponseMessage, AgentError> {
         let mut request = ChatRequest {
             model: self.options.model.clone(),
@@ -172,11 +172,10 @@ impl<'a> Session<'a> {
             ..ChatRequest::default()
         };
         let tools = self.tools.definitions();
-        if !tools.is_empty() {
+        if answer_now {
+            request.messages.push(Message::user(ANSWER_NOW));
+        } else if !tools.is_empty() {
             request.tools = Some(tools);
-            if answer_now {
-                request.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::None));
-            }
         }
         let response = self.model.chat(&request).await?;
         response
@@ -206,6 +205,9 @@ impl<'a> Session<'a> {
 /// What the loop says when the model only repeats calls it has made.
 const REPEAT_NOTICE: &str =
     "every call repeats one already made; the next answer is asked for without tools";
+
+/// What the model is told, in that request only, when it must answer.
+const ANSWER_NOW: &str = "Answer my question now, in plain text, from the tool results above.";
 
 /// A call's identity: its name and its arguments as JSON (so spacing does not count).
 fn call_key(call: &ToolCall) -> (String, String) {

@@ -269,8 +269,11 @@ async fn a_repeated_call_makes_the_next_turn_answer_without_tools() {
     );
     assert!(
         generations[2].constraint.is_none(),
-        "tool_choice none: the answer is free"
+        "no tools offered: the answer is free"
     );
+    assert!(generations[2]
+        .prompt
+        .contains("Answer my question now, in plain text, from the tool results above."));
 }
 
 #[tokio::test]

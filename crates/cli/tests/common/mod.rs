@@ -168,15 +168,21 @@ pub fn assert_openai_checks_pass(server: &ServeProcess) {
 
 /// A Python with `openai` installed, in a virtual environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
+    venv_python("openai-venv", "openai", "openai")
+}
+
+/// The Python of the virtual environment `name` under the target directory, with
+/// `package` installed from PyPI on first use; `module` is what it makes importable.
+pub fn venv_python(name: &str, package: &str, module: &str) -> std::path::PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let python = venv.join("bin/python");
-    let has_sdk = |python: &Path| {
+    let installed = |python: &Path| {
         Command::new(python)
-            .args(["-c", "import openai"])
+            .args(["-c", &format!("import {module}")])
             .status()
             .is_ok_and(|status| status.success())
     };
-    if python.is_file() && has_sdk(&python) {
+    if python.is_file() && installed(&python) {
         return python;
     }
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
@@ -186,11 +192,11 @@ pub fn sdk_python() -> std::path::PathBuf {
         "install",
         "--quiet",
         "--disable-pip-version-check",
-        "openai",
+        package,
     ]));
     assert!(
-        has_sdk(&python),
-        "openai is not importable after installing it"
+        installed(&python),
+        "{module} is not importable after installing {package}"
     );
     python
 }
