@@ -138,7 +138,7 @@ impl<'a> Session<'a> {
         let mut made = HashSet::new();
         let mut answer_now = false;
         for _ in 0..self.options.max_turns {
-            let reply = self.ask(answer_now).await?;
+            let reply = self.ask(task, answer_now).await?;
             let calls = reply.tool_calls.clone().unwrap_or_default();
             let text = reply.content.clone().unwrap_or_default();
             self.messages.push(history_message(&reply));
@@ -162,8 +162,9 @@ impl<'a> Session<'a> {
         Err(AgentError::TurnLimit(self.options.max_turns))
     }
 
-    /// The model's next reply; with `answer_now`, one it must give without tools.
-    async fn ask(&self, answer_now: bool) -> Result<ResponseMessage, AgentError> {
+    /// The model's next reply; with `answer_now`, one it must give to `task` without
+    /// tools.
+    async fn ask(&self, task: &str, answer_now: bool) -> Result<ResponseMessage, AgentError> {
         let mut request = ChatRequest {
             model: self.options.model.clone(),
             messages: self.messages.clone(),
@@ -173,7 +174,7 @@ impl<'a> Session<'a> {
         };
         let tools = self.tools.definitions();
         if answer_now {
-            request.messages.push(Message::user(ANSWER_NOW));
+            request.messages.push(Message::user(answer_now_line(task)));
         } else if !tools.is_empty() {
             request.tools = Some(tools);
         }
@@ -206,8 +207,11 @@ impl<'a> Session<'a> {
 const REPEAT_NOTICE: &str =
     "every call repeats one already made; the next answer is asked for without tools";
 
-/// What the model is told, in that request only, when it must answer.
-const ANSWER_NOW: &str = "Answer my question now, in plain text, from the tool results above.";
+/// What the model is told, in that request only, when it must answer: the task again,
+/// as a small model forgets its second half after many results.
+fn answer_now_line(task: &str) -> String {
+    format!("Using the tool results above, answer now in plain text, completely: {task}")
+}
 
 /// A call's identity: its name and its arguments as JSON (so spacing does not count).
 fn call_key(call: &ToolCall) -> (String, String) {

@@ -273,7 +273,7 @@ async fn a_repeated_call_makes_the_next_turn_answer_without_tools() {
     );
     assert!(generations[2]
         .prompt
-        .contains("Answer my question now, in plain text, from the tool results above."));
+        .contains("Using the tool results above, answer now in plain text, completely: Echo"));
 }
 
 #[tokio::test]
