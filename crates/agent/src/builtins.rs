@@ -115,29 +115,22 @@ const WRITE_SCRIPT: &str = r#"mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && 
 
 /// The real executable and the installation prefix of the `python3` on `PATH`.
 fn locate_python() -> Result<(PathBuf, PathBuf), SandboxError> {
-    let program = "python3";
-    let output = Command::new(program)
+    let output = Command::new("python3")
         .args([
             "-c",
             "import sys; print(sys.executable); print(sys.base_prefix)",
         ])
         .output()
-        .map_err(|source| SandboxError::Spawn {
-            program: program.into(),
-            source,
-        })?;
+        .map_err(|error| SandboxError::Python(error.to_string()))?;
     let text = String::from_utf8_lossy(&output.stdout);
     let mut lines = text.lines();
     match (lines.next(), lines.next()) {
         (Some(executable), Some(prefix)) if output.status.success() => {
             Ok((PathBuf::from(executable), PathBuf::from(prefix)))
         }
-        _ => Err(SandboxError::Spawn {
-            program: program.into(),
-            source: std::io::Error::other(format!(
-                "it did not say where it is installed ({})",
-                String::from_utf8_lossy(&output.stderr).trim()
-            )),
-        }),
+        _ => Err(SandboxError::Python(format!(
+            "it did not say where it is installed ({})",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))),
     }
 }

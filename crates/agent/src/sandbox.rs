@@ -92,11 +92,16 @@ pub enum SandboxError {
     Ruleset(#[from] landlock::RulesetError),
     #[error("the workspace {0} is not a folder")]
     Workspace(PathBuf),
-    #[error("cannot start {program}: {source}")]
+    #[error(
+        "cannot start {program} in the sandbox: {source} (where the system refuses user \
+         namespaces, --allow-network runs without one)"
+    )]
     Spawn {
         program: String,
         source: std::io::Error,
     },
+    #[error("cannot use python3 (found on PATH) for run_python: {0}")]
+    Python(String),
     #[error("cannot wait for the program: {0}")]
     Wait(std::io::Error),
 }

@@ -123,11 +123,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The conversation so far.
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
-    }
-
     /// Runs `task` to its answer, reporting each step to `on_event`.
     pub async fn run(
         &mut self,
