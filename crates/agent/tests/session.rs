@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolbridge_agent::{
-    AgentError, Builtins, ChatModel, Event, ModelFuture, Options, Policy, RouterModel, Session,
-    Toolbox,
+    AgentError, Builtins, ChatModel, Event, HttpModel, ModelFuture, Options, Policy, RouterModel,
+    Session, Toolbox,
 };
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_engine::{Engine, ModelInfo, ScriptedEngine};
@@ -27,8 +27,8 @@ fn qwen_template() -> TemplateOverride {
     TemplateOverride::HuggingFace(TemplateSource::from_path(path).unwrap_or_else(|e| panic!("{e}")))
 }
 
-/// The server over an engine that writes `outputs` in order, and the engine.
-fn model(outputs: &[&str]) -> (RouterModel, Arc<ScriptedEngine>) {
+/// toolbridge's server over an engine that writes `outputs` in order, and the engine.
+fn server(outputs: &[&str], options: ServerOptions) -> (Server, Arc<ScriptedEngine>) {
     let info = ModelInfo {
         id: "qwen-test".into(),
         context_length: 32768,
@@ -42,8 +42,13 @@ fn model(outputs: &[&str]) -> (RouterModel, Arc<ScriptedEngine>) {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(served.dialect_name(), "hermes");
-    let router = Server::new(served, ServerOptions::default()).router();
-    (RouterModel::new(router), engine)
+    (Server::new(served, options), engine)
+}
+
+/// The server of [`server`], called in-process.
+fn model(outputs: &[&str]) -> (RouterModel, Arc<ScriptedEngine>) {
+    let (server, engine) = server(outputs, ServerOptions::default());
+    (RouterModel::new(server.router()), engine)
 }
 
 fn call(name: &str, arguments: serde_json::Value) -> String {
@@ -119,6 +124,36 @@ async fn two_calls_then_an_answer() {
     assert!(
         last_prompt.contains("<tool_response>\nforty-two\n</tool_response>"),
         "{last_prompt}"
+    );
+}
+
+#[tokio::test]
+async fn the_loop_runs_against_a_url_with_its_api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = ServerOptions {
+        api_key: Some("secret".into()),
+        ..ServerOptions::default()
+    };
+    let outputs = [
+        &call("run_shell", json!({"command": "echo 42"})) as &str,
+        "42.",
+    ];
+    let (server, _) = server(&outputs, options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener));
+
+    let refused = HttpModel::new(&base, Some("wrong".into()));
+    let (outcome, _) = run(&refused, &builtins(&dir), 8, "Six times seven?").await;
+    let error = outcome.expect_err("the key is wrong").to_string();
+    assert!(error.starts_with("the model answered 401"), "{error}");
+
+    let model = HttpModel::new(&base, Some("secret".into()));
+    let (outcome, events) = run(&model, &builtins(&dir), 8, "Six times seven?").await;
+    assert_eq!(outcome.expect("an answer"), "42.");
+    assert_eq!(
+        names(&events),
+        ["call run_shell", "result run_shell", "answer 42."]
     );
 }
 
