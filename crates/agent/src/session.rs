@@ -77,7 +77,11 @@ impl fmt::Display for Event {
             Event::Call { name, arguments } => write!(f, "→ {name}({arguments})"),
             Event::Result { name, result } => {
                 let mark = if result.is_error { "✗" } else { "←" };
-                write!(f, "{mark} {name}: {}", truncate(&result.text, SHOWN_CHARS))
+                write!(
+                    f,
+                    "{mark} {name}: {}",
+                    truncate(result.text.trim_end(), SHOWN_CHARS)
+                )
             }
             Event::Remark(text) => write!(f, "· {text}"),
             Event::Notice(text) => write!(f, "! {text}"),
