@@ -9,6 +9,9 @@
 //!   `/lib*`, `/etc`, the Python installation in use) and the `--allow-read` paths,
 //!   writing the `--allow-write` paths and the harmless devices (`/dev/null`,
 //!   `/dev/urandom`, …). Everything else is refused by the kernel, symlinks or not.
+//!   Landlock's scopes also keep the program from signalling processes outside the
+//!   sandbox (it runs as the caller's user, so `kill` would otherwise reach the caller's
+//!   processes) and from abstract Unix sockets made outside it.
 //! - **network**: the child enters a new user and network namespace, where only a loopback
 //!   interface exists and it is down: no address, local or remote, can be reached.
 //! - **resources**: `setrlimit` caps CPU seconds (SIGXCPU, then SIGKILL), address space
@@ -16,6 +19,11 @@
 //!   whole process group at a wall-clock deadline and keeps at most `output_bytes` of
 //!   stdout and stderr (the rest is read and dropped, so the child never blocks on a
 //!   full pipe).
+//!
+//! Not covered: the number of processes (a fork bomb is bounded only by the CPU and
+//! wall-clock limits, and the killed process group); pathname Unix sockets outside the
+//! workspace on kernels before Landlock ABI 9 (its `ResolveUnix` right, used where the
+//! kernel has it).
 //!
 //! Nothing is silently weaker: if the kernel has no Landlock, or namespaces are refused,
 //! the run fails with an error saying which flag grants it knowingly
@@ -33,7 +41,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI,
+    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
 /// What a sandboxed run may do. [`Policy::new`] grants the workspace and nothing more.
@@ -227,7 +235,8 @@ pub fn run(
 /// The file rules of `policy`, created in the kernel; its descriptor is what the child
 /// restricts itself with.
 fn ruleset(policy: &Policy, program: &Path) -> Result<OwnedFd, SandboxError> {
-    let abi = ABI::V6;
+    // The newest rights this crate knows; the kernel enforces those it has.
+    let abi = ABI::V10;
     let read = AccessFs::from_read(abi);
     let all = AccessFs::from_all(abi);
     let mut readable: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
@@ -237,6 +246,7 @@ fn ruleset(policy: &Policy, program: &Path) -> Result<OwnedFd, SandboxError> {
     writable.extend(policy.allow_write.iter().cloned());
     let created = Ruleset::default()
         .handle_access(all)?
+        .scope(Scope::from_all(abi))?
         .create()?
         .add_rules(path_beneath_rules(readable, read))?
         .add_rules(path_beneath_rules(DEVICES, all))?

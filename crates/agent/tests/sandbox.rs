@@ -144,6 +144,29 @@ async fn files_outside_the_workspace_are_refused() {
 }
 
 #[tokio::test]
+async fn processes_outside_the_sandbox_cannot_be_signalled() {
+    let dir = workspace();
+    let tools = toolbox(&dir, |_| {});
+    let command = format!("kill -0 {}", std::process::id());
+    let result = call(&tools, "run_shell", json!({ "command": command })).await;
+    assert!(
+        result.is_error && result.text.contains("Operation not permitted"),
+        "{result:?}"
+    );
+    let own = call(
+        &tools,
+        "run_shell",
+        json!({"command": "sleep 5 & kill $! && echo killed"}),
+    )
+    .await;
+    assert_eq!(
+        own.text.trim(),
+        "killed",
+        "its own children it may signal: {own:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_busy_loop_is_stopped_at_its_cpu_time() {
     let dir = workspace();
     let tools = toolbox(&dir, |policy| policy.cpu_seconds = 1);
