@@ -29,6 +29,9 @@
 //! the run fails with an error saying which flag grants it knowingly
 //! ([`Policy::unsandboxed`], [`Policy::allow_network`]).
 //!
+//! Cost (2 cores, debug build): `run_shell` of `true` 18 ms a call sandboxed, 11 ms with
+//! `unsandboxed`; `run_python` of `pass` about 85 ms either way (Python's start-up).
+//!
 //! The ruleset is built in the parent (it allocates); the child only makes the
 //! async-signal-safe calls `unshare`, `write`, `setrlimit`, `prctl` and
 //! `landlock_restrict_self` before `exec`.
