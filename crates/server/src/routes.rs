@@ -19,6 +19,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 use toolbridge_chat::{ApiError, ChatRequest};
 use toolbridge_dialect::parser::StreamParser;
 use toolbridge_engine::Generation;
@@ -27,12 +28,14 @@ use tower_http::cors::{Any, CorsLayer};
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
 use crate::error::{Failure, FailureCode};
-use crate::generate::{self, Preparation};
+use crate::generate::{self, Preparation, Step};
+use crate::messages;
 use crate::respond::respond;
+use crate::responses;
 use crate::server::AppState;
 use crate::stream::stream;
 
-type Shared = State<Arc<AppState>>;
+pub(crate) type Shared = State<Arc<AppState>>;
 
 /// Every route, with its guards.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -41,6 +44,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/models/{id}", get(model))
         .route("/metrics", get(metrics))
+        .route("/v1/responses", post(responses::create))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_api_key,
@@ -52,6 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/health", get(health))
         .merge(v1)
+        .route("/v1/messages", messages::route(&state))
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(state.options.max_body_bytes))
@@ -68,8 +73,42 @@ async fn chat_completions(
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let started = Instant::now();
     let request = Arc::new(parse_request(&body)?);
+    let (steps, unenforced) = start_generation(&state, &request, started).await?;
+    let meta = AnswerMeta::new(state.model.id());
+    let response = if request.is_stream() {
+        let events = stream(meta, request.wants_stream_usage(), steps).await?;
+        events.into_response()
+    } else {
+        Json(respond(meta, steps).await?).into_response()
+    };
+    Ok(unenforced.mark(response))
+}
+
+/// What the engine does not enforce of a generation (a remote engine without grammars).
+pub(crate) struct Unenforced(Option<&'static str>);
+
+impl Unenforced {
+    /// `response` with the header that says what was not enforced, if anything was not.
+    pub fn mark(self, mut response: Response) -> Response {
+        if let Some(warning) = self
+            .0
+            .and_then(|text| header::HeaderValue::from_str(text).ok())
+        {
+            response.headers_mut().insert(UNENFORCED, warning);
+        }
+        response
+    }
+}
+
+/// Prepares a checked request (read from its body since `started`), waits for a slot and
+/// starts its generation: the one path every API's request takes to the engine.
+pub(crate) async fn start_generation(
+    state: &Arc<AppState>,
+    request: &Arc<ChatRequest>,
+    started: Instant,
+) -> Result<(mpsc::Receiver<Step>, Unenforced), Failure> {
     let parsed = Instant::now();
-    let (generation, parser) = prepare(&state, &request).await?;
+    let (generation, parser) = prepare(state, request).await?;
     let prepared = Instant::now();
     let permit = state.admission.admit().await?;
     let preparation = Preparation {
@@ -81,17 +120,7 @@ async fn chat_completions(
     let unenforced = engine.unenforced(&generation);
     let metrics = Arc::clone(&state.metrics);
     let steps = generate::start(engine, generation, parser, permit, preparation, metrics);
-    let meta = AnswerMeta::new(state.model.id());
-    let mut response = if request.is_stream() {
-        let events = stream(meta, request.wants_stream_usage(), steps).await?;
-        events.into_response()
-    } else {
-        Json(respond(meta, steps).await?).into_response()
-    };
-    if let Some(warning) = unenforced.and_then(|text| header::HeaderValue::from_str(text).ok()) {
-        response.headers_mut().insert(UNENFORCED, warning);
-    }
-    Ok(response)
+    Ok((steps, Unenforced(unenforced)))
 }
 
 /// The dialect's preparation of `request`, on a blocking thread (a template render is
@@ -161,7 +190,7 @@ async fn metrics(State(state): Shared) -> Response {
 const UNENFORCED: &str = "x-toolbridge-unenforced";
 
 /// A body that could not be read: too large (413), or cut off.
-fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {
+pub(crate) fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         Failure::body_too_large(state.options.max_body_bytes)
     } else {
@@ -207,18 +236,23 @@ async fn require_api_key(
     request: Request,
     next: Next,
 ) -> Result<Response, Failure> {
+    check_api_key(&state, request.headers())?;
+    Ok(next.run(request).await)
+}
+
+/// Whether `headers` carry the server's key, when it has one: as `Authorization: Bearer`
+/// (OpenAI's clients) or as `x-api-key` (Anthropic's), on every route.
+pub(crate) fn check_api_key(state: &AppState, headers: &HeaderMap) -> Result<(), Failure> {
     let Some(expected) = state.options.api_key.as_deref() else {
-        return Ok(next.run(request).await);
+        return Ok(());
     };
-    match bearer_token(request.headers()) {
-        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
-            Ok(next.run(request).await)
-        }
+    match bearer_token(headers).or_else(|| x_api_key(headers)) {
+        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
         Some(_) => Err(Failure::api(ApiError::authentication(
             "Incorrect API key provided.",
         ))),
         None => Err(Failure::api(ApiError::authentication(
-            "You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY'.",
+            "You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY' or 'x-api-key: YOUR_KEY'.",
         ))),
     }
 }
@@ -228,6 +262,11 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// The key of an `x-api-key` header, as Anthropic's clients send it.
+fn x_api_key(headers: &HeaderMap) -> Option<&str> {
+    headers.get("x-api-key")?.to_str().ok().map(str::trim)
 }
 
 /// Compares without stopping at the first difference, so timing does not reveal how much

@@ -1,0 +1,71 @@
+//! `POST /v1/messages`: Anthropic's Messages API, which Claude Code and the Anthropic SDKs
+//! speak.
+//!
+//! A thin mapping both ways, like [`crate::responses`]: the request becomes the chat
+//! request it means ([`request`]), the answer is the same generation's events folded into
+//! content blocks ([`answer`]), whole or streamed through the chat stream's machinery.
+//! Every failure, the API key's included, is answered in Anthropic's error shape
+//! ([`error`]). Anthropic's clients send the key as `x-api-key`; the bearer header is
+//! accepted too, as on every route.
+
+mod answer;
+mod error;
+mod request;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{post, MethodRouter};
+use axum::Json;
+
+use crate::answer::AnswerMeta;
+use crate::respond::fold;
+use crate::routes::{body_failure, check_api_key, start_generation, Shared};
+use crate::server::AppState;
+use crate::stream::stream_with;
+use answer::{EventWriter, MessageBuilder};
+use error::AnthropicFailure;
+
+/// The route, guarded by the API key with failures in Anthropic's shape.
+pub fn route(state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
+    post(create).route_layer(middleware::from_fn_with_state(
+        Arc::clone(state),
+        require_api_key,
+    ))
+}
+
+async fn require_api_key(
+    State(state): Shared,
+    request: Request,
+    next: Next,
+) -> Result<Response, AnthropicFailure> {
+    check_api_key(&state, request.headers())?;
+    Ok(next.run(request).await)
+}
+
+/// Answers one Messages request, streamed or not.
+async fn create(
+    State(state): Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AnthropicFailure> {
+    let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
+    let started = Instant::now();
+    let request = Arc::new(request::parse(&body)?);
+    let (steps, unenforced) = start_generation(&state, &request, started).await?;
+    let mut builder = MessageBuilder::new(AnswerMeta::new(state.model.id()));
+    let response = if request.is_stream() {
+        stream_with(EventWriter::new(builder), steps)
+            .await?
+            .into_response()
+    } else {
+        let completion = fold(steps, |event| builder.push(event).map(drop)).await?;
+        builder.finish();
+        Json(builder.message(Some(&completion))).into_response()
+    };
+    Ok(unenforced.mark(response))
+}
