@@ -199,10 +199,19 @@ impl SseWriter for ChunkWriter {
 }
 
 /// `value` as one `data:` event.
-pub fn data(value: &impl Serialize) -> SseEvent {
+fn data(value: &impl Serialize) -> SseEvent {
+    SseEvent::default().data(json_text(value))
+}
+
+/// `value` as one `data:` event named `name` (`event: name`), as the Responses and
+/// Messages APIs write their events.
+pub fn named(name: &str, value: &impl Serialize) -> SseEvent {
+    SseEvent::default().event(name).data(json_text(value))
+}
+
+fn json_text(value: &impl Serialize) -> String {
     // These types are maps with string keys: serializing them cannot fail.
-    let json = serde_json::to_string(value).unwrap_or_else(|error| {
+    serde_json::to_string(value).unwrap_or_else(|error| {
         format!(r#"{{"error": {{"message": "cannot write a chunk: {error}", "type": "server_error", "param": null, "code": null}}}}"#)
-    });
-    SseEvent::default().data(json)
+    })
 }

@@ -22,7 +22,7 @@ use toolbridge_engine::Completion;
 use super::error::AnthropicFailure;
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
-use crate::stream::{data, SseWriter};
+use crate::stream::{named, SseWriter};
 
 /// A message being built from events.
 pub struct MessageBuilder {
@@ -189,7 +189,7 @@ fn event(kind: &str, fields: Value) -> SseEvent {
     if let Value::Object(fields) = fields {
         body.extend(fields);
     }
-    data(&body).event(kind)
+    named(kind, &body)
 }
 
 impl SseWriter for EventWriter {
@@ -227,6 +227,6 @@ impl SseWriter for EventWriter {
 
     fn fail(self, failure: &Failure) -> Vec<SseEvent> {
         let body = AnthropicFailure(failure.clone()).body();
-        vec![data(&body).event("error")]
+        vec![named("error", &body)]
     }
 }

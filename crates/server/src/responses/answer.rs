@@ -21,7 +21,7 @@ use toolbridge_engine::Completion;
 
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
-use crate::stream::{data, SseWriter};
+use crate::stream::{named, SseWriter};
 
 /// A response being built from events.
 pub struct ResponseBuilder {
@@ -80,7 +80,7 @@ impl ResponseBuilder {
             Some(_) => ("completed", Value::Null),
         };
         let output: Vec<Value> = (0..self.items.items().len())
-            .map(|n| self.item(n))
+            .map(|n| self.item(n, false))
             .collect();
         let mut response = json!({
             "id": self.id,
@@ -105,10 +105,21 @@ impl ResponseBuilder {
         response
     }
 
-    /// Item `n` as it stands.
-    fn item(&self, n: usize) -> Value {
+    /// Item `n` as it stands, or as it was opened (empty) when `fresh`.
+    fn item(&self, n: usize, fresh: bool) -> Value {
         let (Some(item), Some(id)) = (self.items.items().get(n), self.item_ids.get(n)) else {
             return Value::Null;
+        };
+        let opened;
+        let item = if fresh {
+            opened = Item {
+                text: String::new(),
+                done: false,
+                ..item.clone()
+            };
+            &opened
+        } else {
+            item
         };
         let status = if item.done {
             "completed"
@@ -183,7 +194,7 @@ impl EventWriter {
         if let (Value::Object(body), Value::Object(fields)) = (&mut body, fields) {
             body.extend(fields);
         }
-        data(&body).event(kind)
+        named(kind, &body)
     }
 
     /// `response.created` and `response.in_progress`, once.
@@ -212,7 +223,7 @@ impl EventWriter {
     }
 
     fn added(&mut self, n: usize, events: &mut Vec<SseEvent>) {
-        let item = self.builder.item(n);
+        let item = self.builder.item(n, true);
         events.push(self.event(
             "response.output_item.added",
             json!({"output_index": n, "item": item}),
@@ -245,7 +256,7 @@ impl EventWriter {
     }
 
     fn done(&mut self, n: usize, events: &mut Vec<SseEvent>) {
-        let item = self.builder.item(n);
+        let item = self.builder.item(n, false);
         let id = item["id"].clone();
         match self.text_item(n) {
             Some((_, kind)) => {

@@ -124,10 +124,45 @@ pub fn app(engine: &Arc<Recorder>) -> Router {
 
 /// A `POST /v1/chat/completions` with `body`.
 pub fn chat_request(body: &Value) -> Request<Body> {
-    Request::post("/v1/chat/completions")
+    post("/v1/chat/completions", body)
+}
+
+/// A JSON `POST` of `body` to `path`.
+pub fn post(path: &str, body: &Value) -> Request<Body> {
+    Request::post(path)
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .expect("a request")
+}
+
+/// Sends `body` to `path` and returns the status and the JSON answer.
+pub async fn post_json(app: &Router, path: &str, body: &Value) -> (StatusCode, Value) {
+    let (status, text) = send(app, post(path, body)).await;
+    let json = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
+    (status, json)
+}
+
+/// Streams `body` (with `"stream": true` added) to `path` and returns its named events
+/// (`event:` then `data:`), the name beside the JSON, checking each event's `type` is its
+/// name, as the Responses and Messages APIs write them.
+pub async fn named_events(app: &Router, path: &str, body: &Value) -> Vec<(String, Value)> {
+    let mut body = body.clone();
+    body["stream"] = json!(true);
+    let (status, text) = send(app, post(path, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    text.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let (name, data) = event
+                .strip_prefix("event: ")
+                .and_then(|event| event.split_once("\ndata: "))
+                .unwrap_or_else(|| panic!("not a named event: {event:?}"));
+            let data: Value =
+                serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}: {data}"));
+            assert_eq!(data["type"], name, "{event}");
+            (name.to_owned(), data)
+        })
+        .collect()
 }
 
 /// Sends `request` and returns the status and the whole body.
