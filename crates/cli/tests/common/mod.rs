@@ -153,44 +153,55 @@ impl Drop for LlamaServer {
 /// Runs the OpenAI SDK checks (`openai_e2e.py`) against `server`; they print which
 /// failed.
 pub fn assert_openai_checks_pass(server: &ServeProcess) {
+    assert_sdk_checks_pass(server, "openai_e2e.py");
+}
+
+/// Runs the SDK checks of `script` (a file beside this harness, given the server's base
+/// URL) against `server`; they print which failed.
+pub fn assert_sdk_checks_pass(server: &ServeProcess, script: &str) {
     let python = sdk_python();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
     let status = Command::new(&python)
-        .arg(&script)
+        .arg(&path)
         .arg(format!("{}/v1", server.base_url))
         .status()
         .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
     assert!(
         status.success(),
-        "openai_e2e.py: {status} (its output above says which checks failed)"
+        "{script}: {status} (its output above says which checks failed)"
     );
 }
 
-/// A Python with `openai` installed, in a virtual environment made on first use.
+/// The SDKs the checks use, as pip installs them and Python imports them.
+const SDKS: [&str; 2] = ["openai", "anthropic"];
+
+/// A Python with the SDKs installed, in a virtual environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
     let python = venv.join("bin/python");
-    let has_sdk = |python: &Path| {
+    let has_sdks = |python: &Path| {
         Command::new(python)
-            .args(["-c", "import openai"])
+            .args(["-c", &format!("import {}", SDKS.join(", "))])
             .status()
             .is_ok_and(|status| status.success())
     };
-    if python.is_file() && has_sdk(&python) {
+    if python.is_file() && has_sdks(&python) {
         return python;
     }
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "openai",
-    ]));
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(SDKS));
     assert!(
-        has_sdk(&python),
-        "openai is not importable after installing it"
+        has_sdks(&python),
+        "{} not importable after installing them",
+        SDKS.join(", ")
     );
     python
 }

@@ -12,6 +12,7 @@
 //!   refused;
 //! - `tool_choice` `auto` / `any` / `tool` / `none` → `auto` / `required` / the function /
 //!   `none`, and `disable_parallel_tool_use` → `parallel_tool_calls: false`;
+//! - `output_config.format` (structured outputs) → a JSON-schema `response_format`;
 //! - `max_tokens`, `stop_sequences`, `temperature`, `top_p`, `top_k`; `thinking`
 //!   `enabled` / `disabled` → the template's `enable_thinking`; other keys pass through as
 //!   a chat request's would.
@@ -27,7 +28,7 @@ use crate::checks::check_request;
 use crate::error::Failure;
 
 /// The keys of a Messages request that are read here, never passed through.
-const MESSAGES_KEYS: [&str; 14] = [
+const MESSAGES_KEYS: [&str; 15] = [
     "model",
     "max_tokens",
     "system",
@@ -42,6 +43,7 @@ const MESSAGES_KEYS: [&str; 14] = [
     "thinking",
     "metadata",
     "service_tier",
+    "output_config",
 ];
 
 /// Reads and checks a `POST /v1/messages` body.
@@ -96,6 +98,10 @@ fn chat_json(request: &Map<String, Value>) -> Result<Map<String, Value>, Failure
     if let Some(choice) = present(request, "tool_choice") {
         tool_choice(choice, &mut chat)?;
     }
+    if let Some(format) = present(request, "output_config").and_then(|config| config.get("format"))
+    {
+        chat.insert("response_format".into(), response_format(format)?);
+    }
     if let Some(thinking) = present(request, "thinking") {
         let enabled = thinking.get("type").and_then(Value::as_str) != Some("disabled");
         let kwargs = chat
@@ -106,6 +112,24 @@ fn chat_json(request: &Map<String, Value>) -> Result<Map<String, Value>, Failure
         }
     }
     Ok(chat)
+}
+
+/// Structured outputs' `output_config.format` (`{"type": "json_schema", "schema": …}`) as
+/// a JSON-schema `response_format`.
+fn response_format(format: &Value) -> Result<Value, Failure> {
+    match (
+        format.get("type").and_then(Value::as_str),
+        format.get("schema"),
+    ) {
+        (Some("json_schema"), Some(schema)) => Ok(json!({
+            "type": "json_schema",
+            "json_schema": {"name": "output", "schema": schema, "strict": true},
+        })),
+        _ => Err(invalid_at(
+            "output_config.format",
+            "must be {\"type\": \"json_schema\", \"schema\": …}.",
+        )),
+    }
 }
 
 /// `map[key]` unless absent or `null`.
@@ -406,6 +430,21 @@ mod tests {
         assert_eq!(
             chat["tools"][0]["function"]["parameters"],
             json!({"type": "object"})
+        );
+    }
+
+    #[test]
+    fn structured_outputs_are_a_json_schema_response_format() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let chat = chat_of(json!({
+            "messages": [{"role": "user", "content": "hi"}],
+            "output_config": {"effort": "low", "format": {"type": "json_schema", "schema": schema}},
+        }));
+        assert_eq!(chat["response_format"]["json_schema"]["schema"], schema);
+        let wrong = json!({"messages": [{"role": "user", "content": "hi"}], "output_config": {"format": {"type": "xml"}}});
+        assert_eq!(
+            error_of(wrong).param.as_deref(),
+            Some("output_config.format")
         );
     }
 
