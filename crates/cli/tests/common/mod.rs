@@ -160,7 +160,9 @@ pub fn assert_openai_checks_pass(server: &ServeProcess) {
 /// URL) against `server`; they print which failed.
 pub fn assert_sdk_checks_pass(server: &ServeProcess, script: &str) {
     let python = sdk_python();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
     let status = Command::new(&python)
         .arg(&path)
         .arg(format!("{}/v1", server.base_url))
