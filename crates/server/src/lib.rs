@@ -29,6 +29,8 @@ pub mod answer;
 pub mod checks;
 pub mod error;
 pub mod generate;
+mod items_answer;
+mod mapping;
 mod messages;
 pub mod metrics;
 pub mod model;

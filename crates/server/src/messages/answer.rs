@@ -22,9 +22,10 @@ use toolbridge_engine::Completion;
 use super::error::AnthropicFailure;
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
-use crate::stream::{named, SseWriter};
+use crate::items_answer::ItemsApi;
+use crate::stream::named;
 
-/// A message being built from events.
+/// A message being built from events, and written as its stream.
 pub struct MessageBuilder {
     id: String,
     model: String,
@@ -41,18 +42,8 @@ impl MessageBuilder {
         }
     }
 
-    /// Folds in one event.
-    pub fn push(&mut self, event: Event) -> Result<Vec<Change>, Failure> {
-        self.items.push(event).map_err(Failure::parser_bug)
-    }
-
-    /// Closes what is still open.
-    pub fn finish(&mut self) -> Vec<Change> {
-        self.items.finish()
-    }
-
     /// The message object: just started (no completion yet, no blocks) or finished.
-    pub fn message(&self, completion: Option<&Completion>) -> Value {
+    fn message(&self, completion: Option<&Completion>) -> Value {
         let content: Vec<Value> = match completion {
             Some(_) => self.items.items().iter().map(block).collect(),
             None => Vec::new(),
@@ -131,32 +122,33 @@ fn usage_of(prompt: u32, output: u32, cached: u32) -> Value {
     })
 }
 
-/// The Messages event stream of one answer.
-pub struct EventWriter {
-    builder: MessageBuilder,
-    opened: bool,
+/// An event of `kind`, its `type` first, then `fields`.
+fn event(kind: &str, fields: Value) -> SseEvent {
+    let mut body = Map::new();
+    body.insert("type".into(), Value::String(kind.to_owned()));
+    if let Value::Object(fields) = fields {
+        body.extend(fields);
+    }
+    named(kind, &body)
 }
 
-impl EventWriter {
-    pub fn new(builder: MessageBuilder) -> Self {
-        EventWriter {
-            builder,
-            opened: false,
-        }
+impl ItemsApi for MessageBuilder {
+    fn push(&mut self, event: Event) -> Result<Vec<Change>, Failure> {
+        self.items.push(event).map_err(Failure::parser_bug)
     }
 
-    /// `message_start`, once.
+    fn finish(&mut self) -> Vec<Change> {
+        self.items.finish()
+    }
+
+    /// `message_start`.
     fn opening(&mut self) -> Vec<SseEvent> {
-        if std::mem::replace(&mut self.opened, true) {
-            return Vec::new();
-        }
-        let message = self.builder.message(None);
+        let message = self.message(None);
         vec![event("message_start", json!({"message": message}))]
     }
 
-    /// The events for `changes`.
-    fn changes(&self, changes: Vec<Change>) -> Vec<SseEvent> {
-        let items = self.builder.items.items();
+    fn changes(&mut self, changes: Vec<Change>) -> Vec<SseEvent> {
+        let items = self.items.items();
         changes
             .into_iter()
             .filter_map(|change| match change {
@@ -180,53 +172,30 @@ impl EventWriter {
             })
             .collect()
     }
-}
 
-/// An event of `kind`, its `type` first, then `fields`.
-fn event(kind: &str, fields: Value) -> SseEvent {
-    let mut body = Map::new();
-    body.insert("type".into(), Value::String(kind.to_owned()));
-    if let Value::Object(fields) = fields {
-        body.extend(fields);
-    }
-    named(kind, &body)
-}
-
-impl SseWriter for EventWriter {
-    fn open(&mut self) -> Vec<SseEvent> {
-        self.opening()
-    }
-
-    fn write(&mut self, events: Vec<Event>) -> Result<Vec<SseEvent>, Failure> {
-        let mut written = self.opening();
-        for event in events {
-            let changes = self.builder.push(event)?;
-            written.extend(self.changes(changes));
-        }
-        Ok(written)
-    }
-
-    fn finish(mut self, completion: &Completion) -> Vec<SseEvent> {
-        let mut written = self.opening();
-        let changes = self.builder.finish();
-        written.extend(self.changes(changes));
-        let message = self.builder.message(Some(completion));
+    /// `message_delta` with the stop reason and the usage, then `message_stop`.
+    fn closing(&mut self, completion: &Completion) -> Vec<SseEvent> {
+        let message = self.message(Some(completion));
         let delta = json!({
             "stop_reason": message["stop_reason"],
             "stop_sequence": null,
             "stop_details": null,
             "container": null,
         });
-        written.push(event(
-            "message_delta",
-            json!({"delta": delta, "usage": message["usage"]}),
-        ));
-        written.push(event("message_stop", json!({})));
-        written
+        vec![
+            event(
+                "message_delta",
+                json!({"delta": delta, "usage": message["usage"]}),
+            ),
+            event("message_stop", json!({})),
+        ]
     }
 
-    fn fail(self, failure: &Failure) -> Vec<SseEvent> {
-        let body = AnthropicFailure(failure.clone()).body();
-        vec![named("error", &body)]
+    fn failure(&mut self, failure: &Failure) -> SseEvent {
+        named("error", &AnthropicFailure(failure.clone()).body())
+    }
+
+    fn whole(&self, completion: &Completion) -> Value {
+        self.message(Some(completion))
     }
 }

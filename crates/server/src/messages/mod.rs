@@ -3,7 +3,7 @@
 //!
 //! A thin mapping both ways, like [`crate::responses`]: the request becomes the chat
 //! request it means ([`request`]), the answer is the same generation's events folded into
-//! content blocks ([`answer`]), whole or streamed through the chat stream's machinery.
+//! content blocks ([`answer`]), whole or streamed ([`crate::items_answer`]).
 //! Every failure, the API key's included, is answered in Anthropic's error shape
 //! ([`error`]). Anthropic's clients send the key as `x-api-key`; the bearer header is
 //! accepted too, as on every route.
@@ -19,16 +19,14 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{post, MethodRouter};
-use axum::Json;
 
 use crate::answer::AnswerMeta;
-use crate::respond::fold;
+use crate::items_answer;
 use crate::routes::{body_failure, check_api_key, start_generation, Shared};
 use crate::server::AppState;
-use crate::stream::stream_with;
-use answer::{EventWriter, MessageBuilder};
+use answer::MessageBuilder;
 use error::AnthropicFailure;
 
 /// The route, guarded by the API key with failures in Anthropic's shape.
@@ -57,15 +55,7 @@ async fn create(
     let started = Instant::now();
     let request = Arc::new(request::parse(&body)?);
     let (steps, unenforced) = start_generation(&state, &request, started).await?;
-    let mut builder = MessageBuilder::new(AnswerMeta::new(state.model.id()));
-    let response = if request.is_stream() {
-        stream_with(EventWriter::new(builder), steps)
-            .await?
-            .into_response()
-    } else {
-        let completion = fold(steps, |event| builder.push(event).map(drop)).await?;
-        builder.finish();
-        Json(builder.message(Some(&completion))).into_response()
-    };
+    let builder = MessageBuilder::new(AnswerMeta::new(state.model.id()));
+    let response = items_answer::answer(builder, request.is_stream(), steps).await?;
     Ok(unenforced.mark(response))
 }

@@ -26,6 +26,7 @@ use toolbridge_chat::{ApiError, ChatRequest};
 
 use crate::checks::check_request;
 use crate::error::Failure;
+use crate::mapping::{passed_through, present, text_field};
 
 /// The keys of a Messages request that are read here, never passed through.
 const MESSAGES_KEYS: [&str; 15] = [
@@ -50,9 +51,9 @@ const MESSAGES_KEYS: [&str; 15] = [
 pub fn parse(body: &[u8]) -> Result<ChatRequest, Failure> {
     let request: Value = serde_json::from_slice(body)
         .map_err(|error| invalid(format!("The request body is not valid JSON: {error}")))?;
-    let Value::Object(request) = request else {
+    if !request.is_object() {
         return Err(invalid("The request body must be a JSON object."));
-    };
+    }
     let chat_json = chat_json(&request)?;
     let chat: ChatRequest = serde_json::from_value(Value::Object(chat_json))
         .map_err(|error| invalid(format!("Invalid request: {error}")))?;
@@ -70,12 +71,8 @@ fn invalid_at(param: &str, message: impl Into<String>) -> Failure {
 }
 
 /// The chat-completions JSON of `request`.
-fn chat_json(request: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
-    let mut chat: Map<String, Value> = request
-        .iter()
-        .filter(|(key, _)| !MESSAGES_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
+    let mut chat = passed_through(request.as_object().unwrap_or(&Map::new()), &MESSAGES_KEYS);
     for key in [
         "model",
         "max_tokens",
@@ -132,13 +129,8 @@ fn response_format(format: &Value) -> Result<Value, Failure> {
     }
 }
 
-/// `map[key]` unless absent or `null`.
-fn present<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    map.get(key).filter(|value| !value.is_null())
-}
-
 /// The chat messages of `system` and `messages`.
-fn messages(request: &Map<String, Value>) -> Result<Vec<Value>, Failure> {
+fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
     let mut chat = Vec::new();
     match present(request, "system") {
         None => {}
@@ -303,13 +295,6 @@ fn chat_content(parts: Vec<Value>) -> Value {
     } else {
         Value::Array(parts)
     }
-}
-
-fn text_field<'a>(block: &'a Value, key: &str) -> Result<&'a str, String> {
-    block
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("Missing required string field '{key}'."))
 }
 
 /// Custom tools as function tools.

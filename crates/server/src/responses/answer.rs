@@ -21,9 +21,10 @@ use toolbridge_engine::Completion;
 
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
-use crate::stream::{named, SseWriter};
+use crate::items_answer::ItemsApi;
+use crate::stream::named;
 
-/// A response being built from events.
+/// A response being built from events, and written as its stream.
 pub struct ResponseBuilder {
     id: String,
     created_at: u64,
@@ -32,6 +33,8 @@ pub struct ResponseBuilder {
     items: Items,
     /// Each item's id (`rs_…`, `msg_…`, `fc_…`), by item index.
     item_ids: Vec<String>,
+    /// The next stream event's `sequence_number`.
+    sequence: u64,
 }
 
 impl ResponseBuilder {
@@ -44,19 +47,8 @@ impl ResponseBuilder {
             echo,
             items: Items::default(),
             item_ids: Vec::new(),
+            sequence: 0,
         }
-    }
-
-    /// Folds in one event.
-    pub fn push(&mut self, event: Event) -> Result<Vec<Change>, Failure> {
-        let changes = self.items.push(event).map_err(Failure::parser_bug)?;
-        self.name_new_items();
-        Ok(changes)
-    }
-
-    /// Closes what is still open.
-    pub fn finish(&mut self) -> Vec<Change> {
-        self.items.finish()
     }
 
     fn name_new_items(&mut self) {
@@ -72,7 +64,7 @@ impl ResponseBuilder {
     }
 
     /// The response object: in progress (no completion yet) or finished.
-    pub fn response(&self, completion: Option<&Completion>) -> Value {
+    fn response(&self, completion: Option<&Completion>) -> Value {
         let reason = completion.map(|done| finish_reason(done, self.items.has_calls()));
         let (status, incomplete) = match reason {
             None => ("in_progress", Value::Null),
@@ -141,6 +133,144 @@ impl ResponseBuilder {
             }),
         }
     }
+
+    /// An event of `kind` with `fields` and the next sequence number.
+    fn event(&mut self, kind: &str, fields: Value) -> SseEvent {
+        let mut body = json!({"type": kind, "sequence_number": self.sequence});
+        self.sequence += 1;
+        if let (Value::Object(body), Value::Object(fields)) = (&mut body, fields) {
+            body.extend(fields);
+        }
+        named(kind, &body)
+    }
+
+    fn added(&mut self, n: usize, events: &mut Vec<SseEvent>) {
+        let item = self.item(n, true);
+        events.push(self.event(
+            "response.output_item.added",
+            json!({"output_index": n, "item": item}),
+        ));
+        if let Some((id, kind)) = self.text_item(n) {
+            let part = part(&kind, "");
+            events.push(self.event(
+                "response.content_part.added",
+                json!({"item_id": id, "output_index": n, "content_index": 0, "part": part}),
+            ));
+        }
+    }
+
+    fn delta(&mut self, n: usize, delta: String) -> SseEvent {
+        let id = self.item_ids.get(n).cloned().unwrap_or_default();
+        match self.text_item(n) {
+            Some((_, ItemKind::Reasoning)) => self.event(
+                "response.reasoning_text.delta",
+                json!({"item_id": id, "output_index": n, "content_index": 0, "delta": delta}),
+            ),
+            Some(_) => self.event(
+                "response.output_text.delta",
+                json!({"item_id": id, "output_index": n, "content_index": 0, "delta": delta, "logprobs": []}),
+            ),
+            None => self.event(
+                "response.function_call_arguments.delta",
+                json!({"item_id": id, "output_index": n, "delta": delta}),
+            ),
+        }
+    }
+
+    fn done(&mut self, n: usize, events: &mut Vec<SseEvent>) {
+        let item = self.item(n, false);
+        let id = item["id"].clone();
+        match self.text_item(n) {
+            Some((_, kind)) => {
+                let text = self.items.items()[n].text.clone();
+                let name = if kind == ItemKind::Reasoning {
+                    "response.reasoning_text.done"
+                } else {
+                    "response.output_text.done"
+                };
+                let mut fields =
+                    json!({"item_id": id, "output_index": n, "content_index": 0, "text": text});
+                if kind == ItemKind::Text {
+                    fields["logprobs"] = json!([]);
+                }
+                events.push(self.event(name, fields));
+                let part = part(&kind, &text);
+                events.push(self.event(
+                    "response.content_part.done",
+                    json!({"item_id": id, "output_index": n, "content_index": 0, "part": part}),
+                ));
+            }
+            None => events.push(self.event(
+                "response.function_call_arguments.done",
+                json!({"item_id": id, "output_index": n, "name": item["name"], "arguments": item["arguments"]}),
+            )),
+        }
+        events.push(self.event(
+            "response.output_item.done",
+            json!({"output_index": n, "item": item}),
+        ));
+    }
+
+    /// The id and kind of item `n` when it holds text or reasoning (not a call).
+    fn text_item(&self, n: usize) -> Option<(String, ItemKind)> {
+        let item = self.items.items().get(n)?;
+        let id = self.item_ids.get(n)?.clone();
+        (!matches!(item.kind, ItemKind::Call { .. })).then(|| (id, item.kind.clone()))
+    }
+}
+
+impl ItemsApi for ResponseBuilder {
+    fn push(&mut self, event: Event) -> Result<Vec<Change>, Failure> {
+        let changes = self.items.push(event).map_err(Failure::parser_bug)?;
+        self.name_new_items();
+        Ok(changes)
+    }
+
+    fn finish(&mut self) -> Vec<Change> {
+        self.items.finish()
+    }
+
+    /// `response.created` and `response.in_progress`.
+    fn opening(&mut self) -> Vec<SseEvent> {
+        let response = self.response(None);
+        vec![
+            self.event("response.created", json!({"response": response})),
+            self.event("response.in_progress", json!({"response": response})),
+        ]
+    }
+
+    fn changes(&mut self, changes: Vec<Change>) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        for change in changes {
+            match change {
+                Change::Opened(n) => self.added(n, &mut events),
+                Change::Grew(n, piece) => events.push(self.delta(n, piece)),
+                Change::Closed(n) => self.done(n, &mut events),
+            }
+        }
+        events
+    }
+
+    /// `response.completed`, or `response.incomplete` when the limit cut the answer.
+    fn closing(&mut self, completion: &Completion) -> Vec<SseEvent> {
+        let response = self.response(Some(completion));
+        let kind = if response["status"] == "incomplete" {
+            "response.incomplete"
+        } else {
+            "response.completed"
+        };
+        vec![self.event(kind, json!({"response": response}))]
+    }
+
+    fn failure(&mut self, failure: &Failure) -> SseEvent {
+        let error = &failure.error;
+        let fields = json!({"code": error.code, "message": error.message, "param": error.param});
+        self.event("error", fields)
+    }
+
+    fn whole(&self, completion: &Completion) -> Value {
+        self.response(Some(completion))
+    }
 }
 
 /// An item's content parts: none while it is empty and open, else its one part.
@@ -169,164 +299,4 @@ fn usage(completion: &Completion) -> Value {
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": counts.prompt_tokens + counts.completion_tokens,
     })
-}
-
-/// The Responses event stream of one answer.
-pub struct EventWriter {
-    builder: ResponseBuilder,
-    sequence: u64,
-    opened: bool,
-}
-
-impl EventWriter {
-    pub fn new(builder: ResponseBuilder) -> Self {
-        EventWriter {
-            builder,
-            sequence: 0,
-            opened: false,
-        }
-    }
-
-    /// An event of `kind` with `fields` and the next sequence number.
-    fn event(&mut self, kind: &str, fields: Value) -> SseEvent {
-        let mut body = json!({"type": kind, "sequence_number": self.sequence});
-        self.sequence += 1;
-        if let (Value::Object(body), Value::Object(fields)) = (&mut body, fields) {
-            body.extend(fields);
-        }
-        named(kind, &body)
-    }
-
-    /// `response.created` and `response.in_progress`, once.
-    fn opening(&mut self) -> Vec<SseEvent> {
-        if std::mem::replace(&mut self.opened, true) {
-            return Vec::new();
-        }
-        let response = self.builder.response(None);
-        vec![
-            self.event("response.created", json!({"response": response})),
-            self.event("response.in_progress", json!({"response": response})),
-        ]
-    }
-
-    /// The events for `changes`.
-    fn changes(&mut self, changes: Vec<Change>) -> Vec<SseEvent> {
-        let mut events = Vec::new();
-        for change in changes {
-            match change {
-                Change::Opened(n) => self.added(n, &mut events),
-                Change::Grew(n, piece) => events.push(self.delta(n, piece)),
-                Change::Closed(n) => self.done(n, &mut events),
-            }
-        }
-        events
-    }
-
-    fn added(&mut self, n: usize, events: &mut Vec<SseEvent>) {
-        let item = self.builder.item(n, true);
-        events.push(self.event(
-            "response.output_item.added",
-            json!({"output_index": n, "item": item}),
-        ));
-        if let Some((id, kind)) = self.text_item(n) {
-            let part = part(&kind, "");
-            events.push(self.event(
-                "response.content_part.added",
-                json!({"item_id": id, "output_index": n, "content_index": 0, "part": part}),
-            ));
-        }
-    }
-
-    fn delta(&mut self, n: usize, delta: String) -> SseEvent {
-        let id = self.builder.item_ids.get(n).cloned().unwrap_or_default();
-        match self.text_item(n) {
-            Some((_, ItemKind::Reasoning)) => self.event(
-                "response.reasoning_text.delta",
-                json!({"item_id": id, "output_index": n, "content_index": 0, "delta": delta}),
-            ),
-            Some(_) => self.event(
-                "response.output_text.delta",
-                json!({"item_id": id, "output_index": n, "content_index": 0, "delta": delta, "logprobs": []}),
-            ),
-            None => self.event(
-                "response.function_call_arguments.delta",
-                json!({"item_id": id, "output_index": n, "delta": delta}),
-            ),
-        }
-    }
-
-    fn done(&mut self, n: usize, events: &mut Vec<SseEvent>) {
-        let item = self.builder.item(n, false);
-        let id = item["id"].clone();
-        match self.text_item(n) {
-            Some((_, kind)) => {
-                let text = self.builder.items.items()[n].text.clone();
-                let name = if kind == ItemKind::Reasoning {
-                    "response.reasoning_text.done"
-                } else {
-                    "response.output_text.done"
-                };
-                let mut fields = json!({"item_id": id, "output_index": n, "content_index": 0, "text": text});
-                if kind == ItemKind::Text {
-                    fields["logprobs"] = json!([]);
-                }
-                events.push(self.event(name, fields));
-                let part = part(&kind, &text);
-                events.push(self.event(
-                    "response.content_part.done",
-                    json!({"item_id": id, "output_index": n, "content_index": 0, "part": part}),
-                ));
-            }
-            None => events.push(self.event(
-                "response.function_call_arguments.done",
-                json!({"item_id": id, "output_index": n, "name": item["name"], "arguments": item["arguments"]}),
-            )),
-        }
-        events.push(self.event(
-            "response.output_item.done",
-            json!({"output_index": n, "item": item}),
-        ));
-    }
-
-    /// The id and kind of item `n` when it holds text or reasoning (not a call).
-    fn text_item(&self, n: usize) -> Option<(String, ItemKind)> {
-        let item = self.builder.items.items().get(n)?;
-        let id = self.builder.item_ids.get(n)?.clone();
-        (!matches!(item.kind, ItemKind::Call { .. })).then(|| (id, item.kind.clone()))
-    }
-}
-
-impl SseWriter for EventWriter {
-    fn open(&mut self) -> Vec<SseEvent> {
-        self.opening()
-    }
-
-    fn write(&mut self, events: Vec<Event>) -> Result<Vec<SseEvent>, Failure> {
-        let mut written = self.opening();
-        for event in events {
-            let changes = self.builder.push(event)?;
-            written.extend(self.changes(changes));
-        }
-        Ok(written)
-    }
-
-    fn finish(mut self, completion: &Completion) -> Vec<SseEvent> {
-        let mut written = self.opening();
-        let changes = self.builder.finish();
-        written.extend(self.changes(changes));
-        let response = self.builder.response(Some(completion));
-        let kind = if response["status"] == "incomplete" {
-            "response.incomplete"
-        } else {
-            "response.completed"
-        };
-        written.push(self.event(kind, json!({"response": response})));
-        written
-    }
-
-    fn fail(mut self, failure: &Failure) -> Vec<SseEvent> {
-        let error = &failure.error;
-        let fields = json!({"code": error.code, "message": error.message, "param": error.param});
-        vec![self.event("error", fields)]
-    }
 }

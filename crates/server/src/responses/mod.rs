@@ -4,7 +4,7 @@
 //! ([`request`]), so validation, the dialect's preparation, the grammar, admission and
 //! budgets apply unchanged, and its errors are OpenAI error objects as chat's are. The
 //! answer is the same generation's events folded into output items ([`answer`]), whole or
-//! streamed through the chat stream's machinery ([`crate::stream::stream_with`]).
+//! streamed ([`crate::items_answer`]).
 
 mod answer;
 mod request;
@@ -15,15 +15,13 @@ use std::time::Instant;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::response::Response;
 
 use crate::answer::AnswerMeta;
 use crate::error::Failure;
-use crate::respond::fold;
+use crate::items_answer;
 use crate::routes::{body_failure, start_generation, Shared};
-use crate::stream::stream_with;
-use answer::{EventWriter, ResponseBuilder};
+use answer::ResponseBuilder;
 
 /// Answers one Responses request, streamed or not.
 pub async fn create(
@@ -35,15 +33,7 @@ pub async fn create(
     let mapped = request::parse(&body)?;
     let request = Arc::new(mapped.chat);
     let (steps, unenforced) = start_generation(&state, &request, started).await?;
-    let mut builder = ResponseBuilder::new(AnswerMeta::new(state.model.id()), mapped.echo);
-    let response = if request.is_stream() {
-        stream_with(EventWriter::new(builder), steps)
-            .await?
-            .into_response()
-    } else {
-        let completion = fold(steps, |event| builder.push(event).map(drop)).await?;
-        builder.finish();
-        Json(builder.response(Some(&completion))).into_response()
-    };
+    let builder = ResponseBuilder::new(AnswerMeta::new(state.model.id()), mapped.echo);
+    let response = items_answer::answer(builder, request.is_stream(), steps).await?;
     Ok(unenforced.mark(response))
 }

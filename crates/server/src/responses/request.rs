@@ -23,6 +23,7 @@ use toolbridge_chat::{ApiError, ChatRequest};
 
 use crate::checks::check_request;
 use crate::error::Failure;
+use crate::mapping::{passed_through, present, text_field};
 
 /// The keys of a Responses request that are read here or refused, never passed through.
 const RESPONSES_KEYS: [&str; 22] = [
@@ -79,9 +80,9 @@ pub fn parse(body: &[u8]) -> Result<Mapped, Failure> {
             format!("The request body is not valid JSON: {error}"),
         )
     })?;
-    let Value::Object(request) = request else {
+    if !request.is_object() {
         return Err(invalid("body", "The request body must be a JSON object."));
-    };
+    }
     refuse_stateful(&request)?;
     let chat_json = chat_json(&request)?;
     let chat: ChatRequest = serde_json::from_value(Value::Object(chat_json)).map_err(|error| {
@@ -116,7 +117,7 @@ fn responses_param(mut failure: Failure) -> Failure {
     failure
 }
 
-fn refuse_stateful(request: &Map<String, Value>) -> Result<(), Failure> {
+fn refuse_stateful(request: &Value) -> Result<(), Failure> {
     for (key, why) in STATEFUL {
         match request.get(key) {
             None | Some(Value::Null | Value::Bool(false)) => {}
@@ -127,12 +128,8 @@ fn refuse_stateful(request: &Map<String, Value>) -> Result<(), Failure> {
 }
 
 /// The chat-completions JSON of `request`.
-fn chat_json(request: &Map<String, Value>) -> Result<Map<String, Value>, Failure> {
-    let mut chat: Map<String, Value> = request
-        .iter()
-        .filter(|(key, _)| !RESPONSES_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
+    let mut chat = passed_through(request.as_object().unwrap_or(&Map::new()), &RESPONSES_KEYS);
     for key in [
         "model",
         "parallel_tool_calls",
@@ -159,23 +156,14 @@ fn chat_json(request: &Map<String, Value>) -> Result<Map<String, Value>, Failure
     if let Some(choice) = present(request, "tool_choice") {
         chat.insert("tool_choice".into(), tool_choice(choice)?);
     }
-    if let Some(format) = present(request, "text").and_then(|text| present_in(text, "format")) {
+    if let Some(format) = present(request, "text").and_then(|text| present(text, "format")) {
         chat.insert("response_format".into(), response_format(format)?);
     }
     Ok(chat)
 }
 
-/// `map[key]` unless absent or `null`.
-fn present<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    map.get(key).filter(|value| !value.is_null())
-}
-
-fn present_in<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    value.get(key).filter(|value| !value.is_null())
-}
-
 /// The chat messages of `instructions` and `input`.
-fn messages(request: &Map<String, Value>) -> Result<Vec<Value>, Failure> {
+fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
     let mut history = History::default();
     if let Some(instructions) = present(request, "instructions") {
         history
@@ -305,13 +293,6 @@ impl History {
     }
 }
 
-/// A string field of an item, required.
-fn text_field<'a>(item: &'a Value, key: &str) -> Result<&'a str, String> {
-    item.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("Missing required string field '{key}'."))
-}
-
 /// The text of a `reasoning` item: its `content`, else its `summary`.
 fn reasoning_text(item: &Value) -> String {
     let texts = |key: &str| -> String {
@@ -427,10 +408,10 @@ fn response_format(format: &Value) -> Result<Value, Failure> {
 }
 
 /// The request's fields a response object repeats, with OpenAI's defaults.
-fn echo(request: &Map<String, Value>) -> Map<String, Value> {
+fn echo(request: &Value) -> Map<String, Value> {
     let field = |key: &str, default: Value| present(request, key).cloned().unwrap_or(default);
     let format = present(request, "text")
-        .and_then(|text| present_in(text, "format"))
+        .and_then(|text| present(text, "format"))
         .cloned()
         .unwrap_or_else(|| json!({"type": "text"}));
     let mut echo = Map::new();
