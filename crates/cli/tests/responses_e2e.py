@@ -13,10 +13,9 @@ tool calls reliable.
 """
 
 import json
-import sys
-import traceback
 
 import openai
+from sdk_checks import run_checks
 
 KEY = "sk-e2e"
 
@@ -139,20 +138,5 @@ class Checks:
             assert error.status_code == 401, error
 
 
-def main():
-    checks = Checks(sys.argv[1])
-    names = [name for name in dir(checks) if name.startswith("check_")]
-    failures = 0
-    for name in sorted(names, key=lambda n: Checks.__dict__[n].__code__.co_firstlineno):
-        try:
-            getattr(checks, name)()
-            print(f"ok {name}", flush=True)
-        except Exception:  # noqa: BLE001 - every failure is reported, then counted
-            failures += 1
-            print(f"FAILED {name}:\n{traceback.format_exc()}", flush=True)
-    print(f"{len(names) - failures} of {len(names)} checks passed", flush=True)
-    sys.exit(failures)
-
-
 if __name__ == "__main__":
-    main()
+    run_checks(Checks)

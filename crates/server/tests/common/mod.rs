@@ -301,6 +301,19 @@ pub fn weather_request() -> Value {
     })
 }
 
+/// Asserts that `prompt` shows the call `get_weather` for Paris and its result, "21
+/// degrees, sunny", as Qwen's template writes them.
+pub fn assert_weather_turn_in_prompt(prompt: &str) {
+    assert!(
+        prompt.contains("<tool_response>\n21 degrees, sunny\n</tool_response>"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}"),
+        "{prompt}"
+    );
+}
+
 /// `message` with each tool call's id replaced by its position (ids are random).
 pub fn without_ids(mut message: Value) -> Value {
     if let Some(Value::Array(calls)) = message.get_mut("tool_calls") {
