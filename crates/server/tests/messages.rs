@@ -106,15 +106,8 @@ fn rebuild(events: &[(String, Value)]) -> Value {
 }
 
 /// The whole answer to `body` and its streamed events, checked to agree.
-async fn whole_and_streamed(outputs: &[&str], body: &Value) -> (Value, Vec<(String, Value)>) {
-    let doubled: Vec<&str> = outputs
-        .iter()
-        .flat_map(|output| [*output, *output])
-        .collect();
-    let app = app(&scripted(&doubled));
-    let (status, whole) = post_json(&app, PATH, body).await;
-    assert_eq!(status, StatusCode::OK, "{whole}");
-    let events = named_events(&app, PATH, body).await;
+async fn whole_and_streamed(output: &str, body: &Value) -> (Value, Vec<(String, Value)>) {
+    let (whole, events) = whole_then_streamed(PATH, output, body).await;
     let rebuilt = rebuild(&events);
     assert_eq!(
         without_ids(&rebuilt["content"]),
@@ -139,7 +132,7 @@ async fn whole_and_streamed(outputs: &[&str], body: &Value) -> (Value, Vec<(Stri
 #[tokio::test]
 async fn a_forced_call_is_a_tool_use_block() {
     let body = weather(json!({"type": "any"}));
-    let (whole, events) = whole_and_streamed(&[WEATHER_CALL], &body).await;
+    let (whole, events) = whole_and_streamed(WEATHER_CALL, &body).await;
     assert_eq!(whole["type"], "message");
     assert!(whole["id"]
         .as_str()
@@ -169,7 +162,7 @@ async fn thinking_text_and_calls_are_blocks_in_order() {
         "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
         WEATHER_CALL.replace("Paris", "Lyon")
     );
-    let (whole, _) = whole_and_streamed(&[&output], &weather(json!({"type": "auto"}))).await;
+    let (whole, _) = whole_and_streamed(&output, &weather(json!({"type": "auto"}))).await;
     assert_eq!(
         without_ids(&whole["content"]),
         json!([
@@ -184,14 +177,14 @@ async fn thinking_text_and_calls_are_blocks_in_order() {
 #[tokio::test]
 async fn text_ends_the_turn_and_max_tokens_cuts_it() {
     let body = json!({"max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]});
-    let (whole, _) = whole_and_streamed(&["Hello!"], &body).await;
+    let (whole, _) = whole_and_streamed("Hello!", &body).await;
     assert_eq!(whole["stop_reason"], "end_turn");
     assert_eq!(
         whole["content"],
         json!([{"type": "text", "text": "Hello!"}])
     );
     let body = json!({"max_tokens": 2, "messages": [{"role": "user", "content": "Hi"}]});
-    let (whole, _) = whole_and_streamed(&["a long answer"], &body).await;
+    let (whole, _) = whole_and_streamed("a long answer", &body).await;
     assert_eq!(whole["stop_reason"], "max_tokens");
     assert_eq!(whole["content"][0]["text"], "a long a");
 }

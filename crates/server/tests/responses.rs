@@ -94,15 +94,8 @@ fn rebuild(events: &[(String, Value)]) -> Value {
 
 /// The whole answer to `body`, and its streamed events, checked to agree: the events
 /// rebuild the whole output, and the last event's response is the whole response.
-async fn whole_and_streamed(outputs: &[&str], body: &Value) -> (Value, Vec<(String, Value)>) {
-    let doubled: Vec<&str> = outputs
-        .iter()
-        .flat_map(|output| [*output, *output])
-        .collect();
-    let app = app(&scripted(&doubled));
-    let (status, whole) = post_json(&app, PATH, body).await;
-    assert_eq!(status, StatusCode::OK, "{whole}");
-    let events = named_events(&app, PATH, body).await;
+async fn whole_and_streamed(output: &str, body: &Value) -> (Value, Vec<(String, Value)>) {
+    let (whole, events) = whole_then_streamed(PATH, output, body).await;
     let expected = without_ids(&whole["output"]);
     assert_eq!(without_ids(&rebuild(&events)), expected);
     let (_, last) = events.last().expect("events");
@@ -123,7 +116,7 @@ async fn whole_and_streamed(outputs: &[&str], body: &Value) -> (Value, Vec<(Stri
 #[tokio::test]
 async fn a_forced_call_is_a_function_call_item() {
     let body = weather(json!("required"));
-    let (whole, events) = whole_and_streamed(&[WEATHER_CALL], &body).await;
+    let (whole, events) = whole_and_streamed(WEATHER_CALL, &body).await;
     assert_eq!(whole["object"], "response");
     assert_eq!(whole["status"], "completed");
     assert!(whole["id"]
@@ -164,7 +157,7 @@ async fn reasoning_text_and_calls_are_items_in_order() {
         "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
         WEATHER_CALL.replace("Paris", "Lyon")
     );
-    let (whole, events) = whole_and_streamed(&[&output], &weather(json!("auto"))).await;
+    let (whole, events) = whole_and_streamed(&output, &weather(json!("auto"))).await;
     let kinds: Vec<&str> = whole["output"]
         .as_array()
         .expect("output")
@@ -189,7 +182,7 @@ async fn reasoning_text_and_calls_are_items_in_order() {
 #[tokio::test]
 async fn a_text_answer_is_a_message_and_max_output_tokens_makes_it_incomplete() {
     let body = json!({"input": "Hi", "max_output_tokens": 2});
-    let (whole, events) = whole_and_streamed(&["a long answer"], &body).await;
+    let (whole, events) = whole_and_streamed("a long answer", &body).await;
     assert_eq!(whole["status"], "incomplete");
     assert_eq!(
         whole["incomplete_details"],
@@ -201,7 +194,7 @@ async fn a_text_answer_is_a_message_and_max_output_tokens_makes_it_incomplete() 
         Some("response.incomplete")
     );
 
-    let (whole, _) = whole_and_streamed(&["Hello!"], &json!({"input": "Hi"})).await;
+    let (whole, _) = whole_and_streamed("Hello!", &json!({"input": "Hi"})).await;
     assert_eq!(whole["status"], "completed");
     assert_eq!(whole["output"][0]["type"], "message");
     assert_eq!(whole["output"][0]["content"][0]["text"], "Hello!");

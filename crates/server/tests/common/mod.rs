@@ -301,6 +301,19 @@ pub fn weather_request() -> Value {
     })
 }
 
+/// Asks `path` for `body` whole, then streamed, with the engine writing `output` both
+/// times: the whole JSON answer and the stream's named events.
+pub async fn whole_then_streamed(
+    path: &str,
+    output: &str,
+    body: &Value,
+) -> (Value, Vec<(String, Value)>) {
+    let app = app(&scripted(&[output, output]));
+    let (status, whole) = post_json(&app, path, body).await;
+    assert_eq!(status, StatusCode::OK, "{whole}");
+    (whole, named_events(&app, path, body).await)
+}
+
 /// Asserts that `prompt` shows the call `get_weather` for Paris and its result, "21
 /// degrees, sunny", as Qwen's template writes them.
 pub fn assert_weather_turn_in_prompt(prompt: &str) {
