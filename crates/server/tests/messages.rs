@@ -327,3 +327,32 @@ async fn the_key_is_read_from_x_api_key_and_refusals_are_anthropics() {
     );
     insta::assert_snapshot!(pretty(&Value::Object(answers)));
 }
+
+#[tokio::test]
+async fn mangled_requests_get_anthropic_4xx_errors_or_answers() {
+    let app = app(&scripted(&[WEATHER_CALL; 400]));
+    let body = json!({
+        "model": MODEL_ID,
+        "max_tokens": 20,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Paris"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]}
+        ],
+        "tools": tools(),
+        "tool_choice": {"type": "tool", "name": "get_weather"},
+        "stop_sequences": ["END"],
+        "thinking": {"type": "disabled"},
+    });
+    let variants = mangled(&body);
+    assert!(variants.len() > 200, "{}", variants.len());
+    for variant in &variants {
+        let (status, answer) = post_json(&app, PATH, variant).await;
+        let clean = status.is_success()
+            || (status.is_client_error()
+                && answer["type"] == "error"
+                && answer["error"]["type"].is_string());
+        assert!(clean, "{status} {answer} for {variant}");
+    }
+}

@@ -288,3 +288,29 @@ async fn bad_requests_get_openai_errors() {
     let (status, text) = send(&app, post(PATH, &json!(null))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
 }
+
+#[tokio::test]
+async fn mangled_requests_get_openai_4xx_errors_or_answers() {
+    let app = app(&scripted(&[WEATHER_CALL; 400]));
+    let body = json!({
+        "model": MODEL_ID,
+        "instructions": "Be brief.",
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+        ],
+        "tools": tools(),
+        "tool_choice": {"type": "function", "name": "get_weather"},
+        "text": {"format": {"type": "json_schema", "name": "s", "schema": {"type": "object"}}},
+        "max_output_tokens": 20,
+    });
+    let variants = mangled(&body);
+    assert!(variants.len() > 200, "{}", variants.len());
+    for variant in &variants {
+        let (status, answer) = post_json(&app, PATH, variant).await;
+        let clean = status.is_success()
+            || (status.is_client_error() && answer["error"]["type"].is_string());
+        assert!(clean, "{status} {answer} for {variant}");
+    }
+}

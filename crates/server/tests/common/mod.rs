@@ -314,6 +314,54 @@ pub async fn whole_then_streamed(
     (whole, named_events(&app, path, body).await)
 }
 
+/// `body` with each of its values, one at a time, replaced by each value of another
+/// type: every way a client could get one field's type wrong.
+pub fn mangled(body: &Value) -> Vec<Value> {
+    let odd = [
+        json!(null),
+        json!(true),
+        json!(-1),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!([{}]),
+    ];
+    let mut paths = Vec::new();
+    collect_paths(body, String::new(), &mut paths);
+    let mut variants = Vec::new();
+    for path in paths {
+        for value in &odd {
+            let mut variant = body.clone();
+            if let Some(slot) = variant.pointer_mut(&path) {
+                if slot != value {
+                    *slot = value.clone();
+                    variants.push(variant);
+                }
+            }
+        }
+    }
+    variants
+}
+
+fn collect_paths(value: &Value, path: String, paths: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                collect_paths(field, format!("{path}/{key}"), paths);
+            }
+        }
+        Value::Array(items) => {
+            for (n, item) in items.iter().enumerate() {
+                collect_paths(item, format!("{path}/{n}"), paths);
+            }
+        }
+        _ => {}
+    }
+    if !path.is_empty() {
+        paths.push(path);
+    }
+}
+
 /// Asserts that `prompt` shows the call `get_weather` for Paris and its result, "21
 /// degrees, sunny", as Qwen's template writes them.
 pub fn assert_weather_turn_in_prompt(prompt: &str) {
