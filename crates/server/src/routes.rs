@@ -280,12 +280,15 @@ fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
             == 0
 }
 
-async fn no_route(method: Method, uri: Uri) -> Failure {
-    Failure::no_route(method.as_str(), uri.path())
+async fn no_route(method: Method, uri: Uri) -> Response {
+    messages::in_its_shape(uri.path(), Failure::no_route(method.as_str(), uri.path()))
 }
 
-async fn wrong_method(method: Method, uri: Uri) -> Failure {
-    Failure::wrong_method(method.as_str(), uri.path())
+async fn wrong_method(method: Method, uri: Uri) -> Response {
+    messages::in_its_shape(
+        uri.path(),
+        Failure::wrong_method(method.as_str(), uri.path()),
+    )
 }
 
 #[cfg(test)]

@@ -314,6 +314,21 @@ async fn the_key_is_read_from_x_api_key_and_refusals_are_anthropics() {
             answers.insert(label.to_owned(), serde_json::from_str(&text).expect("JSON"));
         }
     }
+    for (method, path, status) in [
+        ("GET", PATH, StatusCode::METHOD_NOT_ALLOWED),
+        ("POST", "/v1/messages/batches", StatusCode::NOT_FOUND),
+    ] {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("x-api-key", "sk-test");
+        let (answered, text) = send(&app, request.body(Body::empty()).expect("a request")).await;
+        assert_eq!(answered, status, "{text}");
+        answers.insert(
+            format!("{method} {path}"),
+            serde_json::from_str(&text).expect("JSON"),
+        );
+    }
     let huge = json!({"messages": [{"role": "user", "content": "x".repeat(5000)}]});
     let (status, text) = send(
         &app,

@@ -19,10 +19,11 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{post, MethodRouter};
 
 use crate::answer::AnswerMeta;
+use crate::error::Failure;
 use crate::items_answer;
 use crate::routes::{body_failure, check_api_key, start_generation, Shared};
 use crate::server::AppState;
@@ -35,6 +36,16 @@ pub fn route(state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
         Arc::clone(state),
         require_api_key,
     ))
+}
+
+/// `failure` in Anthropic's shape for a path under `/v1/messages` (a wrong method, or a
+/// route this server lacks, such as `/v1/messages/count_tokens`), else in OpenAI's.
+pub fn in_its_shape(path: &str, failure: Failure) -> Response {
+    if path.starts_with("/v1/messages") {
+        AnthropicFailure(failure).into_response()
+    } else {
+        failure.into_response()
+    }
 }
 
 async fn require_api_key(
