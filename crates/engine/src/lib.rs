@@ -10,7 +10,6 @@
 
 use toolbridge_grammar::Constraint;
 
-mod constraint;
 mod greedy;
 #[cfg(feature = "llama")]
 pub mod llama;
@@ -194,6 +193,14 @@ pub trait Engine: Send + Sync {
     /// cheaply as the engine can tell, before the request takes a slot or waits for one;
     /// `generate` checks exactly. By default nothing is checked early.
     fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// Makes ready what generating under `constraint` needs (the embedded engine compiles
+    /// and caches its matcher), before the request takes a slot, so that a grammar the
+    /// engine refuses, or is slow to compile, fails the request there. By default there
+    /// is nothing to make ready.
+    fn prepare_constraint(&self, _constraint: &Constraint) -> Result<(), EngineError> {
         Ok(())
     }
 
