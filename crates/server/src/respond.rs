@@ -40,7 +40,7 @@ pub async fn fold(
         match step {
             Step::Started => {}
             Step::Events(events) => events.into_iter().try_for_each(&mut push)?,
-            Step::Finished(outcome) => return Ok(outcome?),
+            Step::Finished(outcome) => return outcome,
         }
     }
     Err(Failure::engine_vanished())

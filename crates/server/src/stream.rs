@@ -67,7 +67,7 @@ pub async fn stream_with<W: SseWriter>(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Failure> {
     let first = match steps.recv().await {
         None => return Err(Failure::engine_vanished()),
-        Some(Step::Finished(Err(error))) => return Err(error.into()),
+        Some(Step::Finished(Err(error))) => return Err(error),
         Some(step) => step,
     };
     let state = StreamState {
@@ -104,7 +104,7 @@ impl<W: SseWriter> StreamState<W> {
                 Ok(events) => events,
                 Err(failure) => self.end_with(Err(failure)),
             },
-            Some(Step::Finished(outcome)) => self.end_with(outcome.map_err(Failure::from)),
+            Some(Step::Finished(outcome)) => self.end_with(outcome),
             None => self.end_with(Err(Failure::engine_vanished())),
         };
         Some((events, self))

@@ -4,7 +4,7 @@
 //! the same ones chat completions answers, decided in one place — is written here with
 //! Anthropic's status and type: 400 `invalid_request_error`, 401 `authentication_error`,
 //! 403 `permission_error`, 404 `not_found_error`, 413 `request_too_large`, 429
-//! `rate_limit_error`, 529 `overloaded_error` for a full server, and `api_error` for the
+//! `rate_limit_error`, 529 `overloaded_error` for a full server or queue, and `api_error` for the
 //! server's and the engine's faults (keeping their 5xx status, which the SDKs retry).
 //! The parameter at fault leads the message, as Anthropic writes it (`tools.0: …`).
 
@@ -15,8 +15,9 @@ use serde_json::{json, Value};
 
 use crate::error::{Failure, FailureCode};
 
-/// The code [`Failure::overloaded`] carries.
-const OVERLOADED: &str = "server_overloaded";
+/// The codes of a server too busy to take the request ([`Failure::overloaded`],
+/// [`Failure::queue_timeout`]): Anthropic's 529.
+const OVERLOADED: [&str; 2] = ["server_overloaded", "queue_timeout"];
 
 /// A failure answered in Anthropic's shape.
 #[derive(Debug)]
@@ -32,7 +33,7 @@ impl AnthropicFailure {
     /// Anthropic's status and error type for this failure.
     fn status_and_type(&self) -> (StatusCode, &'static str) {
         let Failure { status, error } = &self.0;
-        if error.code.as_deref() == Some(OVERLOADED) {
+        if OVERLOADED.contains(&error.code.as_deref().unwrap_or_default()) {
             let overloaded = StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
             return (overloaded, "overloaded_error");
         }
@@ -98,6 +99,11 @@ mod tests {
             (Failure::no_route("GET", "/x"), 404, "not_found_error"),
             (Failure::body_too_large(1), 413, "request_too_large"),
             (Failure::overloaded(), 529, "overloaded_error"),
+            (
+                Failure::queue_timeout(std::time::Duration::from_secs(1)),
+                529,
+                "overloaded_error",
+            ),
             (Failure::engine_vanished(), 500, "api_error"),
             (
                 Failure::from(EngineError::Timeout("quiet".into())),
