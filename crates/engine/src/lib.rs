@@ -10,7 +10,6 @@
 
 use toolbridge_grammar::Constraint;
 
-mod constraint;
 mod greedy;
 #[cfg(feature = "llama")]
 pub mod llama;
@@ -195,6 +194,12 @@ pub trait Engine: Send + Sync {
     /// `generate` checks exactly. By default nothing is checked early.
     fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {
         Ok(())
+    }
+
+    /// The texts of the model's special tokens (its vocabulary's control tokens), for
+    /// showing where a prompt has them; empty where the engine cannot tell.
+    fn special_tokens(&self) -> &[String] {
+        &[]
     }
 
     /// What of `generation` this engine cannot enforce (a remote engine that takes no

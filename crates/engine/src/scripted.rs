@@ -21,7 +21,6 @@ use std::time::Instant;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::Constraint;
 
-use crate::constraint::to_lark;
 use crate::stop::StopMatcher;
 use crate::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
@@ -213,7 +212,7 @@ impl Plan {
 /// Compiles the constraint (an error if llguidance refuses it) and, when the output ran
 /// to its end, requires the grammar to accept it.
 fn check(constraint: &Constraint, plan: &Plan) -> Result<(), EngineError> {
-    let validator = Validator::from_lark(&to_lark(constraint))
+    let validator = Validator::from_lark(&constraint.lark())
         .map_err(|error| EngineError::Constraint(error.to_string()))?;
     let output = plan.released.concat();
     if plan.whole && !validator.accepts(&output) {

@@ -28,6 +28,7 @@ pub mod answer;
 pub mod checks;
 pub mod error;
 pub mod generate;
+mod inspect;
 pub mod metrics;
 pub mod model;
 pub mod modelfile;

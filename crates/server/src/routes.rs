@@ -41,6 +41,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/models/{id}", get(model))
         .route("/metrics", get(metrics))
+        .merge(crate::inspect::api())
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_api_key,
@@ -51,6 +52,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .allow_headers(Any);
     Router::new()
         .route("/health", get(health))
+        .merge(crate::inspect::page())
         .merge(v1)
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
@@ -98,7 +100,7 @@ async fn chat_completions(
 /// CPU work) and within the server's `prepare_timeout`, and the prompt checked against the
 /// context before the request waits for a slot. A render that runs past it is
 /// answered at once; its thread stops at the template's own fuel and output bounds.
-async fn prepare(
+pub(crate) async fn prepare(
     state: &Arc<AppState>,
     request: &Arc<ChatRequest>,
 ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
@@ -161,7 +163,7 @@ async fn metrics(State(state): Shared) -> Response {
 const UNENFORCED: &str = "x-toolbridge-unenforced";
 
 /// A body that could not be read: too large (413), or cut off.
-fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {
+pub(crate) fn body_failure(rejection: &BytesRejection, state: &AppState) -> Failure {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         Failure::body_too_large(state.options.max_body_bytes)
     } else {

@@ -27,7 +27,6 @@ use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
 use llguidance::{Matcher, ParserFactory};
 use toolbridge_grammar::Constraint;
 
-use crate::constraint::to_lark;
 use crate::EngineError;
 
 /// How many compiled grammars are kept; the least recently used goes first.
@@ -102,7 +101,7 @@ impl Constrainer {
     /// compiled before; a grammar llguidance refuses is an [`EngineError::Constraint`].
     pub(super) fn matcher(&self, constraint: &Constraint) -> Result<Ready, EngineError> {
         let started = Instant::now();
-        let lark = to_lark(constraint);
+        let lark = constraint.lark();
         let (compile, cached) = self
             .cache
             .lock()

@@ -41,10 +41,12 @@ pub fn qwen_source() -> TemplateSource {
     TemplateSource::from_path(model_path()).unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// A scripted engine that also records how each generation finished.
+/// A scripted engine that also records how each generation finished, and says Qwen 2.5's
+/// chat markers are its special tokens, as the real model's vocabulary does.
 pub struct Recorder {
     pub scripted: ScriptedEngine,
     finished: Mutex<Vec<FinishReason>>,
+    special: Vec<String>,
 }
 
 impl Recorder {
@@ -52,6 +54,9 @@ impl Recorder {
         Arc::new(Recorder {
             scripted,
             finished: Mutex::new(Vec::new()),
+            special: ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+                .map(String::from)
+                .to_vec(),
         })
     }
 
@@ -76,6 +81,10 @@ impl Recorder {
 impl Engine for Recorder {
     fn model(&self) -> &ModelInfo {
         self.scripted.model()
+    }
+
+    fn special_tokens(&self) -> &[String] {
+        &self.special
     }
 
     fn generate(
@@ -124,7 +133,12 @@ pub fn app(engine: &Arc<Recorder>) -> Router {
 
 /// A `POST /v1/chat/completions` with `body`.
 pub fn chat_request(body: &Value) -> Request<Body> {
-    Request::post("/v1/chat/completions")
+    post_json("/v1/chat/completions", body)
+}
+
+/// A `POST` of `body` as JSON to `path`.
+pub fn post_json(path: &str, body: &Value) -> Request<Body> {
+    Request::post(path)
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .expect("a request")
@@ -160,6 +174,25 @@ pub fn sse_data(body: &str) -> Vec<String> {
                 .strip_prefix("data: ")
                 .unwrap_or_else(|| panic!("not a data event: {event:?}"))
                 .to_owned()
+        })
+        .collect()
+}
+
+/// The named events of an SSE body (`event: NAME`, `data: JSON`), in order.
+pub fn sse_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let field = |name: &str| {
+                event
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .unwrap_or_else(|| panic!("no {name:?} in {event:?}"))
+            };
+            let data = field("data: ");
+            let value =
+                serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}: {data}"));
+            (field("event: ").to_owned(), value)
         })
         .collect()
 }
