@@ -102,13 +102,13 @@ async fn prepare_request(
     })))
 }
 
-/// The strings marked in the prompt: the engine's special tokens and the constraint's
-/// markers (the dialect's `<tool_call>` may be an ordinary token of the vocabulary), the
-/// longest first so that no token is marked inside a longer one.
+/// The strings marked in the prompt: the engine's special tokens and the dialect's markers
+/// in the constraint's grammar (`<tool_call>` may be an ordinary token of the vocabulary;
+/// trigger words such as `{"name": "` are not markers), the longest first so that no
+/// token is marked inside a longer one.
 fn special_tokens(engine: &[String], generation: &Generation) -> Vec<String> {
     let mut tokens: Vec<String> = engine.to_vec();
     if let Some(constraint) = &generation.constraint {
-        tokens.extend(constraint.markers());
         tokens.extend(constraint.marker_candidates());
     }
     tokens.retain(|token| !token.is_empty());

@@ -168,30 +168,46 @@ pub fn assert_openai_checks_pass(server: &ServeProcess) {
 
 /// A Python with `openai` installed, in a virtual environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
+    test_python(&[("openai", "openai")])
+}
+
+/// The tests' Python, with each `(package, module)` of `packages` installed from PyPI
+/// where its module does not import yet, in one virtual environment under the target
+/// directory made on first use.
+pub fn test_python(packages: &[(&str, &str)]) -> std::path::PathBuf {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
     let python = venv.join("bin/python");
-    let has_sdk = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import openai"])
+    let imports = |module: &str| {
+        Command::new(&python)
+            .args(["-c", &format!("import {module}")])
             .status()
             .is_ok_and(|status| status.success())
     };
-    if python.is_file() && has_sdk(&python) {
-        return python;
+    if !python.is_file() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
     }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "openai",
-    ]));
-    assert!(
-        has_sdk(&python),
-        "openai is not importable after installing it"
-    );
+    let missing: Vec<&str> = packages
+        .iter()
+        .filter(|(_, module)| !imports(module))
+        .map(|(package, _)| *package)
+        .collect();
+    if !missing.is_empty() {
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(&missing));
+    }
+    for (package, module) in packages {
+        assert!(
+            imports(module),
+            "{module} is not importable after installing {package}"
+        );
+    }
     python
 }
 

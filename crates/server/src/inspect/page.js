@@ -147,6 +147,9 @@ function showPrepared(p) {
     mark.textContent = part.text;
     return mark;
   }));
+  prompt.scrollTop = prompt.scrollHeight;
+  $("stops").textContent = "stop strings: " + (p.stop.length ? p.stop.map((s) => JSON.stringify(s)).join(" ") : "none") +
+    "; max_tokens: " + (p.max_tokens ?? "engine default");
   showGrammar();
 }
 
@@ -159,7 +162,8 @@ function showGrammar() {
     return;
   }
   $("grammar-mode").textContent = c.lazy ? "lazy: free text until a trigger" : "forced from the first token";
-  $("triggers").textContent = c.triggers.length ? "triggers: " + c.triggers.join("  ") : "";
+  const triggers = c.triggers.map((t) => JSON.stringify(t)).join(" ");
+  $("triggers").textContent = !c.triggers.length ? "" : (c.lazy ? "triggers: " : "triggers (unused while forced): ") + triggers;
   const notation = document.querySelector("input[name=notation]:checked").value;
   const warnings = c.warnings.map((w) => "# warning: " + w + "\n").join("");
   $("grammar").textContent = notation === "lark" ? c.lark : warnings + (c.gbnf ?? "# " + c.gbnf_error);
