@@ -23,7 +23,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -44,9 +43,9 @@ use toolbridge_grammar::{Constraint, Token, Trigger};
 use crate::answer::{finish_reason, usage};
 use crate::checks::parse_request;
 use crate::error::Failure;
-use crate::generate::{self, Preparation, Step};
+use crate::generate::{self, Step};
 use crate::metrics::Metrics;
-use crate::routes::{body_failure, prepare};
+use crate::routes::{admit, body_failure, prepare, Admitted};
 use crate::server::AppState;
 
 type Shared = State<Arc<AppState>>;
@@ -189,17 +188,13 @@ async fn run_request(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
-    let started = Instant::now();
-    let request = Arc::new(parse_request(&body)?);
-    let parsed = Instant::now();
-    let (generation, parser) = prepare(&state, &request).await?;
-    let prepared = Instant::now();
-    let permit = state.admission.admit().await?;
-    let preparation = Preparation {
-        parse: parsed - started,
-        prepare: prepared - parsed,
-        admission: prepared.elapsed(),
-    };
+    let Admitted {
+        generation,
+        parser,
+        permit,
+        preparation,
+        ..
+    } = admit(&state, &body).await?;
     let (raw_sender, raw) = mpsc::unbounded_channel();
     let engine = Arc::new(Tapped {
         inner: Arc::clone(state.model.engine()),

@@ -24,6 +24,7 @@ use toolbridge_dialect::parser::StreamParser;
 use toolbridge_engine::Generation;
 use tower_http::cors::{Any, CorsLayer};
 
+use crate::admission::Permit;
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
 use crate::error::{Failure, FailureCode};
@@ -68,17 +69,13 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
-    let started = Instant::now();
-    let request = Arc::new(parse_request(&body)?);
-    let parsed = Instant::now();
-    let (generation, parser) = prepare(&state, &request).await?;
-    let prepared = Instant::now();
-    let permit = state.admission.admit().await?;
-    let preparation = Preparation {
-        parse: parsed - started,
-        prepare: prepared - parsed,
-        admission: prepared.elapsed(),
-    };
+    let Admitted {
+        request,
+        generation,
+        parser,
+        permit,
+        preparation,
+    } = admit(&state, &body).await?;
     let engine = std::sync::Arc::clone(state.model.engine());
     let unenforced = engine.unenforced(&generation);
     let metrics = Arc::clone(&state.metrics);
@@ -94,6 +91,38 @@ async fn chat_completions(
         response.headers_mut().insert(UNENFORCED, warning);
     }
     Ok(response)
+}
+
+/// A request read, prepared and given a slot: what [`generate::start`] takes.
+pub(crate) struct Admitted {
+    pub request: Arc<ChatRequest>,
+    pub generation: Generation,
+    pub parser: Box<dyn StreamParser + Send>,
+    pub permit: Permit,
+    pub preparation: Preparation,
+}
+
+/// Reads `body` as a chat request, prepares it ([`prepare`]) and waits for a slot, timing
+/// each stage.
+pub(crate) async fn admit(state: &Arc<AppState>, body: &[u8]) -> Result<Admitted, Failure> {
+    let started = Instant::now();
+    let request = Arc::new(parse_request(body)?);
+    let parsed = Instant::now();
+    let (generation, parser) = prepare(state, &request).await?;
+    let prepared = Instant::now();
+    let permit = state.admission.admit().await?;
+    let preparation = Preparation {
+        parse: parsed - started,
+        prepare: prepared - parsed,
+        admission: prepared.elapsed(),
+    };
+    Ok(Admitted {
+        request,
+        generation,
+        parser,
+        permit,
+        preparation,
+    })
 }
 
 /// The dialect's preparation of `request`, on a blocking thread (a template render is
