@@ -409,8 +409,9 @@ fn context_per_sequence(options: &LlamaOptions, model: &LlamaModel) -> u32 {
 }
 
 /// The texts of the vocabulary's control tokens (`<|im_start|>`, `<|eot_id|>`, …), as the
-/// prompt writes them. One pass over the vocabulary at load (151,936 tokens for Qwen 2.5,
-/// a few milliseconds: one attribute lookup each, text only for the few control ones).
+/// prompt writes them. One pass over the vocabulary at load, one attribute lookup a token
+/// and text only for the control ones: Qwen 2.5's 151,936 tokens give 21 in 7.3 ms (debug
+/// build, 2 cores).
 fn control_tokens(model: &LlamaModel) -> Vec<String> {
     let vocab = model.vocab();
     (0..model.n_vocab())
