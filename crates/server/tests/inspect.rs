@@ -162,3 +162,20 @@ async fn the_page_loads_without_the_key_and_the_endpoints_need_it() {
     let (status, text) = send(&app, keyed).await;
     assert_eq!(status, StatusCode::OK, "{text}");
 }
+
+#[tokio::test]
+async fn an_engine_failure_ends_the_run_with_an_error_event() {
+    let engine = scripted(&["plain text, not the forced call"]);
+    let (status, text) = post(&app(&engine), "/inspect/run", &required(weather_request())).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let events = sse_events(&text);
+    let (name, error) = events.last().expect("events");
+    assert_eq!(name, "error", "{events:?}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{error}"
+    );
+    assert!(!events.iter().any(|(name, _)| name == "done"), "{events:?}");
+}
