@@ -127,6 +127,24 @@ fn greedy_decoding_is_repeatable() {
     assert_eq!(first, second);
 }
 
+/// Qwen's byte-level vocabulary starts with the printable ASCII characters in order from
+/// `!`, and its pre-tokenizer writes every digit as a token of its own: `1` is token 16.
+const QWEN_DIGIT_ONE: u32 = 16;
+
+#[test]
+fn logit_bias_bans_a_token() {
+    let engine = engine(1);
+    let mut generation = greedy(
+        chat(ASSISTANT, "Count from 1 to 5, digits separated by spaces."),
+        16,
+    );
+    let (free, _) = run(&engine, &generation);
+    assert!(free.contains('1'), "the model counts from 1: {free:?}");
+    generation.sampling.logit_bias = vec![(QWEN_DIGIT_ONE, -100.0), (u32::MAX, 5.0)];
+    let (biased, _) = run(&engine, &generation);
+    assert!(!biased.contains('1'), "token 16 is banned: {biased:?}");
+}
+
 #[test]
 fn a_stop_string_cuts_the_output_before_it() {
     let engine = engine(1);

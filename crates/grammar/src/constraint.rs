@@ -7,9 +7,9 @@
 //! take what follows each trigger ([`Constraint::after_trigger`]).
 
 use crate::error::GrammarError;
+use crate::gbnf;
 use crate::schema::{expand_embedded, Options};
 use crate::tree::{Expr, Grammar, Token, Trigger};
-use crate::{gbnf, lark};
 
 /// A grammar tree, and when it is lazy, the triggers that switch it on (text before the
 /// first trigger is free).
@@ -31,6 +31,17 @@ pub struct Gbnf {
 }
 
 impl Constraint {
+    /// The constraint as the Lark program llguidance compiles: free text up to a trigger
+    /// when lazy, the grammar from the first byte otherwise. The one place this is decided,
+    /// so the scripted engine checks exactly the language the embedded engine enforces.
+    pub fn lark(&self) -> String {
+        if self.lazy {
+            crate::lark::print_lazy(&self.grammar, &self.triggers)
+        } else {
+            crate::lark::print(&self.grammar)
+        }
+    }
+
     /// The grammar as GBNF, every embedded schema expanded into rules the way llama.cpp's
     /// json-schema-to-grammar writes them. A lazy grammar's root starts with its trigger,
     /// as llama.cpp's lazy grammars do.
@@ -40,17 +51,6 @@ impl Constraint {
             text: gbnf::print(&grammar)?,
             warnings,
         })
-    }
-
-    /// The constraint as the Lark program llguidance compiles: free text up to a trigger
-    /// when lazy, the grammar from the first byte otherwise. The embedded engine and the
-    /// scripted one both read it here, so tests check the language the engine enforces.
-    pub fn lark(&self) -> String {
-        if self.lazy {
-            lark::print_lazy(&self.grammar, &self.triggers)
-        } else {
-            lark::print(&self.grammar)
-        }
     }
 
     /// The grammar of what follows `trigger`, its root named `root`: for engines that take

@@ -201,7 +201,16 @@ async fn run_request(
         raw: raw_sender,
     });
     let metrics: Arc<Metrics> = Arc::clone(&state.metrics);
-    let steps = generate::start(engine, generation, parser, permit, preparation, metrics);
+    let budget = state.options.budget;
+    let steps = generate::start(
+        engine,
+        generation,
+        parser,
+        permit,
+        preparation,
+        budget,
+        metrics,
+    );
     let (out, events) = mpsc::channel(64);
     tokio::spawn(relay(raw, steps, out));
     Ok(Sse::new(receiver_stream(events)).into_response())
@@ -280,7 +289,7 @@ fn step_events(step: Option<Step>, assembler: &mut Assembler) -> Vec<SseEvent> {
             })
             .collect(),
         Some(Step::Finished(Ok(completion))) => vec![done(std::mem::take(assembler), &completion)],
-        Some(Step::Finished(Err(error))) => vec![error_event(&error.into())],
+        Some(Step::Finished(Err(failure))) => vec![error_event(&failure)],
         None => vec![error_event(&Failure::engine_vanished())],
     }
 }
@@ -351,6 +360,10 @@ impl Engine for Tapped {
 
     fn special_tokens(&self) -> &[String] {
         self.inner.special_tokens()
+    }
+
+    fn prepare_constraint(&self, constraint: &Constraint) -> Result<(), EngineError> {
+        self.inner.prepare_constraint(constraint)
     }
 
     fn unenforced(&self, generation: &Generation) -> Option<&'static str> {

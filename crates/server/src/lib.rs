@@ -40,6 +40,7 @@ pub mod server;
 pub mod stream;
 
 pub use error::Failure;
+pub use generate::Budget;
 pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
 pub use modelfile::ModelfileDefaults;
 pub use server::{Server, ServerOptions};

@@ -8,7 +8,7 @@
 //! and bodies over the limit are answered as OpenAI errors like everything else.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -79,7 +79,16 @@ async fn chat_completions(
     let engine = std::sync::Arc::clone(state.model.engine());
     let unenforced = engine.unenforced(&generation);
     let metrics = Arc::clone(&state.metrics);
-    let steps = generate::start(engine, generation, parser, permit, preparation, metrics);
+    let budget = state.options.budget;
+    let steps = generate::start(
+        engine,
+        generation,
+        parser,
+        permit,
+        preparation,
+        budget,
+        metrics,
+    );
     let meta = AnswerMeta::new(state.model.id());
     let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;
@@ -127,26 +136,55 @@ pub(crate) async fn admit(state: &Arc<AppState>, body: &[u8]) -> Result<Admitted
 
 /// The dialect's preparation of `request`, on a blocking thread (a template render is
 /// CPU work) and within the server's `prepare_timeout`, and the prompt checked against the
-/// context before the request waits for a slot. A render that runs past it is
-/// answered at once; its thread stops at the template's own fuel and output bounds.
+/// context; then its call grammar, bounded in size, made ready by the engine within the
+/// `grammar_timeout`: all before the request waits for a slot. Work that runs past its
+/// limit is answered at once; its thread stops at the template's own fuel and output
+/// bounds, or llguidance's.
 pub(crate) async fn prepare(
     state: &Arc<AppState>,
     request: &Arc<ChatRequest>,
 ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {
     let (model_state, request) = (Arc::clone(state), Arc::clone(request));
-    let work = tokio::task::spawn_blocking(move || {
-        let prepared = model_state.model.generation(&request)?;
-        model_state
-            .model
-            .engine()
-            .check_prompt(&prepared.0.prompt)?;
-        Ok::<_, Failure>(prepared)
-    });
-    let limit = state.options.prepare_timeout;
-    match tokio::time::timeout(limit, work).await {
-        Ok(Ok(prepared)) => prepared,
+    let prepared = bounded(
+        state.options.prepare_timeout,
+        Failure::prepare_timeout,
+        move || {
+            let prepared = model_state.model.generation(&request)?;
+            model_state
+                .model
+                .engine()
+                .check_prompt(&prepared.0.prompt)?;
+            Ok(prepared)
+        },
+    )
+    .await?;
+    let Some(constraint) = prepared.0.constraint.clone() else {
+        return Ok(prepared);
+    };
+    let (limit, bytes) = (state.options.max_grammar_bytes, constraint.lark().len());
+    if bytes > limit {
+        return Err(Failure::grammar_too_large(bytes, limit));
+    }
+    let engine = Arc::clone(state.model.engine());
+    bounded(
+        state.options.grammar_timeout,
+        Failure::grammar_timeout,
+        move || Ok(engine.prepare_constraint(&constraint)?),
+    )
+    .await?;
+    Ok(prepared)
+}
+
+/// `work` on a blocking thread, answered with `too_slow(limit)` when it runs past `limit`.
+async fn bounded<T: Send + 'static>(
+    limit: Duration,
+    too_slow: fn(Duration) -> Failure,
+    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    match tokio::time::timeout(limit, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(done)) => done,
         Ok(Err(_)) => Err(Failure::engine_vanished()),
-        Err(_) => Err(Failure::prepare_timeout(limit)),
+        Err(_) => Err(too_slow(limit)),
     }
 }
 

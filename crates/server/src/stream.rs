@@ -41,7 +41,7 @@ pub async fn stream(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Failure> {
     let first = match steps.recv().await {
         None => return Err(Failure::engine_vanished()),
-        Some(Step::Finished(Err(error))) => return Err(error.into()),
+        Some(Step::Finished(Err(error))) => return Err(error),
         Some(step) => step,
     };
     let state = StreamState {
@@ -78,7 +78,7 @@ impl StreamState {
                 Ok(events) => events,
                 Err(failure) => self.end_with(Err(failure)),
             },
-            Some(Step::Finished(outcome)) => self.end_with(outcome.map_err(Failure::from)),
+            Some(Step::Finished(outcome)) => self.end_with(outcome),
             None => self.end_with(Err(Failure::engine_vanished())),
         };
         Some((events, self))

@@ -33,6 +33,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
+use toolbridge_grammar::Constraint;
 
 use self::constrain::Constrainer;
 use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo};
@@ -216,6 +217,12 @@ impl Engine for LlamaEngine {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Compiles the constraint into the cache, off the decode thread and before the
+    /// request takes a slot.
+    fn prepare_constraint(&self, constraint: &Constraint) -> Result<(), EngineError> {
+        self.constrainer.prepare(constraint)
     }
 
     fn generate(

@@ -114,9 +114,8 @@ pub fn scripted(outputs: &[&str]) -> Arc<Recorder> {
     Recorder::new(ScriptedEngine::new(model_info(), outputs.iter().copied()))
 }
 
-/// The server's routes over `engine` with the Qwen template and `options`.
-pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
-    let engine: Arc<dyn Engine> = Arc::clone(engine) as Arc<dyn Engine>;
+/// The server over `engine` with the Qwen template and `options`.
+pub fn server_with(engine: Arc<dyn Engine>, options: ServerOptions) -> Server {
     let model = ServedModel::new(
         engine,
         Some(TemplateOverride::HuggingFace(qwen_source())),
@@ -124,7 +123,12 @@ pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
     )
     .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.dialect_name(), "hermes");
-    Server::new(model, options).router()
+    Server::new(model, options)
+}
+
+/// The server's routes over `engine` with the Qwen template and `options`.
+pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
+    server_with(Arc::clone(engine) as Arc<dyn Engine>, options).router()
 }
 
 pub fn app(engine: &Arc<Recorder>) -> Router {
@@ -163,6 +167,21 @@ pub async fn chat(app: &Router, body: &Value) -> (StatusCode, Value) {
     let (status, text) = send(app, chat_request(body)).await;
     let json = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
     (status, json)
+}
+
+/// Asserts `body` is an OpenAI error object of `kind` and returns its `error`.
+pub fn error_object(body: &str, kind: &str) -> Value {
+    let value: Value = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {body}"));
+    let error = value["error"].clone();
+    assert_eq!(error["type"], kind, "{body}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    for key in ["param", "code"] {
+        assert!(error.get(key).is_some(), "{key} is always written: {body}");
+    }
+    error
 }
 
 /// The `data:` payloads of an SSE body, in order.
