@@ -43,9 +43,8 @@ use toolbridge_grammar::{Constraint, Token, Trigger};
 use crate::answer::{finish_reason, usage};
 use crate::checks::parse_request;
 use crate::error::Failure;
-use crate::generate::{self, Step};
-use crate::metrics::Metrics;
-use crate::routes::{admit, body_failure, prepare, Admitted};
+use crate::generate::Step;
+use crate::routes::{admit, body_failure, prepare};
 use crate::server::AppState;
 
 type Shared = State<Arc<AppState>>;
@@ -188,29 +187,13 @@ async fn run_request(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
-    let Admitted {
-        generation,
-        parser,
-        permit,
-        preparation,
-        ..
-    } = admit(&state, &body).await?;
+    let admitted = admit(&state, &body).await?;
     let (raw_sender, raw) = mpsc::unbounded_channel();
     let engine = Arc::new(Tapped {
         inner: Arc::clone(state.model.engine()),
         raw: raw_sender,
     });
-    let metrics: Arc<Metrics> = Arc::clone(&state.metrics);
-    let budget = state.options.budget;
-    let steps = generate::start(
-        engine,
-        generation,
-        parser,
-        permit,
-        preparation,
-        budget,
-        metrics,
-    );
+    let steps = admitted.start(&state, engine);
     let (out, events) = mpsc::channel(64);
     tokio::spawn(relay(raw, steps, out));
     Ok(Sse::new(receiver_stream(events)).into_response())

@@ -19,16 +19,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 use toolbridge_chat::{ApiError, ChatRequest};
 use toolbridge_dialect::parser::StreamParser;
-use toolbridge_engine::Generation;
+use toolbridge_engine::{Engine, Generation};
 use tower_http::cors::{Any, CorsLayer};
 
 use crate::admission::Permit;
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
 use crate::error::{Failure, FailureCode};
-use crate::generate::{self, Preparation};
+use crate::generate::{self, Preparation, Step};
 use crate::respond::respond;
 use crate::server::AppState;
 use crate::stream::stream;
@@ -69,26 +70,11 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
-    let Admitted {
-        request,
-        generation,
-        parser,
-        permit,
-        preparation,
-    } = admit(&state, &body).await?;
+    let admitted = admit(&state, &body).await?;
+    let request = Arc::clone(&admitted.request);
     let engine = std::sync::Arc::clone(state.model.engine());
-    let unenforced = engine.unenforced(&generation);
-    let metrics = Arc::clone(&state.metrics);
-    let budget = state.options.budget;
-    let steps = generate::start(
-        engine,
-        generation,
-        parser,
-        permit,
-        preparation,
-        budget,
-        metrics,
-    );
+    let unenforced = engine.unenforced(&admitted.generation);
+    let steps = admitted.start(&state, engine);
     let meta = AnswerMeta::new(state.model.id());
     let mut response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;
@@ -109,6 +95,22 @@ pub(crate) struct Admitted {
     pub parser: Box<dyn StreamParser + Send>,
     pub permit: Permit,
     pub preparation: Preparation,
+}
+
+impl Admitted {
+    /// Starts generating on `engine` (the served one, or one wrapping it) within the
+    /// server's budget, counted in its metrics ([`generate::start`]).
+    pub(crate) fn start(self, state: &AppState, engine: Arc<dyn Engine>) -> mpsc::Receiver<Step> {
+        generate::start(
+            engine,
+            self.generation,
+            self.parser,
+            self.permit,
+            self.preparation,
+            state.options.budget,
+            Arc::clone(&state.metrics),
+        )
+    }
 }
 
 /// Reads `body` as a chat request, prepares it ([`prepare`]) and waits for a slot, timing
