@@ -378,6 +378,7 @@ fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool, notes
         "  curl {base}/v1/chat/completions -H 'Content-Type: application/json'{auth} -d '{}'",
         example_request()
     );
+    println!("or follow one through the inspector: {base}/inspect");
 }
 
 /// A tool-call request for the banner's `curl` example.

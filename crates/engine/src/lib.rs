@@ -204,6 +204,12 @@ pub trait Engine: Send + Sync {
         Ok(())
     }
 
+    /// The texts of the model's special tokens (its vocabulary's control tokens), for
+    /// showing where a prompt has them; empty where the engine cannot tell.
+    fn special_tokens(&self) -> &[String] {
+        &[]
+    }
+
     /// Makes ready what generating under `constraint` needs (the embedded engine compiles
     /// and caches its matcher), before the request takes a slot, so that a grammar the
     /// engine refuses, or is slow to compile, fails the request there. By default there

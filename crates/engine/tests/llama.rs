@@ -93,6 +93,19 @@ fn loads_the_model_info_from_the_gguf() {
 }
 
 #[test]
+fn the_special_tokens_are_the_vocabularys_control_tokens() {
+    let engine = engine(1);
+    let special = engine.special_tokens();
+    for token in ["<|im_start|>", "<|im_end|>", "<|endoftext|>"] {
+        assert!(special.iter().any(|s| s == token), "{token} in {special:?}");
+    }
+    assert!(
+        !special.iter().any(|s| s == "<tool_call>" || s == "Paris"),
+        "{special:?}"
+    );
+}
+
+#[test]
 fn generates_text_and_reports_usage() {
     let engine = engine(1);
     let generation = greedy(chat(ASSISTANT, "Say hello in one short sentence."), 40);

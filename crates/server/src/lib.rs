@@ -29,6 +29,7 @@ pub mod answer;
 pub mod checks;
 pub mod error;
 pub mod generate;
+mod inspect;
 mod items_answer;
 mod mapping;
 mod messages;

@@ -22,9 +22,10 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use toolbridge_chat::{ApiError, ChatRequest};
 use toolbridge_dialect::parser::StreamParser;
-use toolbridge_engine::Generation;
+use toolbridge_engine::{Engine, Generation};
 use tower_http::cors::{Any, CorsLayer};
 
+use crate::admission::Permit;
 use crate::answer::AnswerMeta;
 use crate::checks::parse_request;
 use crate::error::{Failure, FailureCode};
@@ -45,6 +46,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/models/{id}", get(model))
         .route("/metrics", get(metrics))
         .route("/v1/responses", post(responses::create))
+        .merge(crate::inspect::api())
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_api_key,
@@ -55,6 +57,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .allow_headers(Any);
     Router::new()
         .route("/health", get(health))
+        .merge(crate::inspect::page())
         .merge(v1)
         .route("/v1/messages", messages::route(&state))
         .fallback(no_route)
@@ -71,9 +74,9 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
-    let started = Instant::now();
-    let request = Arc::new(parse_request(&body)?);
-    let (steps, unenforced) = start_generation(&state, &request, started).await?;
+    let admitted = admit(&state, &body).await?;
+    let request = Arc::clone(&admitted.request);
+    let (steps, unenforced) = admitted.start_served(&state);
     let meta = AnswerMeta::new(state.model.id());
     let response = if request.is_stream() {
         let events = stream(meta, request.wants_stream_usage(), steps).await?;
@@ -100,15 +103,55 @@ impl Unenforced {
     }
 }
 
-/// Prepares a checked request (read from its body since `started`), waits for a slot and
-/// starts its generation: the one path every API's request takes to the engine.
-pub(crate) async fn start_generation(
+/// A request read, prepared and given a slot: what [`generate::start`] takes.
+pub(crate) struct Admitted {
+    pub request: Arc<ChatRequest>,
+    pub generation: Generation,
+    pub parser: Box<dyn StreamParser + Send>,
+    pub permit: Permit,
+    pub preparation: Preparation,
+}
+
+impl Admitted {
+    /// Starts generating on `engine` (the served one, or one wrapping it) within the
+    /// server's budget, counted in its metrics ([`generate::start`]).
+    pub(crate) fn start(self, state: &AppState, engine: Arc<dyn Engine>) -> mpsc::Receiver<Step> {
+        generate::start(
+            engine,
+            self.generation,
+            self.parser,
+            self.permit,
+            self.preparation,
+            state.options.budget,
+            Arc::clone(&state.metrics),
+        )
+    }
+
+    /// Starts generating on the served engine; with what that engine does not enforce.
+    pub(crate) fn start_served(self, state: &AppState) -> (mpsc::Receiver<Step>, Unenforced) {
+        let engine = Arc::clone(state.model.engine());
+        let unenforced = Unenforced(engine.unenforced(&self.generation));
+        (self.start(state, engine), unenforced)
+    }
+}
+
+/// Reads `body` as a chat request, prepares it ([`prepare`]) and waits for a slot, timing
+/// each stage.
+pub(crate) async fn admit(state: &Arc<AppState>, body: &[u8]) -> Result<Admitted, Failure> {
+    let started = Instant::now();
+    let request = Arc::new(parse_request(body)?);
+    admit_request(state, request, started).await
+}
+
+/// Prepares a checked request ([`prepare`]), read from its body since `started`, and waits
+/// for a slot: the one path every API's request takes to the engine.
+pub(crate) async fn admit_request(
     state: &Arc<AppState>,
-    request: &Arc<ChatRequest>,
+    request: Arc<ChatRequest>,
     started: Instant,
-) -> Result<(mpsc::Receiver<Step>, Unenforced), Failure> {
+) -> Result<Admitted, Failure> {
     let parsed = Instant::now();
-    let (generation, parser) = prepare(state, request).await?;
+    let (generation, parser) = prepare(state, &request).await?;
     let prepared = Instant::now();
     let permit = state.admission.admit().await?;
     let preparation = Preparation {
@@ -116,20 +159,13 @@ pub(crate) async fn start_generation(
         prepare: prepared - parsed,
         admission: prepared.elapsed(),
     };
-    let engine = std::sync::Arc::clone(state.model.engine());
-    let unenforced = engine.unenforced(&generation);
-    let metrics = Arc::clone(&state.metrics);
-    let budget = state.options.budget;
-    let steps = generate::start(
-        engine,
+    Ok(Admitted {
+        request,
         generation,
         parser,
         permit,
         preparation,
-        budget,
-        metrics,
-    );
-    Ok((steps, Unenforced(unenforced)))
+    })
 }
 
 /// The dialect's preparation of `request`, on a blocking thread (a template render is
@@ -138,7 +174,7 @@ pub(crate) async fn start_generation(
 /// `grammar_timeout`: all before the request waits for a slot. Work that runs past its
 /// limit is answered at once; its thread stops at the template's own fuel and output
 /// bounds, or llguidance's.
-async fn prepare(
+pub(crate) async fn prepare(
     state: &Arc<AppState>,
     request: &Arc<ChatRequest>,
 ) -> Result<(Generation, Box<dyn StreamParser + Send>), Failure> {

@@ -201,7 +201,7 @@ async fn tool_choice_and_stops_reach_the_engine() {
         let engine = scripted(&[WEATHER_CALL]);
         let mut body = weather(choice.clone());
         body["stop_sequences"] = json!(["END"]);
-        let (status, answer) = post_json(&app(&engine), PATH, &body).await;
+        let (status, answer) = send_json(&app(&engine), PATH, &body).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
         let generation = engine.generation();
         assert_eq!(
@@ -231,7 +231,7 @@ async fn a_tool_result_goes_back_into_the_prompt() {
         ],
         "tools": tools(),
     });
-    let (_, answer) = post_json(&app(&engine), PATH, &body).await;
+    let (_, answer) = send_json(&app(&engine), PATH, &body).await;
     assert_eq!(answer["content"][0]["text"], "It is 21 degrees in Paris.");
     let prompt = engine.generation().prompt;
     assert!(
@@ -269,7 +269,7 @@ async fn bad_requests_get_anthropic_errors() {
     ];
     let mut answers = Map::new();
     for (label, body) in cases {
-        let (status, error) = post_json(&app, PATH, &body).await;
+        let (status, error) = send_json(&app, PATH, &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
         answers.insert(label.to_owned(), error);
     }
@@ -363,7 +363,7 @@ async fn mangled_requests_get_anthropic_4xx_errors_or_answers() {
     let variants = mangled(&body);
     assert!(variants.len() > 200, "{}", variants.len());
     for variant in &variants {
-        let (status, answer) = post_json(&app, PATH, variant).await;
+        let (status, answer) = send_json(&app, PATH, variant).await;
         let clean = status.is_success()
             || (status.is_client_error()
                 && answer["type"] == "error"

@@ -213,7 +213,7 @@ async fn tool_choice_reaches_the_engine_as_its_constraint() {
     ];
     for (choice, lazy) in cases {
         let engine = scripted(&[WEATHER_CALL]);
-        let (status, answer) = post_json(&app(&engine), PATH, &weather(choice.clone())).await;
+        let (status, answer) = send_json(&app(&engine), PATH, &weather(choice.clone())).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
         let constraint = engine.generation().constraint;
         assert_eq!(
@@ -237,7 +237,7 @@ async fn a_function_call_output_goes_back_into_the_prompt() {
         "tools": tools(),
         "temperature": 0,
     });
-    let (_, answer) = post_json(&app(&engine), PATH, &body).await;
+    let (_, answer) = send_json(&app(&engine), PATH, &body).await;
     assert_eq!(
         answer["output"][0]["content"][0]["text"],
         "It is 21 degrees in Paris."
@@ -280,12 +280,12 @@ async fn bad_requests_get_openai_errors() {
     ];
     let mut answers = Map::new();
     for (label, body) in cases {
-        let (status, error) = post_json(&app, PATH, &body).await;
+        let (status, error) = send_json(&app, PATH, &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
         answers.insert(label.to_owned(), error);
     }
     insta::assert_snapshot!(pretty(&Value::Object(answers)));
-    let (status, text) = send(&app, post(PATH, &json!(null))).await;
+    let (status, text) = send(&app, post_json(PATH, &json!(null))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
 }
 
@@ -308,7 +308,7 @@ async fn mangled_requests_get_openai_4xx_errors_or_answers() {
     let variants = mangled(&body);
     assert!(variants.len() > 200, "{}", variants.len());
     for variant in &variants {
-        let (status, answer) = post_json(&app, PATH, variant).await;
+        let (status, answer) = send_json(&app, PATH, variant).await;
         let clean = status.is_success()
             || (status.is_client_error() && answer["error"]["type"].is_string());
         assert!(clean, "{status} {answer} for {variant}");

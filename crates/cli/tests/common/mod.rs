@@ -166,6 +166,7 @@ pub fn assert_sdk_checks_pass(server: &ServeProcess, script: &str) {
     let status = Command::new(&python)
         .arg(&path)
         .arg(format!("{}/v1", server.base_url))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .status()
         .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
     assert!(
@@ -174,37 +175,49 @@ pub fn assert_sdk_checks_pass(server: &ServeProcess, script: &str) {
     );
 }
 
-/// The SDKs the checks use, as pip installs them and Python imports them.
-const SDKS: [&str; 2] = ["openai", "anthropic"];
-
-/// A Python with the SDKs installed, in a virtual environment made on first use.
+/// A Python with the SDKs the checks use (`openai`, `anthropic`) installed, in a virtual
+/// environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
+    test_python(&[("openai", "openai"), ("anthropic", "anthropic")])
+}
+
+/// The tests' Python, with each `(package, module)` of `packages` installed from PyPI
+/// where its module does not import yet, in one virtual environment under the target
+/// directory made on first use.
+pub fn test_python(packages: &[(&str, &str)]) -> std::path::PathBuf {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
     let python = venv.join("bin/python");
-    let has_sdks = |python: &Path| {
-        Command::new(python)
-            .args(["-c", &format!("import {}", SDKS.join(", "))])
+    let imports = |module: &str| {
+        Command::new(&python)
+            .args(["-c", &format!("import {module}")])
             .status()
             .is_ok_and(|status| status.success())
     };
-    if python.is_file() && has_sdks(&python) {
-        return python;
+    if !python.is_file() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
     }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(SDKS));
-    assert!(
-        has_sdks(&python),
-        "{} not importable after installing them",
-        SDKS.join(", ")
-    );
+    let missing: Vec<&str> = packages
+        .iter()
+        .filter(|(_, module)| !imports(module))
+        .map(|(package, _)| *package)
+        .collect();
+    if !missing.is_empty() {
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(&missing));
+    }
+    for (package, module) in packages {
+        assert!(
+            imports(module),
+            "{module} is not importable after installing {package}"
+        );
+    }
     python
 }
 

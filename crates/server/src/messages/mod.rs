@@ -25,7 +25,7 @@ use axum::routing::{post, MethodRouter};
 use crate::answer::AnswerMeta;
 use crate::error::Failure;
 use crate::items_answer;
-use crate::routes::{body_failure, check_api_key, start_generation, Shared};
+use crate::routes::{admit_request, body_failure, check_api_key, Shared};
 use crate::server::AppState;
 use answer::MessageBuilder;
 use error::AnthropicFailure;
@@ -65,7 +65,9 @@ async fn create(
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let started = Instant::now();
     let request = Arc::new(request::parse(&body)?);
-    let (steps, unenforced) = start_generation(&state, &request, started).await?;
+    let (steps, unenforced) = admit_request(&state, Arc::clone(&request), started)
+        .await?
+        .start_served(&state);
     let builder = MessageBuilder::new(AnswerMeta::new(state.model.id()));
     let response = items_answer::answer(builder, request.is_stream(), steps).await?;
     Ok(unenforced.mark(response))

@@ -20,7 +20,7 @@ use axum::response::Response;
 use crate::answer::AnswerMeta;
 use crate::error::Failure;
 use crate::items_answer;
-use crate::routes::{body_failure, start_generation, Shared};
+use crate::routes::{admit_request, body_failure, Shared};
 use answer::ResponseBuilder;
 
 /// Answers one Responses request, streamed or not.
@@ -32,7 +32,9 @@ pub async fn create(
     let started = Instant::now();
     let mapped = request::parse(&body)?;
     let request = Arc::new(mapped.chat);
-    let (steps, unenforced) = start_generation(&state, &request, started).await?;
+    let (steps, unenforced) = admit_request(&state, Arc::clone(&request), started)
+        .await?
+        .start_served(&state);
     let builder = ResponseBuilder::new(AnswerMeta::new(state.model.id()), mapped.echo);
     let response = items_answer::answer(builder, request.is_stream(), steps).await?;
     Ok(unenforced.mark(response))

@@ -41,10 +41,12 @@ pub fn qwen_source() -> TemplateSource {
     TemplateSource::from_path(model_path()).unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// A scripted engine that also records how each generation finished.
+/// A scripted engine that also records how each generation finished, and says Qwen 2.5's
+/// chat markers are its special tokens, as the real model's vocabulary does.
 pub struct Recorder {
     pub scripted: ScriptedEngine,
     finished: Mutex<Vec<FinishReason>>,
+    special: Vec<String>,
 }
 
 impl Recorder {
@@ -52,6 +54,9 @@ impl Recorder {
         Arc::new(Recorder {
             scripted,
             finished: Mutex::new(Vec::new()),
+            special: ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+                .map(String::from)
+                .to_vec(),
         })
     }
 
@@ -76,6 +81,10 @@ impl Recorder {
 impl Engine for Recorder {
     fn model(&self) -> &ModelInfo {
         self.scripted.model()
+    }
+
+    fn special_tokens(&self) -> &[String] {
+        &self.special
     }
 
     fn generate(
@@ -128,11 +137,11 @@ pub fn app(engine: &Arc<Recorder>) -> Router {
 
 /// A `POST /v1/chat/completions` with `body`.
 pub fn chat_request(body: &Value) -> Request<Body> {
-    post("/v1/chat/completions", body)
+    post_json("/v1/chat/completions", body)
 }
 
-/// A JSON `POST` of `body` to `path`.
-pub fn post(path: &str, body: &Value) -> Request<Body> {
+/// A `POST` of `body` as JSON to `path`.
+pub fn post_json(path: &str, body: &Value) -> Request<Body> {
     Request::post(path)
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
@@ -140,8 +149,8 @@ pub fn post(path: &str, body: &Value) -> Request<Body> {
 }
 
 /// Sends `body` to `path` and returns the status and the JSON answer.
-pub async fn post_json(app: &Router, path: &str, body: &Value) -> (StatusCode, Value) {
-    let (status, text) = send(app, post(path, body)).await;
+pub async fn send_json(app: &Router, path: &str, body: &Value) -> (StatusCode, Value) {
+    let (status, text) = send(app, post_json(path, body)).await;
     let json = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
     (status, json)
 }
@@ -152,21 +161,13 @@ pub async fn post_json(app: &Router, path: &str, body: &Value) -> (StatusCode, V
 pub async fn named_events(app: &Router, path: &str, body: &Value) -> Vec<(String, Value)> {
     let mut body = body.clone();
     body["stream"] = json!(true);
-    let (status, text) = send(app, post(path, &body)).await;
+    let (status, text) = send(app, post_json(path, &body)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
-    text.split("\n\n")
-        .filter(|event| !event.trim().is_empty())
-        .map(|event| {
-            let (name, data) = event
-                .strip_prefix("event: ")
-                .and_then(|event| event.split_once("\ndata: "))
-                .unwrap_or_else(|| panic!("not a named event: {event:?}"));
-            let data: Value =
-                serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}: {data}"));
-            assert_eq!(data["type"], name, "{event}");
-            (name.to_owned(), data)
-        })
-        .collect()
+    let events = sse_events(&text);
+    for (name, data) in &events {
+        assert_eq!(data["type"], name.as_str(), "{data}");
+    }
+    events
 }
 
 /// Sends `request` and returns the status and the whole body.
@@ -214,6 +215,25 @@ pub fn sse_data(body: &str) -> Vec<String> {
                 .strip_prefix("data: ")
                 .unwrap_or_else(|| panic!("not a data event: {event:?}"))
                 .to_owned()
+        })
+        .collect()
+}
+
+/// The named events of an SSE body (`event: NAME`, `data: JSON`), in order.
+pub fn sse_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let field = |name: &str| {
+                event
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .unwrap_or_else(|| panic!("no {name:?} in {event:?}"))
+            };
+            let data = field("data: ");
+            let value =
+                serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}: {data}"));
+            (field("event: ").to_owned(), value)
         })
         .collect()
 }
@@ -328,7 +348,7 @@ pub async fn whole_then_streamed(
     body: &Value,
 ) -> (Value, Vec<(String, Value)>) {
     let app = app(&scripted(&[output, output]));
-    let (status, whole) = post_json(&app, path, body).await;
+    let (status, whole) = send_json(&app, path, body).await;
     assert_eq!(status, StatusCode::OK, "{whole}");
     (whole, named_events(&app, path, body).await)
 }
