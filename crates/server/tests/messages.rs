@@ -158,10 +158,7 @@ async fn a_forced_call_is_a_tool_use_block() {
 
 #[tokio::test]
 async fn thinking_text_and_calls_are_blocks_in_order() {
-    let output = format!(
-        "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
-        WEATHER_CALL.replace("Paris", "Lyon")
-    );
+    let output = reasoning_text_and_two_calls();
     let (whole, _) = whole_and_streamed(&output, &weather(json!({"type": "auto"}))).await;
     assert_eq!(
         without_ids(&whole["content"]),

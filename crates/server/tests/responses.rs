@@ -153,10 +153,7 @@ async fn a_forced_call_is_a_function_call_item() {
 
 #[tokio::test]
 async fn reasoning_text_and_calls_are_items_in_order() {
-    let output = format!(
-        "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
-        WEATHER_CALL.replace("Paris", "Lyon")
-    );
+    let output = reasoning_text_and_two_calls();
     let (whole, events) = whole_and_streamed(&output, &weather(json!("auto"))).await;
     let kinds: Vec<&str> = whole["output"]
         .as_array()

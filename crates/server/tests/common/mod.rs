@@ -340,6 +340,14 @@ pub fn weather_request() -> Value {
     })
 }
 
+/// What Qwen writes when it reasons, says something, then calls for Paris and Lyon.
+pub fn reasoning_text_and_two_calls() -> String {
+    format!(
+        "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
+        WEATHER_CALL.replace("Paris", "Lyon")
+    )
+}
+
 /// Asks `path` for `body` whole, then streamed, with the engine writing `output` both
 /// times: the whole JSON answer and the stream's named events.
 pub async fn whole_then_streamed(
