@@ -32,12 +32,14 @@ pub const BUDGET_CODES: [&str; 7] = [
 pub const GENERATION_LIMITS: [&str; 2] = ["generation_timeout", "client_stalled"];
 
 /// The routes the server has; any other path is counted as `other`.
-const ROUTES: [&str; 5] = [
+const ROUTES: [&str; 7] = [
     "/v1/chat/completions",
     "/v1/models",
     "/health",
     "/metrics",
     "/v1/models/{id}",
+    "/v1/responses",
+    "/v1/messages",
 ];
 
 /// Upper bounds of the time-to-first-token buckets, in seconds.
