@@ -5,7 +5,8 @@
 //! `--explain` it prints the family the template's text shows too, and says when that
 //! family has no dialect of its own yet. A template whose text shows no family with a
 //! dialect but which renders tool calls gets a dialect learned from its renders
-//! ([`detect::choose`]), and `--explain` prints what was learned (markers, call shape, key
+//! ([`detect::choose`]), and `--explain` prints the tell that named the family
+//! ([`detect::Chosen::explain`]), what was learned (markers, call shape, key
 //! names, separator, reasoning) or why learning was refused, in which case a prompt style
 //! stands in. Jinja templates are read as `parse --template` reads them (`.jinja`,
 //! `tokenizer_config.json`, `.gguf`); Ollama Go templates (`.gotmpl`) and Modelfiles as
@@ -16,7 +17,6 @@ use std::path::{Path, PathBuf};
 use toolbridge_dialect::detect;
 use toolbridge_dialect::dialect::ChatTemplate;
 use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::toolkit::learn::Learned;
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 #[derive(clap::Args)]
@@ -34,60 +34,16 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     let (text, template) = template_text(&args.template)?;
     let registry = Registry::default();
     let choice = detect::choose(&text, &template, &registry);
-    let detection = choice.detection;
-    if let Some(Ok(learned)) = &choice.learned {
-        if args.explain {
-            println!("family: {}", detection.family.unwrap_or("none"));
-            println!("dialect: learned (from the template's own renders of past calls)");
-            print!("{}", explain(learned.learned()));
-        } else {
-            println!("learned");
+    if args.explain {
+        for line in choice.explain(&text) {
+            println!("{line}");
         }
-        return Ok(());
-    }
-    if !args.explain {
-        println!("{}", detection.dialect);
-        return Ok(());
-    }
-    println!("family: {}", detection.family.unwrap_or("none"));
-    if detection.fallback() {
-        println!(
-            "dialect: {} (prompt style: no dialect for this family yet)",
-            detection.dialect
-        );
+    } else if matches!(choice.learned, Some(Ok(_))) {
+        println!("learned");
     } else {
-        println!("dialect: {}", detection.dialect);
-    }
-    if let Some(Err(why)) = &choice.learned {
-        println!("learning refused: {why}");
+        println!("{}", choice.detection.dialect);
     }
     Ok(())
-}
-
-/// What was learned, a line each.
-fn explain(learned: &Learned) -> String {
-    let reasoning = learned
-        .reasoning
-        .as_ref()
-        .map_or("none".to_string(), |(open, close)| {
-            format!("{open:?} … {close:?}")
-        });
-    format!(
-        "opening marker: {:?}\nclosing marker: {:?}\ncall shape: {:?}\n\
-         separator: {:?}{}\nreasoning: {reasoning}\narguments given as: {:?}\n\
-         strings written: {:?}\n",
-        learned.open,
-        learned.close,
-        learned.shape,
-        learned.separator,
-        if learned.each_framed {
-            " (each call framed alone)"
-        } else {
-            ""
-        },
-        learned.arguments,
-        learned.strings,
-    )
 }
 
 /// The template's text and the template compiled: an Ollama template or Modelfile as

@@ -27,7 +27,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use toolbridge_engine::{Engine, EngineKind, RemoteEngine, RemoteOptions};
-use toolbridge_server::{ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride};
+use toolbridge_server::{
+    Budget, ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride,
+};
 
 use crate::default_model;
 use crate::model_source::{self, ModelSource};
@@ -106,10 +108,33 @@ pub struct ServeArgs {
     /// front of remote engines, as many as the replicas run together).
     #[arg(long)]
     parallel: Option<usize>,
+    /// Seconds a request may wait for a generation slot before it is answered 503
+    /// (`queue_timeout`).
+    #[arg(long = "queue-timeout", default_value_t = 120.0)]
+    queue_timeout: f64,
     /// Seconds a request's preparation (template render, tool grammars) may take before it
     /// is refused with a 400 (`prepare_timeout`).
     #[arg(long = "prepare-timeout", default_value_t = 10.0)]
     prepare_timeout: f64,
+    /// The largest call grammar compiled for a request, in bytes of grammar text; a larger
+    /// one is refused with a 400 (`grammar_too_large`).
+    #[arg(long = "max-grammar-bytes", default_value_t = 4 << 20)]
+    max_grammar_bytes: usize,
+    /// Seconds the engine may take to compile a request's call grammar before the request
+    /// is refused with a 400 (`grammar_timeout`).
+    #[arg(long = "grammar-timeout", default_value_t = 10.0)]
+    grammar_timeout: f64,
+    /// Seconds one generation may run; past them it ends with a 400 (`generation_timeout`),
+    /// or that error as a stream's last event.
+    #[arg(long = "generation-timeout", default_value_t = 600.0)]
+    generation_timeout: f64,
+    /// Seconds a generation waits for a streaming client that stopped reading before it is
+    /// stopped as if the client had gone.
+    #[arg(long = "stalled-client-timeout", default_value_t = 30.0)]
+    stalled_client_timeout: f64,
+    /// Seconds the requests in flight may take to finish after Ctrl-C or SIGTERM.
+    #[arg(long = "drain-timeout", default_value_t = 30.0)]
+    drain_timeout: f64,
     /// Model layers to offload to the GPU (a GPU build only).
     #[arg(
         long = "n-gpu-layers",
@@ -130,6 +155,12 @@ impl ServeArgs {
         let matches = command.try_get_matches_from(argv)?;
         Ok(ServeArgs::from_arg_matches(&matches)?)
     }
+}
+
+/// A flag's seconds as a duration, or why they are not one.
+fn seconds(value: f64, flag: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .with_context(|| format!("{flag} must be a positive number of seconds"))
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {
@@ -164,8 +195,15 @@ pub fn served_model(args: &ServeArgs) -> Result<(ServedModel, ServerOptions, Vec
     let options = ServerOptions {
         api_key: args.api_key.clone(),
         parallel: args.parallel.unwrap_or(served.parallel),
-        prepare_timeout: Duration::try_from_secs_f64(args.prepare_timeout)
-            .context("--prepare-timeout must be a positive number of seconds")?,
+        queue_timeout: seconds(args.queue_timeout, "--queue-timeout")?,
+        prepare_timeout: seconds(args.prepare_timeout, "--prepare-timeout")?,
+        max_grammar_bytes: args.max_grammar_bytes,
+        grammar_timeout: seconds(args.grammar_timeout, "--grammar-timeout")?,
+        budget: Budget {
+            generation: seconds(args.generation_timeout, "--generation-timeout")?,
+            stalled_client: seconds(args.stalled_client_timeout, "--stalled-client-timeout")?,
+        },
+        drain_timeout: seconds(args.drain_timeout, "--drain-timeout")?,
         ..ServerOptions::default()
     };
     Ok((model, options, served.notes))
@@ -358,6 +396,7 @@ fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool, notes
         "  curl {base}/v1/chat/completions -H 'Content-Type: application/json'{auth} -d '{}'",
         example_request()
     );
+    println!("or follow one through the inspector: {base}/inspect");
 }
 
 /// A tool-call request for the banner's `curl` example.

@@ -34,12 +34,7 @@ pub fn registry(clock: &Clock) -> Registry {
 pub fn detected(source: &TemplateSource, registry: &mut Registry) -> Result<&'static str> {
     let text = source.select_for(None, true)?;
     let template = ChatTemplate::from_source(source, None, true)?;
-    let detection = detect::resolve(text, registry);
-    let learned = detection
-        .fallback()
-        .then(|| detect::learn_into(&template, registry).ok())
-        .flatten();
-    Ok(learned.unwrap_or(detection.dialect))
+    Ok(detect::choose(text, &template, registry).register_into(registry))
 }
 
 /// The dialect `registry` knows as `name` (its own name or an alias).

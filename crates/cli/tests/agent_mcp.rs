@@ -1,6 +1,5 @@
 //! MCP tools for `toolbridge agent`, from real servers: PyPI's `mcp-server-time` (the MCP
-//! project's reference time server, installed into a venv under the target directory on
-//! first use) over stdio, and a server written on the `mcp` SDK it brings
+//! project's reference time server, installed into the tests' venv on first use) over stdio, and a server written on the `mcp` SDK it brings
 //! (`mcp_http_server.py`) over streamable HTTP.
 //!
 //! With the `llama` feature, the agent on the real default model answers a question that
@@ -12,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::venv_python;
+use common::test_python;
 use serde_json::json;
 use toolbridge_agent::{McpConfig, Toolbox};
 
 /// The Python of a venv with `mcp-server-time` (and so the `mcp` SDK).
 fn mcp_python() -> PathBuf {
-    venv_python("mcp-time-venv", "mcp-server-time", "mcp_server_time")
+    test_python(&[("mcp-server-time", "mcp_server_time")])
 }
 
 /// `mcp-server-time` over stdio, with only `get_current_time` offered.

@@ -65,7 +65,11 @@ fn detect_prints_the_dialect_of_each_family() {
 fn explain_says_when_a_prompt_style_stands_in() {
     let template = corpus("jinja/llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
-    assert_eq!(stdout(&output), "family: llama3\ndialect: llama3\n");
+    assert_eq!(
+        stdout(&output),
+        "family: llama3\nbecause: the template contains `<|python_tag|>`, \
+         `\"parameters\": dictionary of argument name` (the llama3 rule)\ndialect: llama3\n"
+    );
     let template = corpus("jinja/hfjs-e2e/llama.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
     assert!(stdout(&output).starts_with("family: none\ndialect: hermes_2_pro (prompt style"));

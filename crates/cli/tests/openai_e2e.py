@@ -11,12 +11,11 @@ streamed and the non-streamed answers to one request can be compared exactly.
 """
 
 import json
-import sys
-import traceback
 import urllib.error
 import urllib.request
 
 import openai
+from sdk_checks import run_checks
 
 WEATHER = {
     "type": "function",
@@ -252,20 +251,5 @@ def post_raw(url, body):
         return error.code, error.read().decode()
 
 
-def main():
-    checks = Checks(sys.argv[1])
-    names = [name for name in dir(checks) if name.startswith("check_")]
-    failures = 0
-    for name in sorted(names, key=lambda n: Checks.__dict__[n].__code__.co_firstlineno):
-        try:
-            getattr(checks, name)()
-            print(f"ok {name}", flush=True)
-        except Exception:  # noqa: BLE001 - every failure is reported, then counted
-            failures += 1
-            print(f"FAILED {name}:\n{traceback.format_exc()}", flush=True)
-    print(f"{len(names) - failures} of {len(names)} checks passed", flush=True)
-    sys.exit(failures)
-
-
 if __name__ == "__main__":
-    main()
+    run_checks(Checks)

@@ -310,6 +310,77 @@ pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Cho
     Chosen { detection, learned }
 }
 
+impl Chosen {
+    /// Why this dialect, a line each, as `toolbridge detect --explain` prints it and the
+    /// `/inspect` page shows it: the family and the tell that named it, the dialect, and
+    /// what was learned from the template or why learning was refused.
+    pub fn explain(&self, source: &str) -> Vec<String> {
+        let detection = &self.detection;
+        let mut lines = vec![format!("family: {}", detection.family.unwrap_or("none"))];
+        if let Some(rule) = RULES.iter().find(|rule| rule.matches(source)) {
+            lines.push(format!("because: {}", rule.tells(source)));
+        }
+        match &self.learned {
+            Some(Ok(learned)) => {
+                lines.push(
+                    "dialect: learned (from the template's own renders of past calls)".into(),
+                );
+                lines.extend(learned.learned().describe());
+            }
+            Some(Err(why)) => {
+                lines.push(fallback_line(detection));
+                lines.push(format!("learning refused: {why}"));
+            }
+            None if detection.fallback() => lines.push(fallback_line(detection)),
+            None => lines.push(format!("dialect: {}", detection.dialect)),
+        }
+        lines
+    }
+
+    /// The name of the chosen dialect, with the learned one added to `registry` when one
+    /// was learned.
+    pub fn register_into(self, registry: &mut Registry) -> &'static str {
+        match self.learned {
+            Some(Ok(learned)) => {
+                let dialect = Arc::new(NativeDialect(learned));
+                let name = dialect.name();
+                registry.register(dialect, &[]);
+                name
+            }
+            _ => self.detection.dialect,
+        }
+    }
+}
+
+fn fallback_line(detection: &Detection) -> String {
+    format!(
+        "dialect: {} (prompt style: no dialect for this family yet)",
+        detection.dialect
+    )
+}
+
+impl Rule {
+    /// What `source` showed to match this rule, in words: the tells it contains, and
+    /// those it lacks.
+    fn tells(&self, source: &str) -> String {
+        let quoted = |tells: &mut dyn Iterator<Item = &&str>| {
+            tells
+                .map(|tell| format!("`{tell}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let found = &mut self
+            .all
+            .iter()
+            .chain(self.any.iter().filter(|tell| source.contains(**tell)));
+        let mut said = format!("the template contains {}", quoted(found));
+        if !self.none.is_empty() {
+            said.push_str(&format!(" and none of {}", quoted(&mut self.none.iter())));
+        }
+        format!("{said} (the {} rule)", self.family)
+    }
+}
+
 /// The dialect learned from `template`, added to `registry` under its own name; the name,
 /// or why nothing was learned. For a template whose family has no dialect
 /// ([`Detection::fallback`]), as the server and `toolbridge parse` set a model up.

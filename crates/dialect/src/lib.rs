@@ -11,6 +11,7 @@ pub mod detect;
 pub mod dialect;
 pub mod dialects;
 pub mod events;
+pub mod items;
 pub mod parser;
 pub mod registry;
 pub mod rewrite;

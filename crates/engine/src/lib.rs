@@ -10,7 +10,6 @@
 
 use toolbridge_grammar::Constraint;
 
-mod constraint;
 mod greedy;
 #[cfg(feature = "llama")]
 pub mod llama;
@@ -41,6 +40,9 @@ pub struct Sampling {
     pub presence_penalty: Option<f32>,
     /// The most tokens to generate; the engine's context limits it too.
     pub max_tokens: Option<u32>,
+    /// OpenAI's `logit_bias`: added to a token's logit before sampling (-100 bans it, 100
+    /// all but forces it), by token id.
+    pub logit_bias: Vec<(u32, f32)>,
 }
 
 impl Sampling {
@@ -56,6 +58,11 @@ impl Sampling {
             frequency_penalty: self.frequency_penalty.or(defaults.frequency_penalty),
             presence_penalty: self.presence_penalty.or(defaults.presence_penalty),
             max_tokens: self.max_tokens.or(defaults.max_tokens),
+            logit_bias: if self.logit_bias.is_empty() {
+                defaults.logit_bias.clone()
+            } else {
+                self.logit_bias
+            },
         }
     }
 }
@@ -194,6 +201,20 @@ pub trait Engine: Send + Sync {
     /// cheaply as the engine can tell, before the request takes a slot or waits for one;
     /// `generate` checks exactly. By default nothing is checked early.
     fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// The texts of the model's special tokens (its vocabulary's control tokens), for
+    /// showing where a prompt has them; empty where the engine cannot tell.
+    fn special_tokens(&self) -> &[String] {
+        &[]
+    }
+
+    /// Makes ready what generating under `constraint` needs (the embedded engine compiles
+    /// and caches its matcher), before the request takes a slot, so that a grammar the
+    /// engine refuses, or is slow to compile, fails the request there. By default there
+    /// is nothing to make ready.
+    fn prepare_constraint(&self, _constraint: &Constraint) -> Result<(), EngineError> {
         Ok(())
     }
 

@@ -5,7 +5,8 @@
 //! settable size, stop strings and `max_tokens` cut it as they would, a [`Flow::Stop`]
 //! cancels, usage and cached prompt tokens are reported. A **token is one piece**: the
 //! script and the prompt are counted in pieces of [`ScriptedEngine::with_piece_chars`]
-//! characters (4 unless set), and `max_tokens` limits the pieces generated.
+//! characters (4 unless set), and `max_tokens` limits the pieces generated. Pieces come
+//! at once unless [`ScriptedEngine::with_piece_delay`] paces them as a model would.
 //!
 //! When a generation carries a constraint, the scripted output is checked against it with
 //! the same llguidance program a real engine would enforce, and a script the grammar
@@ -16,12 +17,11 @@
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::Constraint;
 
-use crate::constraint::to_lark;
 use crate::stop::StopMatcher;
 use crate::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
@@ -42,6 +42,7 @@ pub struct ScriptedEngine {
     model: ModelInfo,
     script: Script,
     piece_chars: usize,
+    piece_delay: Duration,
     received: Mutex<Vec<Generation>>,
 }
 
@@ -77,6 +78,7 @@ impl ScriptedEngine {
             model,
             script,
             piece_chars: DEFAULT_PIECE_CHARS,
+            piece_delay: Duration::ZERO,
             received: Mutex::new(Vec::new()),
         }
     }
@@ -84,6 +86,12 @@ impl ScriptedEngine {
     /// Streams (and counts tokens) in pieces of `chars` characters; 0 counts as 1.
     pub fn with_piece_chars(mut self, chars: usize) -> Self {
         self.piece_chars = chars.max(1);
+        self
+    }
+
+    /// Waits `delay` before each piece, as a model takes time per token.
+    pub fn with_piece_delay(mut self, delay: Duration) -> Self {
+        self.piece_delay = delay;
         self
     }
 
@@ -142,6 +150,9 @@ impl Engine for ScriptedEngine {
         let mut finish_reason = plan.finish_reason;
         for (token, released) in plan.released.iter().enumerate() {
             usage.completion_tokens = saturate(token + 1);
+            if !self.piece_delay.is_zero() {
+                std::thread::sleep(self.piece_delay);
+            }
             if released.is_empty() {
                 continue;
             }
@@ -213,7 +224,7 @@ impl Plan {
 /// Compiles the constraint (an error if llguidance refuses it) and, when the output ran
 /// to its end, requires the grammar to accept it.
 fn check(constraint: &Constraint, plan: &Plan) -> Result<(), EngineError> {
-    let validator = Validator::from_lark(&to_lark(constraint))
+    let validator = Validator::from_lark(&constraint.lark())
         .map_err(|error| EngineError::Constraint(error.to_string()))?;
     let output = plan.released.concat();
     if plan.whole && !validator.accepts(&output) {

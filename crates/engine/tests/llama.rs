@@ -93,6 +93,19 @@ fn loads_the_model_info_from_the_gguf() {
 }
 
 #[test]
+fn the_special_tokens_are_the_vocabularys_control_tokens() {
+    let engine = engine(1);
+    let special = engine.special_tokens();
+    for token in ["<|im_start|>", "<|im_end|>", "<|endoftext|>"] {
+        assert!(special.iter().any(|s| s == token), "{token} in {special:?}");
+    }
+    assert!(
+        !special.iter().any(|s| s == "<tool_call>" || s == "Paris"),
+        "{special:?}"
+    );
+}
+
+#[test]
 fn generates_text_and_reports_usage() {
     let engine = engine(1);
     let generation = greedy(chat(ASSISTANT, "Say hello in one short sentence."), 40);
@@ -112,6 +125,24 @@ fn greedy_decoding_is_repeatable() {
     let (first, _) = run(&engine, &generation);
     let (second, _) = run(&engine, &generation);
     assert_eq!(first, second);
+}
+
+/// Qwen's byte-level vocabulary starts with the printable ASCII characters in order from
+/// `!`, and its pre-tokenizer writes every digit as a token of its own: `1` is token 16.
+const QWEN_DIGIT_ONE: u32 = 16;
+
+#[test]
+fn logit_bias_bans_a_token() {
+    let engine = engine(1);
+    let mut generation = greedy(
+        chat(ASSISTANT, "Count from 1 to 5, digits separated by spaces."),
+        16,
+    );
+    let (free, _) = run(&engine, &generation);
+    assert!(free.contains('1'), "the model counts from 1: {free:?}");
+    generation.sampling.logit_bias = vec![(QWEN_DIGIT_ONE, -100.0), (u32::MAX, 5.0)];
+    let (biased, _) = run(&engine, &generation);
+    assert!(!biased.contains('1'), "token 16 is banned: {biased:?}");
 }
 
 #[test]

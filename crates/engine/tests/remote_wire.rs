@@ -393,6 +393,7 @@ fn generation(prompt: &str, constraint: Option<Constraint>) -> Generation {
             frequency_penalty: None,
             presence_penalty: Some(0.5),
             max_tokens: Some(256),
+            logit_bias: Vec::new(),
         },
     }
 }

@@ -31,6 +31,17 @@ pub struct Gbnf {
 }
 
 impl Constraint {
+    /// The constraint as the Lark program llguidance compiles: free text up to a trigger
+    /// when lazy, the grammar from the first byte otherwise. The one place this is decided,
+    /// so the scripted engine checks exactly the language the embedded engine enforces.
+    pub fn lark(&self) -> String {
+        if self.lazy {
+            crate::lark::print_lazy(&self.grammar, &self.triggers)
+        } else {
+            crate::lark::print(&self.grammar)
+        }
+    }
+
     /// The grammar as GBNF, every embedded schema expanded into rules the way llama.cpp's
     /// json-schema-to-grammar writes them. A lazy grammar's root starts with its trigger,
     /// as llama.cpp's lazy grammars do.

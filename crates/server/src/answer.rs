@@ -21,16 +21,22 @@ pub struct AnswerMeta {
 impl AnswerMeta {
     /// A new answer from `model`, created now.
     pub fn new(model: &str) -> Self {
-        let call_id = RandomIds::default().next_id();
-        let random = call_id.strip_prefix("call_").unwrap_or(&call_id);
         AnswerMeta {
-            id: format!("chatcmpl-{random}"),
+            id: random_id("chatcmpl-"),
             created: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |since| since.as_secs()),
             model: model.to_owned(),
         }
     }
+}
+
+/// `prefix` and 24 random alphanumerics, the shape of OpenAI's (`chatcmpl-`, `resp_`,
+/// `fc_`) and Anthropic's (`msg_`) ids.
+pub fn random_id(prefix: &str) -> String {
+    let call_id = RandomIds::default().next_id();
+    let random = call_id.strip_prefix("call_").unwrap_or(&call_id);
+    format!("{prefix}{random}")
 }
 
 /// OpenAI's finish reason: `length` when the limit cut the answer (a call in it may be

@@ -13,9 +13,15 @@ use crate::error::Failure;
 pub fn parse_request(body: &[u8]) -> Result<ChatRequest, Failure> {
     let request: ChatRequest =
         serde_json::from_slice(body).map_err(|error| Failure::api(ApiError::unparsable(&error)))?;
-    request.validate().map_err(Failure::api)?;
-    refuse_unsupported(&request)?;
+    check_request(&request)?;
     Ok(request)
+}
+
+/// OpenAI's checks and this server's refusals, for a request parsed here or mapped from
+/// another API's.
+pub fn check_request(request: &ChatRequest) -> Result<(), Failure> {
+    request.validate().map_err(Failure::api)?;
+    refuse_unsupported(request)
 }
 
 /// Refuses what this server does not implement.

@@ -6,6 +6,8 @@
 //! requests) or in the engine — ends up here, in that one shape, never as a bare status or
 //! a panic.
 
+use std::time::Duration;
+
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -56,7 +58,7 @@ impl Failure {
 
     /// 400: a request's preparation ran past the server's limit. Real requests take
     /// milliseconds, so the request is at fault (a retry would fail the same way).
-    pub fn prepare_timeout(limit: std::time::Duration) -> Self {
+    pub fn prepare_timeout(limit: Duration) -> Self {
         Failure::api(
             ApiError::invalid_request(format!(
                 "Preparing the request (its template render and tool grammars) took longer than the server's limit of {} s.",
@@ -64,6 +66,57 @@ impl Failure {
             ))
             .with_param("messages")
             .with_code("prepare_timeout"),
+        )
+    }
+
+    /// 503: the request waited for a generation slot longer than the server's limit. A
+    /// retry later may find one free.
+    pub fn queue_timeout(limit: Duration) -> Self {
+        Failure {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            error: ApiError::server(format!(
+                "The request waited longer than the server's limit of {} s for a free generation slot; try again later.",
+                limit.as_secs_f64()
+            ))
+            .with_code("queue_timeout"),
+        }
+    }
+
+    /// 400: the call grammar of the request's tools (or `response_format`) is larger than
+    /// the server compiles.
+    pub fn grammar_too_large(bytes: usize, limit: usize) -> Self {
+        Failure::api(
+            ApiError::invalid_request(format!(
+                "The grammar of the request's tools is {bytes} bytes, more than the server's limit of {limit} bytes; send fewer or simpler tool schemas."
+            ))
+            .with_param("tools")
+            .with_code("grammar_too_large"),
+        )
+    }
+
+    /// 400: compiling the request's call grammar ran past the server's limit. The same
+    /// schemas would take as long again, so the request is at fault.
+    pub fn grammar_timeout(limit: Duration) -> Self {
+        Failure::api(
+            ApiError::invalid_request(format!(
+                "Compiling the grammar of the request's tools took longer than the server's limit of {} s; send fewer or simpler tool schemas.",
+                limit.as_secs_f64()
+            ))
+            .with_param("tools")
+            .with_code("grammar_timeout"),
+        )
+    }
+
+    /// 400: the answer took longer to generate than the server allows. Not a 5xx: the
+    /// OpenAI SDKs retry those, and the same request would run as long again.
+    pub fn generation_timeout(limit: Duration, tokens: u32) -> Self {
+        Failure::api(
+            ApiError::invalid_request(format!(
+                "The answer ran past the server's limit of {} s for one generation ({tokens} tokens generated); ask for fewer with max_tokens.",
+                limit.as_secs_f64()
+            ))
+            .with_param("max_tokens")
+            .with_code("generation_timeout"),
         )
     }
 

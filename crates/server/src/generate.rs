@@ -10,6 +10,10 @@
 //! fails and the engine is told [`Flow::Stop`]; a piece that produces no events checks the
 //! channel too, so cancellation never waits for the parser to decide something.
 //!
+//! Two [`Budget`]s bound how long a generation holds its slot: its wall time, after which
+//! it ends with a `generation_timeout` error, and how long it waits for a client that has
+//! stopped reading (a full channel), after which it ends as if that client had gone.
+//!
 //! The parser's events pass a [`RepeatGuard`] on their way: a call repeating an earlier
 //! call of the answer ends the generation there.
 
@@ -22,6 +26,7 @@ use toolbridge_dialect::parser::StreamParser;
 use toolbridge_engine::{Completion, Engine, EngineError, Flow, Generation};
 
 use crate::admission::Permit;
+use crate::error::Failure;
 use crate::metrics::Metrics;
 use crate::repeats::RepeatGuard;
 
@@ -36,7 +41,16 @@ pub enum Step {
     /// Events the parser decided, never empty.
     Events(Vec<Event>),
     /// The generation ended; nothing follows.
-    Finished(Result<Completion, EngineError>),
+    Finished(Result<Completion, Failure>),
+}
+
+/// How long one generation may hold its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// From the engine's start to its last piece.
+    pub generation: Duration,
+    /// Waiting for a client to take what was generated, once the channel is full.
+    pub stalled_client: Duration,
 }
 
 /// What a request spent before its engine saw it.
@@ -58,22 +72,30 @@ impl Preparation {
 }
 
 /// Starts `generation` on a blocking thread, parsing its output with `parser`; `permit` is
-/// held until the engine returns; its tokens and timings go to `metrics`. The receiver
-/// yields the steps; it ends without [`Step::Finished`] only if the engine panicked.
+/// held until the engine returns, within `budget`; its tokens and timings go to `metrics`.
+/// The receiver yields the steps; it ends without [`Step::Finished`] only if the engine
+/// panicked.
 pub fn start(
     engine: Arc<dyn Engine>,
     generation: Generation,
     parser: Box<dyn StreamParser + Send>,
     permit: Permit,
     preparation: Preparation,
+    budget: Budget,
     metrics: Arc<Metrics>,
 ) -> mpsc::Receiver<Step> {
     let (sender, receiver) = mpsc::channel(CHANNEL_DEPTH);
+    let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let run = Run {
-            sender: &sender,
+            out: Outbox {
+                sender: &sender,
+                runtime,
+                stalled_client: budget.stalled_client,
+            },
             preparation,
+            time: budget.generation,
             metrics: &metrics,
         };
         run.generate(engine.as_ref(), &generation, parser);
@@ -83,8 +105,10 @@ pub fn start(
 
 /// Where one generation reports.
 struct Run<'a> {
-    sender: &'a mpsc::Sender<Step>,
+    out: Outbox<'a>,
     preparation: Preparation,
+    /// The generation's wall-time budget.
+    time: Duration,
     metrics: &'a Metrics,
 }
 
@@ -97,21 +121,32 @@ impl Run<'_> {
         generation: &Generation,
         mut parser: Box<dyn StreamParser + Send>,
     ) {
-        let sender = self.sender;
+        let out = &self.out;
         let mut guard = RepeatGuard::default();
         let mut output = RawOutput::default();
         let mut clock = PieceClock::new(self.preparation.total());
+        let deadline = Instant::now() + self.time;
+        let mut ended = None;
         let outcome = engine.generate(generation, &mut |piece| {
-            let first = !piece.is_empty() && clock.tick(self.metrics);
-            if first && sender.blocking_send(Step::Started).is_err() {
+            if Instant::now() >= deadline {
+                ended = Some(Ended::OverTime);
                 return Flow::Stop;
             }
+            let first = !piece.is_empty() && clock.tick(self.metrics);
             output.push(piece);
             let events = guard.pass(parser.push(piece));
-            match send_events(sender, events) {
+            let sent = if first {
+                out.send(Step::Started)
+            } else {
+                Ok(())
+            };
+            match sent.and_then(|()| out.send_events(events)) {
                 Ok(()) if guard.tripped() => Flow::Stop,
                 Ok(()) => Flow::Continue,
-                Err(Gone) => Flow::Stop,
+                Err(why) => {
+                    ended = Some(why);
+                    Flow::Stop
+                }
             }
         });
         log(&outcome, &self.preparation);
@@ -121,11 +156,76 @@ impl Run<'_> {
                 .generated(usage.prompt_tokens, usage.completion_tokens);
         }
         output.log();
-        if outcome.is_ok() && send_events(sender, guard.pass(parser.finish())).is_err() {
-            return;
-        }
+        let outcome = match (outcome, ended) {
+            (Err(error), _) => Err(Failure::from(error)),
+            (Ok(completion), Some(Ended::OverTime)) => {
+                self.metrics.ended_at_limit("generation_timeout");
+                let tokens = completion.usage.completion_tokens;
+                Err(Failure::generation_timeout(self.time, tokens))
+            }
+            (Ok(_), Some(Ended::Stalled)) => {
+                self.metrics.ended_at_limit("client_stalled");
+                tracing::warn!("the client stopped reading: its generation was stopped");
+                return;
+            }
+            (Ok(_), Some(Ended::Gone)) => return,
+            (Ok(completion), None) => match out.send_events(guard.pass(parser.finish())) {
+                Ok(()) => Ok(completion),
+                Err(_) => return,
+            },
+        };
         // A receiver that has gone no longer needs to know.
-        let _ = sender.blocking_send(Step::Finished(outcome));
+        let _ = out.send(Step::Finished(outcome));
+    }
+}
+
+/// Why a generation was stopped before the engine ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The receiver was dropped: the client went away.
+    Gone,
+    /// The client took nothing for the whole stalled-client budget.
+    Stalled,
+    /// The generation's wall-time budget ran out.
+    OverTime,
+}
+
+/// The sending side of the steps, bounded in how long it waits for a slow client.
+struct Outbox<'a> {
+    sender: &'a mpsc::Sender<Step>,
+    runtime: tokio::runtime::Handle,
+    stalled_client: Duration,
+}
+
+impl Outbox<'_> {
+    /// Sends `step` at once if the channel has room (nearly always); else waits for the
+    /// client at most the stalled-client budget.
+    fn send(&self, step: Step) -> Result<(), Ended> {
+        match self.sender.try_send(step) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Ended::Gone),
+            Err(mpsc::error::TrySendError::Full(step)) => {
+                let waited = tokio::time::timeout(self.stalled_client, self.sender.send(step));
+                match self.runtime.block_on(waited) {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(_)) => Err(Ended::Gone),
+                    Err(_) => Err(Ended::Stalled),
+                }
+            }
+        }
+    }
+
+    /// Sends `events` if there are any; either way, says whether anyone is still
+    /// listening.
+    fn send_events(&self, events: Vec<Event>) -> Result<(), Ended> {
+        if events.is_empty() {
+            return if self.sender.is_closed() {
+                Err(Ended::Gone)
+            } else {
+                Ok(())
+            };
+        }
+        self.send(Step::Events(events))
     }
 }
 
@@ -213,19 +313,4 @@ impl RawOutput {
             tracing::debug!(output = ?text, "generation output");
         }
     }
-}
-
-/// The receiver has been dropped.
-struct Gone;
-
-/// Sends `events` if there are any; either way, says whether anyone is still listening.
-fn send_events(sender: &mpsc::Sender<Step>, events: Vec<Event>) -> Result<(), Gone> {
-    if events.is_empty() {
-        return if sender.is_closed() {
-            Err(Gone)
-        } else {
-            Ok(())
-        };
-    }
-    sender.blocking_send(Step::Events(events)).map_err(|_| Gone)
 }

@@ -1,5 +1,6 @@
 //! The OpenAI-compatible HTTP surface (`/v1/chat/completions`, `/v1/models`, `/health`,
-//! `/metrics`):
+//! `/metrics`), with OpenAI's Responses API (`/v1/responses`) and Anthropic's Messages API
+//! (`/v1/messages`) mapped onto the same path:
 //! it wires a dialect to an engine and nothing more, so every behaviour it serves is
 //! testable one layer down.
 //!
@@ -28,17 +29,23 @@ pub mod answer;
 pub mod checks;
 pub mod error;
 pub mod generate;
+mod inspect;
+mod items_answer;
+mod mapping;
+mod messages;
 pub mod metrics;
 pub mod model;
 pub mod modelfile;
 pub mod repeats;
 pub mod respond;
+mod responses;
 pub mod routes;
 pub mod sampling;
 pub mod server;
 pub mod stream;
 
 pub use error::Failure;
+pub use generate::Budget;
 pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
 pub use modelfile::ModelfileDefaults;
 pub use server::{Server, ServerOptions};

@@ -15,21 +15,31 @@ use std::time::Duration;
 
 use crate::admission::Admission;
 
-/// The error codes that mean a request met one of the server's limits.
-pub const BUDGET_CODES: [&str; 4] = [
+/// The error codes that mean a request was refused at one of the server's limits before
+/// it generated, counted from the answers.
+pub const BUDGET_CODES: [&str; 7] = [
     "request_too_large",
     "server_overloaded",
+    "queue_timeout",
     "context_length_exceeded",
     "prepare_timeout",
+    "grammar_too_large",
+    "grammar_timeout",
 ];
 
+/// The limits that end a generation under way, counted where they stop it (a stream's
+/// status was sent before): its wall time, and a client that stopped reading.
+pub const GENERATION_LIMITS: [&str; 2] = ["generation_timeout", "client_stalled"];
+
 /// The routes the server has; any other path is counted as `other`.
-const ROUTES: [&str; 5] = [
+const ROUTES: [&str; 7] = [
     "/v1/chat/completions",
     "/v1/models",
     "/health",
     "/metrics",
     "/v1/models/{id}",
+    "/v1/responses",
+    "/v1/messages",
 ];
 
 /// Upper bounds of the time-to-first-token buckets, in seconds.
@@ -74,6 +84,11 @@ impl Metrics {
         }
     }
 
+    /// A generation stopped at `limit`, one of [`GENERATION_LIMITS`].
+    pub fn ended_at_limit(&self, limit: &'static str) {
+        *lock(&self.refusals).entry(limit).or_default() += 1;
+    }
+
     /// A generation's token counts.
     pub fn generated(&self, prompt_tokens: u32, completion_tokens: u32) {
         self.prompt_tokens
@@ -113,7 +128,7 @@ impl Metrics {
             "counter",
             "Requests refused at a limit, by error code.",
         );
-        for code in BUDGET_CODES {
+        for code in BUDGET_CODES.into_iter().chain(GENERATION_LIMITS) {
             let count = lock(&self.refusals).get(code).copied().unwrap_or(0);
             let _ = writeln!(
                 out,

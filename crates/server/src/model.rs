@@ -65,6 +65,8 @@ pub struct ServedModel {
     templates: Templates,
     registry: Registry,
     dialect: &'static str,
+    /// Why the dialect was chosen, a line each ([`detect::Chosen::explain`]).
+    why: Vec<String>,
     /// Stop strings of the template's source (a Modelfile's `PARAMETER stop`), added to
     /// every request's.
     stop: Vec<String>,
@@ -79,6 +81,8 @@ pub struct ServedModel {
 struct Templates {
     default: ChatTemplate,
     tool_use: Option<ChatTemplate>,
+    /// The default template's text, which detection reads.
+    text: String,
 }
 
 impl ServedModel {
@@ -113,14 +117,20 @@ impl ServedModel {
                 dialect,
             )?,
         };
-        if dialect.is_none() {
-            dialect_name = learned_or(&mut registry, dialect_name, &templates);
-        }
+        let why = match dialect {
+            Some(named) => vec![format!("dialect: {dialect_name} (named: {named})")],
+            None => {
+                let (detected, why) = detected(&mut registry, &templates);
+                dialect_name = detected;
+                why
+            }
+        };
         Ok(ServedModel {
             engine,
             templates,
             registry,
             dialect: dialect_name,
+            why,
             stop,
             sampling,
             alias: None,
@@ -142,6 +152,12 @@ impl ServedModel {
     /// The name of the dialect requests are prepared with.
     pub fn dialect_name(&self) -> &'static str {
         self.dialect
+    }
+
+    /// Why the dialect was chosen, a line each: the tell the template showed, or that it
+    /// was named, and what was learned from the template.
+    pub fn why(&self) -> &[String] {
+        &self.why
     }
 
     pub fn engine(&self) -> &Arc<dyn Engine> {
@@ -212,6 +228,7 @@ impl Templates {
         Ok(Templates {
             default: ChatTemplate::ollama(source)?,
             tool_use: None,
+            text: source.template.clone(),
         })
     }
 
@@ -223,7 +240,12 @@ impl Templates {
             .any(|(name, _)| name == "tool_use")
             .then(|| ChatTemplate::from_source(source, None, true))
             .transpose()?;
-        Ok(Templates { default, tool_use })
+        let text = source.select(None).unwrap_or_default().to_owned();
+        Ok(Templates {
+            default,
+            tool_use,
+            text,
+        })
     }
 
     fn for_request(&self, request: &ChatRequest) -> &ChatTemplate {
@@ -257,18 +279,13 @@ fn with_model_tokens(mut source: TemplateSource, engine: &dyn Engine) -> Templat
     source
 }
 
-/// `detected`, unless it is the prompt style standing in for a template that renders tool
-/// calls in a syntax learned from it: then the learned dialect, added to `registry`.
-fn learned_or(
-    registry: &mut Registry,
-    detected: &'static str,
-    templates: &Templates,
-) -> &'static str {
-    if detected != detect::FALLBACK {
-        return detected;
-    }
+/// The dialect detected for `templates` (learned from them and added to `registry` where
+/// their family has none), and why.
+fn detected(registry: &mut Registry, templates: &Templates) -> (&'static str, Vec<String>) {
     let template = templates.tool_use.as_ref().unwrap_or(&templates.default);
-    detect::learn_into(template, registry).unwrap_or(detected)
+    let chosen = detect::choose(&templates.text, template, registry);
+    let why = chosen.explain(&templates.text);
+    (chosen.register_into(registry), why)
 }
 
 /// The dialect called `named`, else the one detected from `template` (see the module
@@ -315,12 +332,20 @@ mod tests {
         let templates = Templates {
             default: ChatTemplate::new(olmo3, "", "").expect("compiles"),
             tool_use: None,
+            text: olmo3.to_owned(),
         };
         let mut registry = Registry::default();
-        let detected = choose_dialect(&registry, None, olmo3).expect("detected");
-        assert_eq!(detected, detect::FALLBACK);
-        assert_eq!(learned_or(&mut registry, detected, &templates), "learned");
+        assert_eq!(
+            choose_dialect(&registry, None, olmo3).ok(),
+            Some(detect::FALLBACK)
+        );
+        let (name, why) = detected(&mut registry, &templates);
+        assert_eq!(name, "learned");
         assert!(registry.get("learned").is_some());
+        assert!(
+            why.iter().any(|line| line.starts_with("opening marker: ")),
+            "{why:?}"
+        );
     }
 
     #[test]

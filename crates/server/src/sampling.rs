@@ -23,7 +23,19 @@ pub fn sampling(request: &ChatRequest) -> Sampling {
         frequency_penalty: narrow(request.frequency_penalty),
         presence_penalty: narrow(request.presence_penalty),
         max_tokens: request.max_output_tokens(),
+        logit_bias: logit_bias(request),
     }
+}
+
+/// The checked `logit_bias` (integer keys, biases within ±100) as token ids and biases.
+fn logit_bias(request: &ChatRequest) -> Vec<(u32, f32)> {
+    let Some(biases) = &request.logit_bias else {
+        return Vec::new();
+    };
+    biases
+        .iter()
+        .filter_map(|(token, bias)| Some((token.parse().ok()?, bias.as_f64()? as f32)))
+        .collect()
 }
 
 /// A checked value (within its small range) as the engine's `f32`.
@@ -44,7 +56,8 @@ mod tests {
     fn openai_fields_map_one_to_one() {
         let sampling = sampling(&request(
             r#", "temperature": 0.5, "top_p": 0.9, "seed": 7, "max_tokens": 20,
-                "max_completion_tokens": 10, "frequency_penalty": 0.1, "presence_penalty": -0.1"#,
+                "max_completion_tokens": 10, "frequency_penalty": 0.1, "presence_penalty": -0.1,
+                "logit_bias": {"16": -100, "42": 2.5}"#,
         ));
         assert_eq!(
             sampling,
@@ -55,6 +68,7 @@ mod tests {
                 max_tokens: Some(10),
                 frequency_penalty: Some(0.1),
                 presence_penalty: Some(-0.1),
+                logit_bias: vec![(16, -100.0), (42, 2.5)],
                 ..Sampling::default()
             }
         );

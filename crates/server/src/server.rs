@@ -1,6 +1,8 @@
 //! The server: a [`ServedModel`] behind the routes of [`crate::routes`], with the limits
-//! and the API key of [`ServerOptions`], listening until Ctrl-C or `SIGTERM`.
+//! and the API key of [`ServerOptions`], listening until Ctrl-C or `SIGTERM`, then
+//! draining the requests in flight for at most [`ServerOptions::drain_timeout`].
 
+use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::admission::Admission;
+use crate::generate::Budget;
 use crate::metrics::Metrics;
 use crate::model::ServedModel;
 use crate::routes;
@@ -24,22 +27,43 @@ pub struct ServerOptions {
     pub parallel: usize,
     /// Requests that may wait for a generation slot before new ones get 503.
     pub max_waiting: usize,
-    /// The longest a request's preparation (template render, tool grammar, parser) may
+    /// The longest a request may wait for a generation slot.
+    pub queue_timeout: Duration,
+    /// The longest a request's preparation (template render, tool grammars) may
     /// take before it is refused.
     pub prepare_timeout: Duration,
+    /// The largest call grammar (as the engine's grammar text) compiled for a request.
+    pub max_grammar_bytes: usize,
+    /// The longest the engine may take to compile a request's call grammar.
+    pub grammar_timeout: Duration,
+    /// How long a generation may hold its slot, and wait for a client that stopped
+    /// reading.
+    pub budget: Budget,
+    /// After Ctrl-C or `SIGTERM`, how long the requests in flight may take to finish.
+    pub drain_timeout: Duration,
 }
 
 impl Default for ServerOptions {
     /// No key; 16 MiB bodies (a long conversation with many tools fits, a runaway upload
-    /// does not); one generation at a time with 64 waiting; 10 s to prepare (real
-    /// requests take milliseconds).
+    /// does not); one generation at a time with 64 waiting, each at most 2 minutes; 10 s
+    /// to prepare and 10 s to compile a grammar of at most 4 MiB (real requests take
+    /// milliseconds and a few KiB); 10 minutes per generation (4,096 tokens at 7 a
+    /// second); 30 s for a client that stopped reading; 30 s to drain.
     fn default() -> Self {
         ServerOptions {
             api_key: None,
             max_body_bytes: 16 << 20,
             parallel: 1,
             max_waiting: 64,
+            queue_timeout: Duration::from_secs(120),
             prepare_timeout: Duration::from_secs(10),
+            max_grammar_bytes: 4 << 20,
+            grammar_timeout: Duration::from_secs(10),
+            budget: Budget {
+                generation: Duration::from_secs(600),
+                stalled_client: Duration::from_secs(30),
+            },
+            drain_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -60,7 +84,8 @@ pub struct Server {
 
 impl Server {
     pub fn new(model: ServedModel, options: ServerOptions) -> Server {
-        let admission = Admission::new(options.parallel, options.max_waiting);
+        let admission =
+            Admission::new(options.parallel, options.max_waiting, options.queue_timeout);
         Server {
             state: Arc::new(AppState {
                 model,
@@ -78,9 +103,41 @@ impl Server {
 
     /// Serves on `listener` until Ctrl-C or `SIGTERM`, letting requests in flight finish.
     pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown_signal())
-            .await
+        self.serve_until(listener, shutdown_signal()).await
+    }
+
+    /// Serves on `listener` until `stop` completes; then takes no new connections and
+    /// lets the requests in flight finish, for at most the drain timeout.
+    pub async fn serve_until(
+        self,
+        listener: TcpListener,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+        let signal = async move {
+            stop.await;
+            let _ = stopping.send(());
+        };
+        let drain = self.state.options.drain_timeout;
+        let serving = axum::serve(listener, self.router()).with_graceful_shutdown(signal);
+        let deadline = async move {
+            // Only a stop starts the clock; a dropped sender means serving ended first.
+            if stopped.await.is_ok() {
+                tokio::time::sleep(drain).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            served = serving => served,
+            () = deadline => {
+                tracing::warn!(
+                    seconds = drain.as_secs_f64(),
+                    "requests still in flight at the drain timeout: stopping anyway"
+                );
+                Ok(())
+            }
+        }
     }
 }
 

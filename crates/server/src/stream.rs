@@ -14,6 +14,10 @@
 //! model writes is a call the parser holds until it is whole.
 //! A failure once the stream is under way is sent as `data: {"error": {…}}`, which the
 //! OpenAI SDKs raise as an API error, and the stream ends there.
+//!
+//! The other APIs (`/v1/responses`, `/v1/messages`) stream through the same machinery
+//! ([`stream_with`]): only the [`SseWriter`], which turns steps into that API's events, is
+//! theirs.
 
 use std::convert::Infallible;
 
@@ -33,21 +37,43 @@ use crate::generate::Step;
 /// What ends every successful stream.
 const DONE: &str = "[DONE]";
 
+/// How one API writes a generation's steps as server-sent events.
+pub trait SseWriter: Send + 'static {
+    /// The events that open the answer once the model's first token is out (nothing if
+    /// they were written already).
+    fn open(&mut self) -> Vec<SseEvent>;
+    /// The events for what the parser decided.
+    fn write(&mut self, events: Vec<Event>) -> Result<Vec<SseEvent>, Failure>;
+    /// The last events of an answer that finished.
+    fn finish(self, completion: &Completion) -> Vec<SseEvent>;
+    /// The event that tells the client the answer failed under way.
+    fn fail(self, failure: &Failure) -> Vec<SseEvent>;
+}
+
 /// The SSE response for a generation, or the failure that came before its first piece.
 pub async fn stream(
     meta: AnswerMeta,
     include_usage: bool,
+    steps: mpsc::Receiver<Step>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Failure> {
+    stream_with(ChunkWriter::new(meta, include_usage), steps).await
+}
+
+/// The SSE response for a generation written by `writer`, or the failure that came before
+/// its first piece.
+pub async fn stream_with<W: SseWriter>(
+    writer: W,
     mut steps: mpsc::Receiver<Step>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Failure> {
     let first = match steps.recv().await {
         None => return Err(Failure::engine_vanished()),
-        Some(Step::Finished(Err(error))) => return Err(error.into()),
+        Some(Step::Finished(Err(error))) => return Err(error),
         Some(step) => step,
     };
     let state = StreamState {
         steps,
         pending: Some(first),
-        writer: Some(ChunkWriter::new(meta, include_usage)),
+        writer: Some(writer),
     };
     let events = stream::unfold(state, StreamState::next_events)
         .flat_map(stream::iter)
@@ -56,17 +82,17 @@ pub async fn stream(
 }
 
 /// Where a stream is: the steps still to read and the writer, until the stream has ended.
-struct StreamState {
+struct StreamState<W> {
     steps: mpsc::Receiver<Step>,
     /// The first step, read before the stream started.
     pending: Option<Step>,
     /// `None` once the stream has ended.
-    writer: Option<ChunkWriter>,
+    writer: Option<W>,
 }
 
-impl StreamState {
+impl<W: SseWriter> StreamState<W> {
     /// The SSE events of the next step, or `None` when the stream has ended.
-    async fn next_events(mut self) -> Option<(Vec<SseEvent>, StreamState)> {
+    async fn next_events(mut self) -> Option<(Vec<SseEvent>, Self)> {
         let writer = self.writer.as_mut()?;
         let step = match self.pending.take() {
             Some(step) => Some(step),
@@ -78,7 +104,7 @@ impl StreamState {
                 Ok(events) => events,
                 Err(failure) => self.end_with(Err(failure)),
             },
-            Some(Step::Finished(outcome)) => self.end_with(outcome.map_err(Failure::from)),
+            Some(Step::Finished(outcome)) => self.end_with(outcome),
             None => self.end_with(Err(Failure::engine_vanished())),
         };
         Some((events, self))
@@ -88,8 +114,8 @@ impl StreamState {
     fn end_with(&mut self, outcome: Result<Completion, Failure>) -> Vec<SseEvent> {
         match (self.writer.take(), outcome) {
             (Some(writer), Ok(completion)) => writer.finish(&completion),
-            (_, Err(failure)) => vec![data(&failure.body())],
-            (None, Ok(_)) => Vec::new(),
+            (Some(writer), Err(failure)) => writer.fail(&failure),
+            (None, _) => Vec::new(),
         }
     }
 }
@@ -112,6 +138,22 @@ impl ChunkWriter {
         }
     }
 
+    fn delta_chunk(&self, delta: Delta) -> SseEvent {
+        data(&self.chunk(vec![ChunkChoice::new(0, delta)]))
+    }
+
+    /// A chunk of this answer with `choices`, `"usage": null` when usage was asked for.
+    fn chunk(&self, choices: Vec<ChunkChoice>) -> ChatChunk {
+        let meta = &self.meta;
+        let mut chunk = ChatChunk::new(&meta.id, meta.created, &meta.model, choices);
+        if self.include_usage {
+            chunk.usage = Some(None);
+        }
+        chunk
+    }
+}
+
+impl SseWriter for ChunkWriter {
     /// The chunk that opens the answer, if nothing was written yet.
     fn open(&mut self) -> Vec<SseEvent> {
         self.deltas
@@ -150,26 +192,26 @@ impl ChunkWriter {
         events
     }
 
-    fn delta_chunk(&self, delta: Delta) -> SseEvent {
-        data(&self.chunk(vec![ChunkChoice::new(0, delta)]))
-    }
-
-    /// A chunk of this answer with `choices`, `"usage": null` when usage was asked for.
-    fn chunk(&self, choices: Vec<ChunkChoice>) -> ChatChunk {
-        let meta = &self.meta;
-        let mut chunk = ChatChunk::new(&meta.id, meta.created, &meta.model, choices);
-        if self.include_usage {
-            chunk.usage = Some(None);
-        }
-        chunk
+    /// `data: {"error": {…}}`, which the OpenAI SDKs raise as an API error.
+    fn fail(self, failure: &Failure) -> Vec<SseEvent> {
+        vec![data(&failure.body())]
     }
 }
 
 /// `value` as one `data:` event.
 fn data(value: &impl Serialize) -> SseEvent {
+    SseEvent::default().data(json_text(value))
+}
+
+/// `value` as one `data:` event named `name` (`event: name`), as the Responses and
+/// Messages APIs write their events.
+pub fn named(name: &str, value: &impl Serialize) -> SseEvent {
+    SseEvent::default().event(name).data(json_text(value))
+}
+
+fn json_text(value: &impl Serialize) -> String {
     // These types are maps with string keys: serializing them cannot fail.
-    let json = serde_json::to_string(value).unwrap_or_else(|error| {
+    serde_json::to_string(value).unwrap_or_else(|error| {
         format!(r#"{{"error": {{"message": "cannot write a chunk: {error}", "type": "server_error", "param": null, "code": null}}}}"#)
-    });
-    SseEvent::default().data(json)
+    })
 }

@@ -366,13 +366,5 @@ async fn a_tool_result_goes_back_into_the_prompt() {
         answer["choices"][0]["message"]["content"],
         "It is 21 degrees in Paris."
     );
-    let prompt = engine.generation().prompt;
-    assert!(
-        prompt.contains("<tool_response>\n21 degrees, sunny\n</tool_response>"),
-        "{prompt}"
-    );
-    assert!(
-        prompt.contains("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}"),
-        "{prompt}"
-    );
+    assert_weather_turn_in_prompt(&engine.generation().prompt);
 }

@@ -15,21 +15,6 @@ use toolbridge_engine::{FinishReason, ScriptedEngine};
 use toolbridge_server::ServerOptions;
 use tower::ServiceExt;
 
-/// Asserts `body` is an OpenAI error object of `kind` and returns its `error`.
-fn error_object(body: &str, kind: &str) -> Value {
-    let value: Value = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {body}"));
-    let error = value["error"].clone();
-    assert_eq!(error["type"], kind, "{body}");
-    assert!(
-        error["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    for key in ["param", "code"] {
-        assert!(error.get(key).is_some(), "{key} is always written: {body}");
-    }
-    error
-}
-
 async fn post_raw(app: &axum::Router, body: &str) -> (StatusCode, String) {
     let request = Request::post("/v1/chat/completions")
         .header("content-type", "application/json")

@@ -152,3 +152,24 @@ async fn a_preparation_past_its_limit_is_refused_and_counted() {
     );
     assert!(engine.generations().is_empty());
 }
+
+#[tokio::test]
+async fn the_agent_apis_are_counted_by_their_routes() {
+    let app = app(&scripted(&["Hi.", "Hi."]));
+    let responses = json!({"input": "Hi"});
+    let messages = json!({"max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]});
+    for (path, body) in [("/v1/responses", responses), ("/v1/messages", messages)] {
+        let (status, answer) = send_json(&app, path, &body).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        let (status, _) = send_json(&app, path, &json!({})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+    let text = settled(&app).await;
+    for route in ["/v1/responses", "/v1/messages"] {
+        for status in [200, 400] {
+            let name =
+                format!("toolbridge_requests_total{{route=\"{route}\",status=\"{status}\"}}");
+            assert_eq!(sample(&text, &name), 1.0, "{name}");
+        }
+    }
+}

@@ -153,51 +153,71 @@ impl Drop for LlamaServer {
 /// Runs the OpenAI SDK checks (`openai_e2e.py`) against `server`; they print which
 /// failed.
 pub fn assert_openai_checks_pass(server: &ServeProcess) {
+    assert_sdk_checks_pass(server, "openai_e2e.py");
+}
+
+/// Runs the SDK checks of `script` (a file beside this harness, given the server's base
+/// URL) against `server`; they print which failed.
+pub fn assert_sdk_checks_pass(server: &ServeProcess, script: &str) {
     let python = sdk_python();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai_e2e.py");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
     let status = Command::new(&python)
-        .arg(&script)
+        .arg(&path)
         .arg(format!("{}/v1", server.base_url))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .status()
         .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
     assert!(
         status.success(),
-        "openai_e2e.py: {status} (its output above says which checks failed)"
+        "{script}: {status} (its output above says which checks failed)"
     );
 }
 
-/// A Python with `openai` installed, in a virtual environment made on first use.
+/// A Python with the SDKs the checks use (`openai`, `anthropic`) installed, in a virtual
+/// environment made on first use.
 pub fn sdk_python() -> std::path::PathBuf {
-    venv_python("openai-venv", "openai", "openai")
+    test_python(&[("openai", "openai"), ("anthropic", "anthropic")])
 }
 
-/// The Python of the virtual environment `name` under the target directory, with
-/// `package` installed from PyPI on first use; `module` is what it makes importable.
-pub fn venv_python(name: &str, package: &str, module: &str) -> std::path::PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+/// The tests' Python, with each `(package, module)` of `packages` installed from PyPI
+/// where its module does not import yet, in one virtual environment under the target
+/// directory made on first use.
+pub fn test_python(packages: &[(&str, &str)]) -> std::path::PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
     let python = venv.join("bin/python");
-    let installed = |python: &Path| {
-        Command::new(python)
+    let imports = |module: &str| {
+        Command::new(&python)
             .args(["-c", &format!("import {module}")])
             .status()
             .is_ok_and(|status| status.success())
     };
-    if python.is_file() && installed(&python) {
-        return python;
+    if !python.is_file() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
     }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(&python).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        package,
-    ]));
-    assert!(
-        installed(&python),
-        "{module} is not importable after installing {package}"
-    );
+    let missing: Vec<&str> = packages
+        .iter()
+        .filter(|(_, module)| !imports(module))
+        .map(|(package, _)| *package)
+        .collect();
+    if !missing.is_empty() {
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(&missing));
+    }
+    for (package, module) in packages {
+        assert!(
+            imports(module),
+            "{module} is not importable after installing {package}"
+        );
+    }
     python
 }
 

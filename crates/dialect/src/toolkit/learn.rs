@@ -53,6 +53,32 @@ pub struct Learned {
     pub strings: Strings,
 }
 
+impl Learned {
+    /// What was learned, a line each, for a person reading why a dialect was chosen.
+    pub fn describe(&self) -> Vec<String> {
+        let reasoning = self
+            .reasoning
+            .as_ref()
+            .map_or("none".to_string(), |(open, close)| {
+                format!("{open:?} … {close:?}")
+            });
+        let framed = if self.each_framed {
+            " (each call framed alone)"
+        } else {
+            ""
+        };
+        vec![
+            format!("opening marker: {:?}", self.open),
+            format!("closing marker: {:?}", self.close),
+            format!("call shape: {:?}", self.shape),
+            format!("separator: {:?}{framed}", self.separator),
+            format!("reasoning: {reasoning}"),
+            format!("arguments given as: {:?}", self.arguments),
+            format!("strings written: {:?}", self.strings),
+        ]
+    }
+}
+
 /// How a string argument is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strings {

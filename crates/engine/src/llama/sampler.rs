@@ -11,6 +11,7 @@
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::toktrie::SimpleVob;
 use llguidance::Matcher;
@@ -130,6 +131,7 @@ fn is_plain_greedy(sampling: &Sampling) -> bool {
         && sampling.repeat_penalty.unwrap_or(1.0) == 1.0
         && sampling.frequency_penalty.unwrap_or(0.0) == 0.0
         && sampling.presence_penalty.unwrap_or(0.0) == 0.0
+        && sampling.logit_bias.is_empty()
 }
 
 /// Whether the matcher admits `token` next (an end token where the grammar may end).
@@ -143,10 +145,22 @@ fn accepts(matcher: &mut Matcher, token: LlamaToken, is_end: bool) -> Result<boo
     Ok(valid == 1)
 }
 
-/// llama.cpp's chain for `sampling`: penalties, then greedy, or top-k, top-p, min-p,
-/// temperature and a seeded draw.
+/// llama.cpp's chain for `sampling`: the logit biases, penalties, then greedy, or top-k,
+/// top-p, min-p, temperature and a seeded draw. A bias for a token the vocabulary lacks
+/// changes nothing (llama.cpp looks each one up).
 fn chain(sampling: &Sampling, n_vocab: i32) -> LlamaSampler {
     let mut samplers = Vec::new();
+    if !sampling.logit_bias.is_empty() {
+        let biases: Vec<LlamaLogitBias> = sampling
+            .logit_bias
+            .iter()
+            .filter_map(|&(token, bias)| {
+                let token = LlamaToken(i32::try_from(token).ok()?);
+                Some(LlamaLogitBias::new(token, bias))
+            })
+            .collect();
+        samplers.push(LlamaSampler::logit_bias(n_vocab, &biases));
+    }
     let repeat = sampling.repeat_penalty.unwrap_or(1.0);
     let frequency = sampling.frequency_penalty.unwrap_or(0.0);
     let presence = sampling.presence_penalty.unwrap_or(0.0);

@@ -152,6 +152,8 @@ pub(crate) fn request(
 fn options(generation: &Generation) -> Map<String, Value> {
     let mut options = Map::new();
     generation_fields(&mut options, generation, "repeat_penalty", "seed");
+    // Ollama has no such option; it would warn and ignore it.
+    options.remove("logit_bias");
     if let Some(max_tokens) = generation.sampling.max_tokens {
         options.insert("num_predict".into(), json!(max_tokens));
     }

@@ -325,6 +325,14 @@ pub(crate) fn generation_fields(
     if let Some(value) = sampling.seed {
         body.insert(seed.into(), json!(value));
     }
+    if !sampling.logit_bias.is_empty() {
+        let biases: Map<String, Value> = sampling
+            .logit_bias
+            .iter()
+            .map(|(token, bias)| (token.to_string(), json!(bias)))
+            .collect();
+        body.insert("logit_bias".into(), Value::Object(biases));
+    }
 }
 
 /// The number written right after `marker` in `text`.
@@ -355,6 +363,23 @@ mod tests {
             Ok(EngineKind::LlamaServer)
         );
         assert!("tgi".parse::<EngineKind>().unwrap_err().contains("vllm"));
+    }
+
+    #[test]
+    fn logit_biases_go_by_token_id_as_openai_writes_them() {
+        let generation = Generation {
+            sampling: crate::Sampling {
+                logit_bias: vec![(16, -100.0), (42, 2.5)],
+                ..crate::Sampling::default()
+            },
+            ..Generation::default()
+        };
+        let mut body = Map::new();
+        generation_fields(&mut body, &generation, "repeat_penalty", "seed");
+        assert_eq!(
+            Value::Object(body),
+            json!({"logit_bias": {"16": -100.0, "42": 2.5}})
+        );
     }
 
     #[test]

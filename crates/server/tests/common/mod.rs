@@ -41,10 +41,12 @@ pub fn qwen_source() -> TemplateSource {
     TemplateSource::from_path(model_path()).unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// A scripted engine that also records how each generation finished.
+/// A scripted engine that also records how each generation finished, and says Qwen 2.5's
+/// chat markers are its special tokens, as the real model's vocabulary does.
 pub struct Recorder {
     pub scripted: ScriptedEngine,
     finished: Mutex<Vec<FinishReason>>,
+    special: Vec<String>,
 }
 
 impl Recorder {
@@ -52,6 +54,9 @@ impl Recorder {
         Arc::new(Recorder {
             scripted,
             finished: Mutex::new(Vec::new()),
+            special: ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+                .map(String::from)
+                .to_vec(),
         })
     }
 
@@ -76,6 +81,10 @@ impl Recorder {
 impl Engine for Recorder {
     fn model(&self) -> &ModelInfo {
         self.scripted.model()
+    }
+
+    fn special_tokens(&self) -> &[String] {
+        &self.special
     }
 
     fn generate(
@@ -105,9 +114,8 @@ pub fn scripted(outputs: &[&str]) -> Arc<Recorder> {
     Recorder::new(ScriptedEngine::new(model_info(), outputs.iter().copied()))
 }
 
-/// The server's routes over `engine` with the Qwen template and `options`.
-pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
-    let engine: Arc<dyn Engine> = Arc::clone(engine) as Arc<dyn Engine>;
+/// The server over `engine` with the Qwen template and `options`.
+pub fn server_with(engine: Arc<dyn Engine>, options: ServerOptions) -> Server {
     let model = ServedModel::new(
         engine,
         Some(TemplateOverride::HuggingFace(qwen_source())),
@@ -115,7 +123,12 @@ pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
     )
     .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.dialect_name(), "hermes");
-    Server::new(model, options).router()
+    Server::new(model, options)
+}
+
+/// The server's routes over `engine` with the Qwen template and `options`.
+pub fn app_with(engine: &Arc<Recorder>, options: ServerOptions) -> Router {
+    server_with(Arc::clone(engine) as Arc<dyn Engine>, options).router()
 }
 
 pub fn app(engine: &Arc<Recorder>) -> Router {
@@ -124,10 +137,37 @@ pub fn app(engine: &Arc<Recorder>) -> Router {
 
 /// A `POST /v1/chat/completions` with `body`.
 pub fn chat_request(body: &Value) -> Request<Body> {
-    Request::post("/v1/chat/completions")
+    post_json("/v1/chat/completions", body)
+}
+
+/// A `POST` of `body` as JSON to `path`.
+pub fn post_json(path: &str, body: &Value) -> Request<Body> {
+    Request::post(path)
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .expect("a request")
+}
+
+/// Sends `body` to `path` and returns the status and the JSON answer.
+pub async fn send_json(app: &Router, path: &str, body: &Value) -> (StatusCode, Value) {
+    let (status, text) = send(app, post_json(path, body)).await;
+    let json = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
+    (status, json)
+}
+
+/// Streams `body` (with `"stream": true` added) to `path` and returns its named events
+/// (`event:` then `data:`), the name beside the JSON, checking each event's `type` is its
+/// name, as the Responses and Messages APIs write them.
+pub async fn named_events(app: &Router, path: &str, body: &Value) -> Vec<(String, Value)> {
+    let mut body = body.clone();
+    body["stream"] = json!(true);
+    let (status, text) = send(app, post_json(path, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let events = sse_events(&text);
+    for (name, data) in &events {
+        assert_eq!(data["type"], name.as_str(), "{data}");
+    }
+    events
 }
 
 /// Sends `request` and returns the status and the whole body.
@@ -151,6 +191,21 @@ pub async fn chat(app: &Router, body: &Value) -> (StatusCode, Value) {
     (status, json)
 }
 
+/// Asserts `body` is an OpenAI error object of `kind` and returns its `error`.
+pub fn error_object(body: &str, kind: &str) -> Value {
+    let value: Value = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {body}"));
+    let error = value["error"].clone();
+    assert_eq!(error["type"], kind, "{body}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    for key in ["param", "code"] {
+        assert!(error.get(key).is_some(), "{key} is always written: {body}");
+    }
+    error
+}
+
 /// The `data:` payloads of an SSE body, in order.
 pub fn sse_data(body: &str) -> Vec<String> {
     body.split("\n\n")
@@ -160,6 +215,25 @@ pub fn sse_data(body: &str) -> Vec<String> {
                 .strip_prefix("data: ")
                 .unwrap_or_else(|| panic!("not a data event: {event:?}"))
                 .to_owned()
+        })
+        .collect()
+}
+
+/// The named events of an SSE body (`event: NAME`, `data: JSON`), in order.
+pub fn sse_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let field = |name: &str| {
+                event
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .unwrap_or_else(|| panic!("no {name:?} in {event:?}"))
+            };
+            let data = field("data: ");
+            let value =
+                serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}: {data}"));
+            (field("event: ").to_owned(), value)
         })
         .collect()
 }
@@ -264,6 +338,88 @@ pub fn weather_request() -> Value {
         "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
         "tools": tools(),
     })
+}
+
+/// What Qwen writes when it reasons, says something, then calls for Paris and Lyon.
+pub fn reasoning_text_and_two_calls() -> String {
+    format!(
+        "<think>Paris, then Lyon.</think>Let me look.\n{WEATHER_CALL}\n{}",
+        WEATHER_CALL.replace("Paris", "Lyon")
+    )
+}
+
+/// Asks `path` for `body` whole, then streamed, with the engine writing `output` both
+/// times: the whole JSON answer and the stream's named events.
+pub async fn whole_then_streamed(
+    path: &str,
+    output: &str,
+    body: &Value,
+) -> (Value, Vec<(String, Value)>) {
+    let app = app(&scripted(&[output, output]));
+    let (status, whole) = send_json(&app, path, body).await;
+    assert_eq!(status, StatusCode::OK, "{whole}");
+    (whole, named_events(&app, path, body).await)
+}
+
+/// `body` with each of its values, one at a time, replaced by each value of another
+/// type: every way a client could get one field's type wrong.
+pub fn mangled(body: &Value) -> Vec<Value> {
+    let odd = [
+        json!(null),
+        json!(true),
+        json!(-1),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!([{}]),
+    ];
+    let mut paths = Vec::new();
+    collect_paths(body, String::new(), &mut paths);
+    let mut variants = Vec::new();
+    for path in paths {
+        for value in &odd {
+            let mut variant = body.clone();
+            if let Some(slot) = variant.pointer_mut(&path) {
+                if slot != value {
+                    *slot = value.clone();
+                    variants.push(variant);
+                }
+            }
+        }
+    }
+    variants
+}
+
+fn collect_paths(value: &Value, path: String, paths: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                collect_paths(field, format!("{path}/{key}"), paths);
+            }
+        }
+        Value::Array(items) => {
+            for (n, item) in items.iter().enumerate() {
+                collect_paths(item, format!("{path}/{n}"), paths);
+            }
+        }
+        _ => {}
+    }
+    if !path.is_empty() {
+        paths.push(path);
+    }
+}
+
+/// Asserts that `prompt` shows the call `get_weather` for Paris and its result, "21
+/// degrees, sunny", as Qwen's template writes them.
+pub fn assert_weather_turn_in_prompt(prompt: &str) {
+    assert!(
+        prompt.contains("<tool_response>\n21 degrees, sunny\n</tool_response>"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}"),
+        "{prompt}"
+    );
 }
 
 /// `message` with each tool call's id replaced by its position (ids are random).
