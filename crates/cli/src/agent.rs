@@ -30,8 +30,8 @@ pub struct AgentArgs {
     /// embedded engine.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
-    /// The API key the `--url` server requires.
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, requires = "url")]
+    /// The API key the `--url` server requires (unused without `--url`).
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
     /// With `--url`, the model to ask for; otherwise the model to run, as `serve --model`
     /// takes it (a GGUF, a Modelfile, an Ollama name; default: the default model).
