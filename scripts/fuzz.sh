@@ -41,6 +41,7 @@ echo "fuzz: building the AFL binaries" >&2
 export AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1
 
 stat() { sed -n "s/^$1 *: //p" "$2"; }
+mkdir -p "$fuzz_dir/runs"
 summary=()
 for target in "${targets[@]}"; do
     out=$fuzz_dir/runs/$target
