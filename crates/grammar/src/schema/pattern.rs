@@ -813,7 +813,10 @@ impl Walk {
             match piece {
                 Piece::Lit(text) => {
                     let n = text.chars().count() as u64;
-                    len = (len.0 + n, len.1.map(|m| m + n));
+                    len = (
+                        len.0.saturating_add(n),
+                        len.1.and_then(|m| m.checked_add(n)),
+                    );
                     current.push(self.literal(&text));
                 }
                 Piece::Atom { expr, len: l, .. } => {
