@@ -372,8 +372,7 @@ impl<'a> Converter<'a> {
         if type_is("string") && (obj.contains_key("minLength") || obj.contains_key("maxLength")) {
             self.compat_warn(obj, Types::STRING, &["minLength", "maxLength"], path, "");
             let char_rule = self.primitive("char");
-            let min = self.count(obj, "minLength", path)?.unwrap_or(0);
-            let max = self.count(obj, "maxLength", path)?;
+            let (min, max) = self.count_range(obj, ["minLength", "maxLength"], path)?;
             let body = seq(vec![
                 lit("\""),
                 repetition(
@@ -747,8 +746,7 @@ impl<'a> Converter<'a> {
             &format!("{prefix}item"),
             &format!("{path}/{keyword}"),
         )?;
-        let min = self.count(obj, "minItems", path)?.unwrap_or(0);
-        let max = self.count(obj, "maxItems", path)?;
+        let (min, max) = self.count_range(obj, ["minItems", "maxItems"], path)?;
         let sep = [lit(","), space()];
         let body = seq(vec![
             lit("["),
@@ -786,6 +784,26 @@ impl<'a> Converter<'a> {
     }
 
     /// A non-negative count keyword (`minItems`, `maxLength`, …).
+    /// A count's bounds, `minItems`/`maxItems` or `minLength`/`maxLength`: the minimum (0
+    /// when absent) and the maximum. A maximum below the minimum is an error: nothing
+    /// satisfies the schema, and the repetition llama.cpp would print (`{5,2}`) is one its
+    /// GBNF parser refuses.
+    fn count_range(
+        &mut self,
+        obj: &Map<String, Value>,
+        [min_key, max_key]: [&str; 2],
+        path: &str,
+    ) -> Result<(u64, Option<u64>)> {
+        let min = self.count(obj, min_key, path)?.unwrap_or(0);
+        let max = self.count(obj, max_key, path)?;
+        match max {
+            Some(max) if max < min => Err(GrammarError::Schema(format!(
+                "{path}: {min_key} {min} is above {max_key} {max}, so nothing satisfies the schema"
+            ))),
+            _ => Ok((min, max)),
+        }
+    }
+
     pub(super) fn count(
         &mut self,
         obj: &Map<String, Value>,

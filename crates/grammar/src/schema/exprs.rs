@@ -1,6 +1,7 @@
 //! Short constructors for the tree nodes the converter builds, so that each rule reads
 //! close to the GBNF llama.cpp writes for it (`seq([lit("{"), space()])` for `"{" space`).
 
+use crate::gbnf::parse::MAX_REPETITION;
 use crate::tree::{CharClass, ClassItem, Expr};
 
 /// The prefix of the rules made for a schema's children: `name-`, or nothing at the root.
@@ -158,7 +159,7 @@ const BLOCK: u64 = 100;
 /// `maxLength: 65535` stays a small grammar (and a bounded one for llama.cpp, which
 /// copies a repeated item once per count).
 pub(super) fn counted(item: Expr, min: u64, max: Option<u64>, cap: u32) -> Expr {
-    let cap = u64::from(cap.max(2));
+    let cap = u64::from(cap.max(2)).min(llama_cpp_cap(&item));
     if min <= cap && max.is_none_or(|m| m <= cap) {
         return rep(item, min as u32, max.map(|m| m as u32));
     }
@@ -178,8 +179,39 @@ fn block(item: Expr, size: u64) -> Expr {
     group(rep(item, size as u32, Some(size as u32)))
 }
 
+/// The largest count llama.cpp's GBNF parser takes on `item`: it refuses a repetition
+/// whose count times the rules its item creates (`n_prev_rules`) reaches
+/// [`MAX_REPETITION`], so a block of blocks (which creates one rule per group) takes a
+/// smaller count than a literal. Never below 2, so that blocks still shrink a count.
+fn llama_cpp_cap(item: &Expr) -> u64 {
+    ((MAX_REPETITION - 1) / rules_created(item).max(1)).max(2)
+}
+
+/// The rules llama.cpp creates reading `expr`: one per group, per rule name (counted each
+/// time, which over-counts a name already seen) and per optional copy of a repetition.
+fn rules_created(expr: &Expr) -> u64 {
+    match expr {
+        Expr::Ref(_) => 1,
+        Expr::Group { inner, .. } => rules_created(inner).saturating_add(1),
+        Expr::Repeat { item, min, max } => {
+            let optional = max.map_or(1, |max| u64::from(max.saturating_sub(*min)));
+            rules_created(item).saturating_add(optional)
+        }
+        Expr::Seq(items) | Expr::Alt(items) => items
+            .iter()
+            .fold(0, |sum, item| sum.saturating_add(rules_created(item))),
+        Expr::Empty
+        | Expr::Literal(_)
+        | Expr::Class(_)
+        | Expr::AnyChar
+        | Expr::Token(_)
+        | Expr::Json(_) => 0,
+    }
+}
+
 /// `item{n}`
 fn exactly(item: Expr, n: u64, cap: u64) -> Expr {
+    let cap = cap.min(llama_cpp_cap(&item));
     if n <= cap {
         return rep(item, n as u32, Some(n as u32));
     }
@@ -194,6 +226,7 @@ fn exactly(item: Expr, n: u64, cap: u64) -> Expr {
 /// `item{0,n}`: fewer than `a` whole blocks and a partial one, or `a` whole blocks and
 /// at most the remainder.
 fn up_to(item: Expr, n: u64, cap: u64) -> Expr {
+    let cap = cap.min(llama_cpp_cap(&item));
     if n <= cap {
         return rep(item, 0, Some(n as u32));
     }

@@ -97,6 +97,9 @@ pub struct Limits {
     pub max_depth: usize,
     /// The largest count one repetition is written with (`maxItems`, `minLength`,
     /// `{m,n}`); larger counts are written as repetitions of 100-item blocks, exactly.
+    /// Whatever this says, no count is written that llama.cpp's GBNF parser refuses (it
+    /// bounds a count times the rules its item creates by
+    /// [`crate::gbnf::parse::MAX_REPETITION`], and reads a larger maximum as none).
     pub max_repeat: u32,
     /// Rules in the grammar.
     pub max_rules: usize,

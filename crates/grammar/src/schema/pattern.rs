@@ -526,6 +526,20 @@ impl Walk {
             }
             _ => (min, max),
         };
+        // llama.cpp refuses to repeat a group with an alternative written empty (its
+        // expansion loops): `(a|)+` admits what `a*` admits, and `()+` only "".
+        let (item, min) = match without_empty_alternatives(&item) {
+            Some(Expr::Empty) => {
+                pieces.push(Piece::Atom {
+                    expr: Expr::Empty,
+                    literal: false,
+                    len: (0, Some(0)),
+                });
+                return Ok(());
+            }
+            Some(rest) => (rest, 0),
+            None => (item, min),
+        };
         let len = (
             item_len.0.saturating_mul(min),
             match (item_len.1, max) {
@@ -813,7 +827,10 @@ impl Walk {
             match piece {
                 Piece::Lit(text) => {
                     let n = text.chars().count() as u64;
-                    len = (len.0 + n, len.1.map(|m| m + n));
+                    len = (
+                        len.0.saturating_add(n),
+                        len.1.and_then(|m| m.checked_add(n)),
+                    );
                     current.push(self.literal(&text));
                 }
                 Piece::Atom { expr, len: l, .. } => {
@@ -845,6 +862,33 @@ const ONE: Len = (1, Some(1));
 enum ClassAtom {
     Char(char),
     Set(CharSet),
+}
+
+/// `item` (a group, or what a group holds) without its alternatives written empty, when it
+/// has any: `Expr::Empty` when nothing else is left.
+fn without_empty_alternatives(item: &Expr) -> Option<Expr> {
+    let inner = match item {
+        Expr::Group { inner, .. } => inner.as_ref(),
+        other => other,
+    };
+    let written_empty =
+        |e: &Expr| matches!(e, Expr::Empty) || matches!(e, Expr::Literal(text) if text.is_empty());
+    match inner {
+        e if written_empty(e) => Some(Expr::Empty),
+        Expr::Alt(alternatives) if alternatives.iter().any(written_empty) => {
+            let rest: Vec<Expr> = alternatives
+                .iter()
+                .filter(|e| !written_empty(e))
+                .cloned()
+                .collect();
+            Some(if rest.is_empty() {
+                Expr::Empty
+            } else {
+                group(alt(rest))
+            })
+        }
+        _ => None,
+    }
 }
 
 fn seq_or_empty(items: Vec<Expr>) -> Expr {
