@@ -74,7 +74,7 @@ impl Preparation {
 /// Starts `generation` on a blocking thread, parsing its output with `parser`; `permit` is
 /// held until the engine returns, within `budget`; its tokens and timings go to `metrics`.
 /// The receiver yields the steps; it ends without [`Step::Finished`] only if the engine
-/// panicked.
+/// panicked or nobody was left to read it (the client went away or stopped reading).
 pub fn start(
     engine: Arc<dyn Engine>,
     generation: Generation,

@@ -60,6 +60,13 @@ fn options() -> ServerOptions {
     }
 }
 
+/// One slot, and the generation `budget` the default has changed by `change`.
+fn with_budget(change: impl FnOnce(&mut Budget)) -> ServerOptions {
+    let mut options = options();
+    change(&mut options.budget);
+    options
+}
+
 /// The `toolbridge_budget_refusals_total` count of `kind` on `/metrics`.
 async fn refusals(app: &axum::Router, kind: &str) -> u64 {
     let request = axum::http::Request::get("/metrics")
@@ -82,17 +89,8 @@ async fn within<T>(work: impl std::future::Future<Output = T>) -> T {
 #[tokio::test]
 async fn a_generation_over_its_time_ends_with_an_error_and_frees_its_slot() {
     let engine = paced(Duration::from_millis(2));
-    let budget = Budget {
-        generation: Duration::from_millis(150),
-        ..ServerOptions::default().budget
-    };
-    let app = app_with(
-        &engine,
-        ServerOptions {
-            budget,
-            ..options()
-        },
-    );
+    let options = with_budget(|budget| budget.generation = Duration::from_millis(150));
+    let app = app_with(&engine, options);
 
     let (status, answer) = within(chat(&app, &talk(false))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
@@ -205,17 +203,8 @@ async fn a_client_that_stops_reading_frees_its_slot() {
     // Unpaced: the channel to the unread stream fills at once.
     let engine =
         Recorder::new(ScriptedEngine::from_fn(model_info(), answer_to).with_piece_chars(1));
-    let budget = Budget {
-        stalled_client: Duration::from_millis(200),
-        ..ServerOptions::default().budget
-    };
-    let app = app_with(
-        &engine,
-        ServerOptions {
-            budget,
-            ..options()
-        },
-    );
+    let options = with_budget(|budget| budget.stalled_client = Duration::from_millis(200));
+    let app = app_with(&engine, options);
     let unread = app
         .clone()
         .oneshot(chat_request(&talk(true)))

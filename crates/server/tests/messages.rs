@@ -38,10 +38,6 @@ fn weather(tool_choice: Value) -> Value {
     })
 }
 
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).expect("JSON prints")
-}
-
 /// `content` with each `tool_use` id replaced by its position.
 fn without_ids(content: &Value) -> Value {
     let blocks = content.as_array().expect("content blocks");
@@ -264,13 +260,7 @@ async fn bad_requests_get_anthropic_errors() {
             json!({"messages": [{"role": "user", "content": "x"}], "max_tokens": "many"}),
         ),
     ];
-    let mut answers = Map::new();
-    for (label, body) in cases {
-        let (status, error) = send_json(&app, PATH, &body).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
-        answers.insert(label.to_owned(), error);
-    }
-    insta::assert_snapshot!(pretty(&Value::Object(answers)));
+    insta::assert_snapshot!(pretty(&bad_request_answers(&app, PATH, &cases).await));
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ mod common;
 
 use axum::http::StatusCode;
 use common::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 const PATH: &str = "/v1/responses";
 
@@ -20,10 +20,6 @@ fn tools() -> Value {
         Value::Object(flat)
     });
     Value::Array(flat.collect())
-}
-
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).expect("JSON prints")
 }
 
 fn weather(tool_choice: Value) -> Value {
@@ -275,13 +271,7 @@ async fn bad_requests_get_openai_errors() {
             json!({"input": "x", "text": {"format": {"type": "yaml"}}}),
         ),
     ];
-    let mut answers = Map::new();
-    for (label, body) in cases {
-        let (status, error) = send_json(&app, PATH, &body).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
-        answers.insert(label.to_owned(), error);
-    }
-    insta::assert_snapshot!(pretty(&Value::Object(answers)));
+    insta::assert_snapshot!(pretty(&bad_request_answers(&app, PATH, &cases).await));
     let (status, text) = send(&app, post_json(PATH, &json!(null))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
 }

@@ -155,6 +155,23 @@ pub async fn send_json(app: &Router, path: &str, body: &Value) -> (StatusCode, V
     (status, json)
 }
 
+/// `value` as indented JSON, for snapshots.
+pub fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).expect("JSON prints")
+}
+
+/// Sends each labelled body of `cases` to `path`, requires a 400 for each, and returns
+/// the answers by label, for one snapshot of an API's refusals.
+pub async fn bad_request_answers(app: &Router, path: &str, cases: &[(&str, Value)]) -> Value {
+    let mut answers = Map::new();
+    for (label, body) in cases {
+        let (status, error) = send_json(app, path, body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+        answers.insert((*label).to_owned(), error);
+    }
+    Value::Object(answers)
+}
+
 /// Streams `body` (with `"stream": true` added) to `path` and returns its named events
 /// (`event:` then `data:`), the name beside the JSON, checking each event's `type` is its
 /// name, as the Responses and Messages APIs write them.
