@@ -9,13 +9,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use common::{default_model, workspace, ServeProcess};
+use common::{default_model, scratch, workspace, ServeProcess};
 
 /// The default model's sha256, as `scripts/fetch-model.sh` verifies it: its blob's name.
 const MODEL_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
@@ -25,14 +25,6 @@ fn qwen_template() -> String {
     let path = workspace().join("../shared/corpus/gotmpl/registry/qwen2.5.gotmpl");
     std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("corpus not found: cannot read {}: {error}", path.display()))
-}
-
-/// A fresh folder under the test target's scratch space.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
-    dir
 }
 
 /// A Modelfile in a fresh folder: `FROM` the default model, Ollama's Qwen 2.5 template.

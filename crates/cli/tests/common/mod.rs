@@ -68,6 +68,14 @@ pub fn workspace() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A fresh folder under the test target's scratch space.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
+    dir
+}
+
 /// The default model, as `scripts/fetch-model.sh` leaves it.
 pub fn default_model() -> std::path::PathBuf {
     let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
