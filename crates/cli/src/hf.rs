@@ -94,7 +94,9 @@ impl Hub {
     }
 }
 
-/// What `-hf` names: a repository and, after a colon, a quant tag.
+/// What `-hf` names: a repository and, after a colon, a quant tag. Ollama's way of
+/// writing it, `hf.co/owner/repo:QUANT`, is taken too.
+#[derive(Debug, PartialEq)]
 struct Spec<'a> {
     repo: &'a str,
     tag: Option<&'a str>,
@@ -102,9 +104,13 @@ struct Spec<'a> {
 
 impl<'a> Spec<'a> {
     fn parse(spec: &'a str) -> Result<Spec<'a>> {
-        let (repo, tag) = match spec.rsplit_once(':') {
+        let bare = ["hf.co/", "huggingface.co/"]
+            .iter()
+            .find_map(|host| spec.strip_prefix(host))
+            .unwrap_or(spec);
+        let (repo, tag) = match bare.rsplit_once(':') {
             Some((repo, tag)) => (repo, Some(tag).filter(|tag| !tag.is_empty())),
-            None => (spec, None),
+            None => (bare, None),
         };
         let valid = |part: &str| {
             !part.is_empty()
@@ -134,19 +140,22 @@ pub fn resolve(hub: &Hub, spec: &str, file: Option<&str>) -> Result<ModelSource>
     .with_context(|| format!("{} ({})", parsed.repo, listing.source))?;
     let mut paths = Vec::new();
     for part in &choice.parts {
-        let path = match cached.get(part) {
+        paths.push(match cached.get(part) {
             Some(path) => path,
             None if listing.online => download(hub, &repo, &folder, part)?,
-            None => bail!("{}: {part} is listed in the cache but not there", parsed.repo),
-        };
-        paths.push(path);
+            None => bail!(
+                "{}: {part} is listed in the cache but not there",
+                parsed.repo
+            ),
+        });
     }
+    let weights = paths[0].clone();
     eprintln!(
         "toolbridge: {spec} is {} ({})",
         choice.first(),
-        paths[0].display()
+        weights.display()
     );
-    let mut source = ModelSource::gguf(paths.swap_remove(0));
+    let mut source = ModelSource::gguf(weights);
     source.name = Some(spec.to_owned());
     Ok(source)
 }
@@ -156,7 +165,7 @@ struct Listing {
     files: Vec<String>,
     /// Whether the hub answered (so missing files can be downloaded).
     online: bool,
-    /// "the hub at URL" or "cached in DIR", for errors.
+    /// "on URL" or "cached in DIR", for errors.
     source: String,
 }
 
@@ -167,8 +176,11 @@ fn list(hub: &Hub, repo: &Repo, folder: &Path) -> Result<Listing> {
     if !hub.offline {
         match api(hub)?.repo(repo.clone()).info() {
             Ok(info) => {
-                let mut files: Vec<String> =
-                    info.siblings.into_iter().map(|file| file.rfilename).collect();
+                let mut files: Vec<String> = info
+                    .siblings
+                    .into_iter()
+                    .map(|file| file.rfilename)
+                    .collect();
                 files.sort();
                 return Ok(Listing {
                     files,
@@ -231,8 +243,8 @@ fn refused(error: &ApiError, hub: &Hub, id: &str) -> Result<()> {
 /// The files of the snapshot `refs/main` names in a cached repository `folder`.
 fn cached_files(folder: &Path) -> Result<Vec<String>> {
     let reference = folder.join("refs/main");
-    let commit = fs::read_to_string(&reference)
-        .with_context(|| format!("no {}", reference.display()))?;
+    let commit =
+        fs::read_to_string(&reference).with_context(|| format!("no {}", reference.display()))?;
     let snapshot = folder.join("snapshots").join(commit.trim());
     let mut files = Vec::new();
     walk(&snapshot, &snapshot, &mut files)
@@ -284,7 +296,9 @@ fn download(hub: &Hub, repo: &Repo, folder: &Path, file: &str) -> Result<PathBuf
 /// each blob that has none of `hf-hub`'s; one the Python client is running now stays.
 fn resumable_downloads(folder: &Path) -> Vec<String> {
     let blobs = folder.join("blobs");
-    let locks = folder.with_file_name(".locks").join(folder.file_name().unwrap_or_default());
+    let locks = folder
+        .with_file_name(".locks")
+        .join(folder.file_name().unwrap_or_default());
     let names = |suffix: &str| -> Vec<(PathBuf, String)> {
         let Ok(entries) = fs::read_dir(&blobs) else {
             return Vec::new();
@@ -349,4 +363,40 @@ fn api(hub: &Hub) -> Result<hf_hub::api::sync::Api> {
         .with_progress(true)
         .build()
         .context("cannot set up the Hugging Face client")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_is_a_repository_and_an_optional_tag() {
+        let spec = |repo, tag| Spec { repo, tag };
+        for (written, expected) in [
+            ("owner/model-GGUF", spec("owner/model-GGUF", None)),
+            (
+                "owner/model-GGUF:q4_k_m",
+                spec("owner/model-GGUF", Some("q4_k_m")),
+            ),
+            ("owner/model-GGUF:", spec("owner/model-GGUF", None)),
+            (
+                "hf.co/owner/m.v2_x:Q8_0",
+                spec("owner/m.v2_x", Some("Q8_0")),
+            ),
+            ("huggingface.co/owner/m", spec("owner/m", None)),
+        ] {
+            assert_eq!(Spec::parse(written).unwrap(), expected, "{written}");
+        }
+        for wrong in [
+            "model",
+            "owner/",
+            "/model",
+            "a/b/c",
+            "owner/mo del",
+            "https://x/y",
+        ] {
+            let error = Spec::parse(wrong).unwrap_err().to_string();
+            assert!(error.contains("as owner/repo[:QUANT]"), "{wrong}: {error}");
+        }
+    }
 }

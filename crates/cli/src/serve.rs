@@ -173,7 +173,8 @@ impl ServeArgs {
     pub fn from_flags(flags: &[String]) -> Result<ServeArgs> {
         use clap::{Args, FromArgMatches};
         let command = ServeArgs::augment_args(clap::Command::new("serve"));
-        let argv = std::iter::once("serve".to_owned()).chain(llama_server_flags(flags.iter().cloned()));
+        let argv =
+            std::iter::once("serve".to_owned()).chain(llama_server_flags(flags.iter().cloned()));
         let matches = command.try_get_matches_from(argv)?;
         Ok(ServeArgs::from_arg_matches(&matches)?)
     }

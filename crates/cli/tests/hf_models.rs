@@ -16,6 +16,9 @@ use sha2::{Digest, Sha256};
 
 use common::{scratch, test_python};
 
+/// A repository's files: (path, content).
+type Files = Vec<(&'static str, Vec<u8>)>;
+
 /// `hf_hub_server.py` serving the repositories under `root`, killed when dropped.
 struct LocalHub {
     child: Child,
@@ -25,7 +28,7 @@ struct LocalHub {
 
 impl LocalHub {
     /// Starts a hub whose repositories are `repos`: (owner/repo, [(path, content)]).
-    fn start(name: &str, repos: &[(&str, Vec<(&str, Vec<u8>)>)]) -> LocalHub {
+    fn start(name: &str, repos: &[(&str, Files)]) -> LocalHub {
         let dir = scratch(name);
         let root = dir.join("repos");
         for (repo, files) in repos {
@@ -81,7 +84,7 @@ fn gguf(label: &str) -> Vec<u8> {
 }
 
 /// A repository of several quants of one model, with a projector and a README.
-fn quants() -> Vec<(&'static str, Vec<u8>)> {
+fn quants() -> Files {
     vec![
         ("README.md", b"# model\n".to_vec()),
         ("mmproj-model-f16.gguf", gguf("mmproj")),
@@ -166,7 +169,10 @@ fn a_quant_is_downloaded_into_the_cache_then_reused_offline() {
     // by the content's sha256 (the hub's ETag).
     let content = gguf("q8_0");
     let blob = format!("../../blobs/{}", sha256(&content));
-    assert_eq!(std::fs::read_link(&served).expect("a link"), Path::new(&blob));
+    assert_eq!(
+        std::fs::read_link(&served).expect("a link"),
+        Path::new(&blob)
+    );
     assert_eq!(std::fs::read(&served).expect("readable"), content);
     let requests = hub.requests();
     assert!(
@@ -178,7 +184,11 @@ fn a_quant_is_downloaded_into_the_cache_then_reused_offline() {
     let before = hub.requests().len();
     let again = env.serve(&["--hf-repo", "owner/model-GGUF:Q8_0"], &endpoint);
     assert!(again.contains(&served.display().to_string()), "{again}");
-    assert!(!hub.requests()[before..].contains("/resolve/"), "{}", hub.requests());
+    assert!(
+        !hub.requests()[before..].contains("/resolve/"),
+        "{}",
+        hub.requests()
+    );
 
     // Offline: not a single request.
     let before = hub.requests().len();
@@ -219,7 +229,12 @@ fn a_cache_the_python_client_wrote_is_read_and_its_tag_picks_the_quant() {
     common::run(
         Command::new(&python)
             .args(["-c", script])
-            .args(["README.md", "model-Q2_K.gguf", "model-Q4_K_M.gguf", "model-Q8_0.gguf"])
+            .args([
+                "README.md",
+                "model-Q2_K.gguf",
+                "model-Q4_K_M.gguf",
+                "model-Q8_0.gguf",
+            ])
             .env("HF_ENDPOINT", &hub.url)
             .env("HF_HOME", &env.home)
             .env("HF_HUB_CACHE", &env.cache)
@@ -274,14 +289,20 @@ fn a_download_the_python_client_left_unfinished_is_resumed() {
         std::fs::write(&partial_path, &partial[..half]).expect("written");
 
         let stderr = env.serve(&["-hf", &format!("owner/resume-GGUF:{tag}")], &endpoint);
-        assert!(stderr.contains("resuming the unfinished download"), "{stderr}");
+        assert!(
+            stderr.contains("resuming the unfinished download"),
+            "{stderr}"
+        );
         let resumed = format!("GET /owner/resume-GGUF/resolve/main/{file} bytes={half}-");
         let requests = hub.requests();
         assert!(
             requests.contains(&resumed),
             "the download of {file} goes on from byte {half}:\n{requests}"
         );
-        assert_eq!(std::fs::read(blobs.join(&etag)).expect("the blob"), *content);
+        assert_eq!(
+            std::fs::read(blobs.join(&etag)).expect("the blob"),
+            *content
+        );
         assert!(!partial_path.exists(), "{}", partial_path.display());
         let afresh = stderr.contains("downloading it afresh");
         assert_eq!(afresh, tag == "q2_k", "{stderr}");
@@ -304,10 +325,16 @@ fn a_split_model_comes_whole_and_its_first_part_is_served() {
     let line = chosen("owner/big-GGUF", first, &snapshot.join(first));
     assert!(stderr.contains(&line), "{stderr}");
     let second = snapshot.join("Q4_K_M/big-Q4_K_M-00002-of-00002.gguf");
-    assert_eq!(std::fs::read(second).expect("part 2 beside part 1"), gguf("part2"));
+    assert_eq!(
+        std::fs::read(second).expect("part 2 beside part 1"),
+        gguf("part2")
+    );
 
     // `--hf-file` (`-hff`) names a file outright.
-    let stderr = env.serve(&["-hf", "owner/big-GGUF", "-hff", "big-Q8_0.gguf"], &endpoint);
+    let stderr = env.serve(
+        &["-hf", "owner/big-GGUF", "-hff", "big-Q8_0.gguf"],
+        &endpoint,
+    );
     let line = chosen(
         "owner/big-GGUF",
         "big-Q8_0.gguf",
@@ -332,12 +359,11 @@ fn a_repository_without_gguf_or_missing_is_a_clear_error() {
     let endpoint = [("HF_ENDPOINT", OsStr::new(&hub.url))];
     let stderr = env.serve(&["-hf", "owner/safetensors-only"], &endpoint);
     assert!(
-        stderr.contains(
-            "owner/safetensors-only (on http://127.0.0.1:"
-        ) && stderr.contains(
-            "it holds no GGUF model file, so it cannot be served (its files: config.json, \
+        stderr.contains("owner/safetensors-only (on http://127.0.0.1:")
+            && stderr.contains(
+                "it holds no GGUF model file, so it cannot be served (its files: config.json, \
              model.safetensors)"
-        ),
+            ),
         "{stderr}"
     );
     let stderr = env.serve(&["-hf", "owner/nothing-here"], &endpoint);
@@ -351,4 +377,76 @@ fn a_repository_without_gguf_or_missing_is_a_clear_error() {
         stderr.contains("expected a Hugging Face repository as owner/repo[:QUANT]"),
         "{stderr}"
     );
+}
+
+/// The default model served by its Hugging Face name from a cache laid out as the Python
+/// client lays it out (its blob a link to the model file), offline: clients know it by
+/// the `-hf` argument, the dialect comes from the GGUF's own template, and a required
+/// call comes back. Built with the `llama` feature only.
+#[cfg(feature = "llama")]
+#[test]
+fn the_default_model_is_served_by_its_hugging_face_name() {
+    use common::{default_model, ServeProcess, DEFAULT_MODEL_SHA256};
+    use serde_json::{json, Value};
+
+    let env = HfEnv::new("hf-env-real");
+    let repo = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF";
+    let folder = env.repo(repo);
+    let commit = "7f1c6ad5e2bd1e4b3e7e9d1a7c1b1d0e8a3f2c11";
+    let snapshot = folder.join("snapshots").join(commit);
+    std::fs::create_dir_all(folder.join("blobs")).expect("created");
+    std::fs::create_dir_all(folder.join("refs")).expect("created");
+    std::fs::create_dir_all(&snapshot).expect("created");
+    std::os::unix::fs::symlink(
+        default_model(),
+        folder.join("blobs").join(DEFAULT_MODEL_SHA256),
+    )
+    .expect("linked");
+    std::os::unix::fs::symlink(
+        format!("../../blobs/{DEFAULT_MODEL_SHA256}"),
+        snapshot.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    )
+    .expect("linked");
+    std::fs::write(folder.join("refs/main"), commit).expect("written");
+
+    let spec = format!("{repo}:q4_k_m");
+    let server = ServeProcess::start(
+        &["-hf", &spec],
+        &[
+            ("HF_HOME", env.home.as_path()),
+            ("HF_HUB_CACHE", env.cache.as_path()),
+            ("HF_HUB_OFFLINE", Path::new("1")),
+        ],
+    );
+    let serving = std::iter::from_fn(|| {
+        server
+            .banner
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .ok()
+    })
+    .find(|line| line.starts_with("serving "))
+    .expect("the banner names the model");
+    assert!(
+        serving.starts_with(&format!("serving {spec} (dialect hermes)")),
+        "{serving}"
+    );
+    let request = json!({
+        "model": spec,
+        "messages": [{"role": "user", "content": "What is the weather like in Paris today?"}],
+        "tools": [{"type": "function", "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                           "required": ["city"]}}}],
+        "tool_choice": "required",
+        "temperature": 0,
+        "max_tokens": 64,
+    });
+    let answer: Value = ureq::post(&format!("{}/v1/chat/completions", server.base_url))
+        .send_json(request)
+        .expect("an answer")
+        .into_json()
+        .expect("JSON");
+    assert_eq!(answer["model"], spec.as_str(), "{answer}");
+    let call = &answer["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "get_weather", "{answer}");
 }

@@ -84,9 +84,11 @@ pub fn by_tag(files: &[String], tag: Option<&str>) -> Result<Choice, PickError> 
         });
     }
     let tags: Vec<&str> = tag.map_or(DEFAULT_TAGS.to_vec(), |tag| vec![tag]);
-    let tagged = tags
-        .iter()
-        .find_map(|tag| models.iter().find(|path| first_part(path) && has_tag(path, tag)));
+    let tagged = tags.iter().find_map(|tag| {
+        models
+            .iter()
+            .find(|path| first_part(path) && has_tag(path, tag))
+    });
     let first = match (tagged, tag) {
         (Some(found), _) => found,
         (None, None) => models
@@ -229,7 +231,11 @@ mod tests {
             ("q4_k_s", "model-Q4_K_S.gguf"),
             ("Q4_K_M", "model-Q4_K_M.gguf"),
         ] {
-            assert_eq!(by_tag(&files, Some(tag)).unwrap().first(), expected, "{tag}");
+            assert_eq!(
+                by_tag(&files, Some(tag)).unwrap().first(),
+                expected,
+                "{tag}"
+            );
         }
     }
 
@@ -246,7 +252,10 @@ mod tests {
 
     #[test]
     fn without_a_tag_q4_k_m_then_q8_0_then_the_first_model() {
-        assert_eq!(by_tag(&files(QUANTS), None).unwrap().first(), "model-Q4_K_M.gguf");
+        assert_eq!(
+            by_tag(&files(QUANTS), None).unwrap().first(),
+            "model-Q4_K_M.gguf"
+        );
         let no_q4 = files(&["a-F16.gguf", "a-Q8_0.gguf"]);
         assert_eq!(by_tag(&no_q4, None).unwrap().first(), "a-Q8_0.gguf");
         let neither = files(&["mmproj-F16.gguf", "b-F16.gguf", "b-Q5_K_M.gguf"]);

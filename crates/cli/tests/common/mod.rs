@@ -76,6 +76,11 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// The default model's sha256, as `scripts/fetch-model.sh` verifies it (the name of its
+/// blob in Ollama's store and in the Hugging Face cache).
+pub const DEFAULT_MODEL_SHA256: &str =
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+
 /// The default model, as `scripts/fetch-model.sh` leaves it.
 pub fn default_model() -> std::path::PathBuf {
     let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
