@@ -80,7 +80,12 @@ fn every_tool_choice(vllm_args: &[&str]) {
     let named = json!({"type": "function", "function": {"name": "rank"}});
     let cases = [
         ("auto", json!("auto"), Calls::Valid, &QUESTIONS[..]),
-        ("required", json!("required"), Calls::AtLeastOne, &QUESTIONS[..]),
+        (
+            "required",
+            json!("required"),
+            Calls::AtLeastOne,
+            &QUESTIONS[..],
+        ),
         ("named", named, Calls::Only("rank"), &QUESTIONS[1..2]),
         ("none", json!("none"), Calls::NoCall, &QUESTIONS[2..]),
     ];
@@ -248,7 +253,10 @@ impl Calls {
             if let Calls::Only(only) = self {
                 assert_eq!(name, only, "{case}");
             }
-            assert!(valid(name, arguments), "{case}: {name}({arguments}) is not valid");
+            assert!(
+                valid(name, arguments),
+                "{case}: {name}({arguments}) is not valid"
+            );
         }
     }
 }

@@ -17,8 +17,8 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    call_object, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    RenderInput,
+    call_object, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
+    DialectError, Prepared, RenderInput,
 };
 use crate::dialects::styles::{tools_listing, with_system_prompt};
 use crate::parser::StreamParser;

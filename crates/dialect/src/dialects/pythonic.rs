@@ -81,7 +81,10 @@ pub fn pythonic_arguments(
     let arguments: Vec<Argument> = declared_parameters(tool)?
         .into_iter()
         .map(|(key, schema, required)| Argument {
-            written: Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(&schema)]),
+            written: Expr::Seq(vec![
+                Expr::literal(format!("{key}=")),
+                python_value(&schema),
+            ]),
             required,
         })
         .collect();

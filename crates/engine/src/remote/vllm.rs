@@ -49,8 +49,10 @@ pub(crate) const HEALTH: &str = "/health";
 /// that wants an API key for them is an error that says so, not "not running".
 pub(crate) async fn answers(http: &Http, base: &str) -> Result<bool, EngineError> {
     match http.get_json(&format!("{base}/v1/models")).await {
-        Ok(models) => Ok(cards(&models)
-            .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm"))),
+        Ok(models) => {
+            Ok(cards(&models)
+                .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm")))
+        }
         Err(Failure::Status {
             status: status @ (401 | 403),
             ..
@@ -64,16 +66,16 @@ pub(crate) async fn describe(
     base: &str,
     model: Option<&str>,
 ) -> Result<Description, EngineError> {
-    let models = http
-        .get_json(&format!("{base}/v1/models"))
-        .await
-        .map_err(|failure| match failure {
-            Failure::Status {
-                status: status @ (401 | 403),
-                ..
-            } => wants_key(base, status),
-            failure => failure.into_engine_error(),
-        })?;
+    let models =
+        http.get_json(&format!("{base}/v1/models"))
+            .await
+            .map_err(|failure| match failure {
+                Failure::Status {
+                    status: status @ (401 | 403),
+                    ..
+                } => wants_key(base, status),
+                failure => failure.into_engine_error(),
+            })?;
     let card = choose_model(base, &models, model)?;
     let mut description = description(card, None);
     description.target.grammars = grammars(http, base, &description.target).await;
@@ -108,7 +110,10 @@ async fn grammars(http: &Http, base: &str, target: &Target) -> Grammars {
         "max_tokens": 1,
         "structured_outputs": {key: tag},
     });
-    match http.post_json(&format!("{base}/v1/completions"), &body).await {
+    match http
+        .post_json(&format!("{base}/v1/completions"), &body)
+        .await
+    {
         Err(Failure::Status { status: 400, body }) => {
             let message = error_message(&body);
             if message.contains("'triggers'") {

@@ -65,10 +65,7 @@ fn is_local(reference: &str) -> bool {
 
 /// Keywords whose values are data rather than schemas.
 fn is_data(key: &str) -> bool {
-    matches!(
-        key,
-        "enum" | "const" | "default" | "examples" | "example"
-    )
+    matches!(key, "enum" | "const" | "default" | "examples" | "example")
 }
 
 fn rewrite(node: &mut Value, at: &str, depth: usize) {

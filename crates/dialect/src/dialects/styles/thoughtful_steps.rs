@@ -136,7 +136,9 @@ fn step_schema(calls: Vec<Value>, answer: Value) -> Value {
         .iter()
         .enumerate()
         .map(|(at, call)| {
-            let at = format!("/properties/next_step/oneOf/0/properties/tool_calls/prefixItems/0/oneOf/{at}");
+            let at = format!(
+                "/properties/next_step/oneOf/0/properties/tool_calls/prefixItems/0/oneOf/{at}"
+            );
             schema::nest(call, &at)
         })
         .collect();
