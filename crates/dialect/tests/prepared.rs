@@ -1,10 +1,12 @@
 //! What the server sends for a request, one reviewed snapshot per case: each file in
-//! `tests/prepared/` names a corpus template (or, as `tests/…`, one of this crate's) and
+//! `tests/prepared/` names a corpus template (Jinja under `corpus/jinja/`, an Ollama Go
+//! template `….gotmpl` under `corpus/gotmpl/`, or, as `tests/…`, one of this crate's) and
 //! holds an OpenAI request; its snapshot is the dialect chosen for the template (a family's,
 //! or one learned from the template as the server learns it), the prompt, the grammar
 //! (GBNF, with each schema expanded) and the stops that `answer_format::prepare` makes of
-//! them. A change to any dialect's prompt or grammar shows up here as a diff to review
-//! (`cargo insta review`). Templates and dialects that print today's date see a fixed one.
+//! them, or the error the request is refused with. A change to any dialect's prompt or
+//! grammar shows up here as a diff to review (`cargo insta review`). Templates and dialects
+//! that print today's date see a fixed one.
 
 use std::fmt::Write;
 use std::fs;
@@ -19,7 +21,7 @@ use toolbridge_dialect::dialects::framed_native::NativeDialect;
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
 use toolbridge_dialect::registry::Registry;
 use toolbridge_dialect::{answer_format, detect};
-use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
+use toolbridge_template::{Clock, JinjaTemplate, OllamaSource, RenderOptions};
 
 /// One case: a template under `../shared/corpus/jinja/` (or this crate's `tests/`) and the
 /// request prepared with it.
@@ -33,8 +35,11 @@ struct Case {
     eos_token: String,
 }
 
-fn corpus_jinja() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/jinja");
+/// The shared corpus's folder `kind` (`jinja`, `gotmpl`).
+fn corpus(kind: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(kind);
     assert!(
         path.is_dir(),
         "the shared corpus is missing: looked in {}",
@@ -43,30 +48,44 @@ fn corpus_jinja() -> PathBuf {
     path
 }
 
+/// The template `name`'s text and the template made of it: an Ollama Go template for a
+/// `.gotmpl` file, else Jinja seeing `clock` and the case's special tokens.
+fn load_template(case: &Case, clock: &Clock) -> (String, ChatTemplate) {
+    let name = &case.template;
+    let folder = if name.starts_with("tests/") {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    } else if name.ends_with(".gotmpl") {
+        corpus("gotmpl")
+    } else {
+        corpus("jinja")
+    };
+    let path = folder.join(name);
+    let source = fs::read_to_string(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+    if name.ends_with(".gotmpl") {
+        let ollama = OllamaSource::from_gotmpl(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let template = ChatTemplate::ollama(&ollama).unwrap_or_else(|error| panic!("{name}: {error}"));
+        return (source, template);
+    }
+    let options = RenderOptions {
+        clock: clock.clone(),
+        ..RenderOptions::default()
+    };
+    let compiled = JinjaTemplate::with_options(&source, options)
+        .unwrap_or_else(|error| panic!("{name}: {error}"));
+    let template = ChatTemplate::jinja(compiled, &case.bos_token, &case.eos_token);
+    (source, template)
+}
+
 #[test]
 fn prepared_requests_match_their_snapshots() {
     let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
     registry.register(Arc::new(firefunction::dialect(clock.clone())), &[]);
-    let jinja = corpus_jinja();
     insta::glob!("prepared/*.json", |path| {
         let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))
             .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-        let folder = if case.template.starts_with("tests/") {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-        } else {
-            &jinja
-        };
-        let source = fs::read_to_string(folder.join(&case.template))
-            .unwrap_or_else(|error| panic!("{}: {error}", case.template));
-        let options = RenderOptions {
-            clock: clock.clone(),
-            ..RenderOptions::default()
-        };
-        let compiled = JinjaTemplate::with_options(&source, options)
-            .unwrap_or_else(|error| panic!("{}: {error}", case.template));
-        let template = ChatTemplate::jinja(compiled, case.bos_token, case.eos_token);
+        let (source, template) = load_template(&case, &clock);
         let learned = detect::choose(&source, &template, &registry)
             .learned
             .and_then(Result::ok)
@@ -81,9 +100,11 @@ fn prepared_requests_match_their_snapshots() {
                 (name, dialect)
             }
         };
-        let prepared = answer_format::prepare(dialect, &case.request, &template)
-            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-        insta::assert_snapshot!(shown(name, &prepared));
+        let shown = match answer_format::prepare(dialect, &case.request, &template) {
+            Ok(prepared) => shown(name, &prepared),
+            Err(error) => format!("dialect: {name}\n\n--- refused\n{error}\n"),
+        };
+        insta::assert_snapshot!(shown);
     });
 }
 
