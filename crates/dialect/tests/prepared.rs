@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
+use toolbridge_chat::{ChatRequest, Content, ContentPart, Message};
+use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use toolbridge_dialect::dialects::firefunction;
 use toolbridge_dialect::dialects::framed_native::NativeDialect;
 use toolbridge_dialect::dialects::styles::hermes_2_pro;
@@ -76,36 +76,96 @@ fn load_template(case: &Case, clock: &Clock) -> (String, ChatTemplate) {
     (source, template)
 }
 
-#[test]
-fn prepared_requests_match_their_snapshots() {
-    let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
+/// The registry the server has, with the prompt styles that print today's date seeing
+/// `clock`.
+fn registry(clock: &Clock) -> Registry {
     let mut registry = Registry::default();
     registry.register(Arc::new(hermes_2_pro::dialect(clock.clone())), &[]);
     registry.register(Arc::new(firefunction::dialect(clock.clone())), &[]);
+    registry
+}
+
+/// The case in `path`, the dialect chosen for its template (as the server chooses it) and
+/// what `answer_format::prepare` makes of its request.
+fn prepare_case(
+    path: &Path,
+    clock: &Clock,
+    registry: &Registry,
+) -> (Case, &'static str, Result<Prepared, DialectError>) {
+    let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let (source, template) = load_template(&case, clock);
+    let learned = detect::choose(&source, &template, registry)
+        .learned
+        .and_then(Result::ok)
+        .map(NativeDialect);
+    let (name, dialect): (&str, &dyn Dialect) = match &learned {
+        Some(learned) => (learned.name(), learned),
+        None => {
+            let name = detect::dialect_name(&source);
+            let dialect = registry
+                .get(name)
+                .expect("detection names a registered dialect");
+            (name, dialect)
+        }
+    };
+    let prepared = answer_format::prepare(dialect, &case.request, &template);
+    (case, name, prepared)
+}
+
+#[test]
+fn prepared_requests_match_their_snapshots() {
+    let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
+    let registry = registry(&clock);
     insta::glob!("prepared/*.json", |path| {
-        let case: Case = serde_json::from_str(&fs::read_to_string(path).expect("readable case"))
-            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-        let (source, template) = load_template(&case, &clock);
-        let learned = detect::choose(&source, &template, &registry)
-            .learned
-            .and_then(Result::ok)
-            .map(NativeDialect);
-        let (name, dialect): (&str, &dyn Dialect) = match &learned {
-            Some(learned) => (learned.name(), learned),
-            None => {
-                let name = detect::dialect_name(&source);
-                let dialect = registry
-                    .get(name)
-                    .expect("detection names a registered dialect");
-                (name, dialect)
-            }
-        };
-        let shown = match answer_format::prepare(dialect, &case.request, &template) {
+        let (_, name, prepared) = prepare_case(path, &clock, &registry);
+        let shown = match prepared {
             Ok(prepared) => shown(name, &prepared),
             Err(error) => format!("dialect: {name}\n\n--- refused\n{error}\n"),
         };
         insta::assert_snapshot!(shown);
     });
+}
+
+/// Whatever shape a message's content is sent in (a string, text parts, a `developer`
+/// turn, a tool result as parts), its text reaches the prompt: checked on every case named
+/// `*content_shapes*`, each on a template that takes fewer shapes than clients send.
+#[test]
+fn every_message_text_reaches_the_prompt() {
+    let clock = Clock::fixed_from_str("2026-01-15T09:30:00").expect("a date");
+    let registry = registry(&clock);
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/prepared");
+    let mut cases: Vec<PathBuf> = fs::read_dir(&folder)
+        .expect("the cases' folder")
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.to_string_lossy().contains("content_shapes"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 3, "content_shapes cases missing in {}", folder.display());
+    for path in cases {
+        let (case, _, prepared) = prepare_case(&path, &clock, &registry);
+        let prompt = prepared
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+            .prompt;
+        for (at, message) in case.request.messages.iter().enumerate() {
+            for text in message_texts(message) {
+                assert!(
+                    prompt.contains(text),
+                    "{}: messages[{at}]'s text {text:?} is not in the prompt:\n{prompt}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// The texts a message says: its string content, or each of its text parts.
+fn message_texts(message: &Message) -> Vec<&str> {
+    match &message.content {
+        None => Vec::new(),
+        Some(Content::Text(text)) => vec![text.as_str()],
+        Some(Content::Parts(parts)) => parts.iter().filter_map(ContentPart::text).collect(),
+    }
 }
 
 /// The snapshot's text: the dialect, the prompt, the constraint and the stops.

@@ -179,7 +179,8 @@ impl Prober<'_> {
         self.shows(turn_before_user(role, marker.into()), marker)
     }
 
-    /// A `developer` turn comes out, and not as a turn of an unknown role would.
+    /// A `developer` turn comes out, and not as a turn of an unknown role would (compared
+    /// without case: OpenChat prints any role title-cased).
     fn knows_developer_role(&self) -> bool {
         let Some(developer) = self
             .render(turn_before_user(Role::Developer, DEVELOPER_MARKER.into()), None, false)
@@ -189,7 +190,12 @@ impl Prober<'_> {
         };
         let unknown = Role::from(UNKNOWN_ROLE);
         self.render(turn_before_user(unknown, DEVELOPER_MARKER.into()), None, false)
-            .is_none_or(|out| out.replace(UNKNOWN_ROLE, Role::Developer.as_str()) != developer)
+            .is_none_or(|out| {
+                let as_developer = out
+                    .to_lowercase()
+                    .replace(UNKNOWN_ROLE, Role::Developer.as_str());
+                as_developer != developer.to_lowercase()
+            })
     }
 
     fn tool_call_arguments(&self) -> Option<ArgumentsForm> {
