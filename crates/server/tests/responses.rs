@@ -362,7 +362,7 @@ async fn content_parts_and_developer_messages_are_answered() {
             {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Describe images."}]},
             {"type": "message", "role": "user", "content": [
                 {"type": "input_text", "text": "What is this?"},
-                {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"},
+                {"type": "input_text", "text": "A picture of mine."},
             ]},
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "An image.", "annotations": []}]},
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Which colour?"}]},
@@ -371,7 +371,13 @@ async fn content_parts_and_developer_messages_are_answered() {
     let (status, answer) = send_json(&app(&engine), PATH, &body).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     let prompt = engine.generation().prompt;
-    for text in ["Be brief.", "What is this?", "An image.", "Which colour?"] {
+    for text in [
+        "Be brief.",
+        "Describe images.",
+        "What is this?",
+        "An image.",
+        "Which colour?",
+    ] {
         assert!(prompt.contains(text), "{text} in {prompt}");
     }
 }
