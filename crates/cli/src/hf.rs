@@ -32,6 +32,7 @@
 mod pick;
 
 use std::fs::{self, File};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -285,8 +286,14 @@ fn download(hub: &Hub, repo: &Repo, folder: &Path, file: &str) -> Result<PathBuf
             .with_context(|| format!("cannot download {file} of {id} from {}", hub.endpoint))
     };
     let pointer = fetch()?;
-    if resumed_wrongly(&pointer, &resumed)? {
-        return fetch();
+    let pointer = if resumed_wrongly(&pointer, &resumed)? {
+        fetch()?
+    } else {
+        pointer
+    };
+    // The finished progress bar leaves the cursor at its end.
+    if std::io::stderr().is_terminal() {
+        eprintln!();
     }
     Ok(pointer)
 }
