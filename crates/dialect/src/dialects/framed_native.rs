@@ -12,7 +12,7 @@
 //! alternatives in the grammar while the template still shows every tool, so the prompt
 //! (and the model's cache of it) does not change with the choice.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
