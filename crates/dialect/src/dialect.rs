@@ -19,6 +19,7 @@ pub use toolbridge_template::{ChatTemplate, RenderInput};
 use toolbridge_template::{ChatTemplateError, SourceError, TemplateError};
 
 use crate::parser::StreamParser;
+use crate::toolkit::typed_args;
 
 /// Everything one generation needs, made by [`Dialect::prepare`].
 pub struct Prepared {
@@ -156,9 +157,10 @@ pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
 }
 
 /// A tool's declared parameters in schema order, each with its schema and whether it is
-/// required: what a grammar that writes arguments one by one walks. Each schema stands
-/// alone: one that refers into the parameters (`{"$ref": "#/$defs/node"}`) carries them
-/// ([`schema::detached`]).
+/// required: what a grammar that writes arguments one by one walks. A `$ref` is replaced
+/// by its target, as the parser reads the value (`toolkit::typed_args`), and each schema
+/// stands alone: one that still refers into the parameters (a recursive node) carries
+/// them ([`schema::detached`]).
 pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, DialectError> {
     let parameters = checked_parameters(tool)?;
     let required = |key: &str| {
@@ -172,7 +174,8 @@ pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, Di
         .into_iter()
         .flatten()
         .map(|(key, schema)| {
-            let alone = schema::detached(&parameters, schema);
+            let target = typed_args::resolved(schema, &parameters, 0);
+            let alone = schema::detached(&parameters, &target);
             (key.clone(), alone, required(key))
         })
         .collect())

@@ -258,8 +258,10 @@ fn of_type(value: &Value, kind: &str) -> Option<Value> {
 }
 
 /// `schema` with its local `$ref`s, and those of its `anyOf` / `oneOf` branches, replaced
-/// by their targets in `root`; a reference that points nowhere is left as written.
-fn resolved(schema: &Value, root: &Value, depth: usize) -> Value {
+/// by their targets in `root`; a reference that points nowhere is left as written. What
+/// the parser reads a value by is what the grammar writes it by
+/// ([`crate::dialect::declared_parameters`]).
+pub(crate) fn resolved(schema: &Value, root: &Value, depth: usize) -> Value {
     if depth > MAX_DEPTH {
         return schema.clone();
     }

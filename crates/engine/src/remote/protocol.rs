@@ -138,7 +138,9 @@ impl EngineKind {
     pub(crate) fn error(self, failure: Failure) -> EngineError {
         let refused = match &failure {
             Failure::Status { status: 400, body } => match self {
-                EngineKind::LlamaServer => llama_server::too_long(body),
+                EngineKind::LlamaServer => {
+                    llama_server::too_long(body).or_else(|| grammar_refused(&error_message(body)))
+                }
                 EngineKind::Vllm => vllm::too_long(&error_message(body))
                     .or_else(|| grammar_refused(&error_message(body))),
                 EngineKind::Sglang => sglang::too_long(&error_message(body))
@@ -311,11 +313,11 @@ pub(crate) fn error_message(body: &str) -> String {
     found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
 }
 
-/// A 400 of vLLM or SGLang whose message is about the structured output: its grammar
-/// backend (xgrammar, llguidance) could not take the grammar or schema sent. vLLM says
-/// "Invalid grammar specification…", "Grammar error: …", "Failed to transform json schema
-/// into a grammar: …" (`vllm/v1/structured_output/backend_*.py`); SGLang names the grammar
-/// or the structural tag.
+/// A 400 whose message is about the structured output: the engine could not take the
+/// grammar or schema sent. vLLM says "Invalid grammar specification…", "Grammar error: …",
+/// "Failed to transform json schema into a grammar: …"
+/// (`vllm/v1/structured_output/backend_*.py`); SGLang names the grammar or the structural
+/// tag; llama.cpp's server "Failed to parse grammar".
 pub(crate) fn grammar_refused(message: &str) -> Option<EngineError> {
     let lower = message.to_ascii_lowercase();
     ["grammar", "structural tag", "structural_tag", "json schema"]
@@ -411,6 +413,21 @@ mod tests {
             Value::Object(body),
             json!({"logit_bias": {"16": -100.0, "42": 2.5}})
         );
+    }
+
+    #[test]
+    fn refusals_of_the_grammar_are_the_clients_errors() {
+        for message in [
+            "Invalid grammar specification: 'triggers'",
+            "Failed to transform json schema into a grammar: x",
+            "Failed to parse grammar",
+        ] {
+            assert!(
+                matches!(grammar_refused(message), Some(EngineError::Constraint(m)) if m.ends_with(message)),
+                "{message}"
+            );
+        }
+        assert!(grammar_refused("The model `x` does not exist.").is_none());
     }
 
     #[test]

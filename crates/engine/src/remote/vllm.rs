@@ -53,10 +53,11 @@ pub(crate) async fn answers(http: &Http, base: &str) -> Result<bool, EngineError
             Ok(cards(&models)
                 .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm")))
         }
-        Err(Failure::Status {
-            status: status @ (401 | 403),
-            ..
-        }) => Err(wants_key(base, status)),
+        Err(
+            failure @ Failure::Status {
+                status: 401 | 403, ..
+            },
+        ) => Err(models_failure(base, failure)),
         Err(_) => Ok(false),
     }
 }
@@ -66,27 +67,27 @@ pub(crate) async fn describe(
     base: &str,
     model: Option<&str>,
 ) -> Result<Description, EngineError> {
-    let models =
-        http.get_json(&format!("{base}/v1/models"))
-            .await
-            .map_err(|failure| match failure {
-                Failure::Status {
-                    status: status @ (401 | 403),
-                    ..
-                } => wants_key(base, status),
-                failure => failure.into_engine_error(),
-            })?;
+    let models = http
+        .get_json(&format!("{base}/v1/models"))
+        .await
+        .map_err(|failure| models_failure(base, failure))?;
     let card = choose_model(base, &models, model)?;
     let mut description = description(card, None);
     description.target.grammars = grammars(http, base, &description.target).await;
     Ok(description)
 }
 
-/// A server started with `--api-key` answers 401 without one.
-fn wants_key(base: &str, status: u16) -> EngineError {
-    EngineError::Unavailable(format!(
-        "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
-    ))
+/// A failure to read `/v1/models`: a 401 or 403 is a server started with `--api-key`.
+fn models_failure(base: &str, failure: Failure) -> EngineError {
+    match failure {
+        Failure::Status {
+            status: status @ (401 | 403),
+            ..
+        } => EngineError::Unavailable(format!(
+            "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
+        )),
+        failure => failure.into_engine_error(),
+    }
 }
 
 /// Which grammars the server's structured-outputs backend reads, from one completion of
