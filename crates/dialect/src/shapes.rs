@@ -42,7 +42,10 @@ pub fn fit_request<'a>(
         .enumerate()
         .map(|(at, message)| fit_message(at, message, caps))
         .collect::<Result<Vec<_>, _>>()?;
-    if fitted.iter().all(|message| matches!(message, Cow::Borrowed(_))) {
+    if fitted
+        .iter()
+        .all(|message| matches!(message, Cow::Borrowed(_)))
+    {
         return Ok(Cow::Borrowed(request));
     }
     Ok(Cow::Owned(ChatRequest {
@@ -154,7 +157,8 @@ mod tests {
 
     #[test]
     fn messages_a_template_takes_are_borrowed() {
-        let sent = request(json!([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]));
+        let sent =
+            request(json!([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]));
         let fitted = fit_request(&sent, &strings_only()).expect("fits");
         assert!(matches!(fitted, Cow::Borrowed(_)));
     }
@@ -168,7 +172,10 @@ mod tests {
         let fitted = fit_request(&sent, &strings_only()).expect("fits");
         assert_eq!(
             texts(&fitted),
-            [("user".into(), "a\nb".into()), ("assistant".into(), "c\nno".into())]
+            [
+                ("user".into(), "a\nb".into()),
+                ("assistant".into(), "c\nno".into())
+            ]
         );
         assert!(matches!(fitted.messages[0].content, Some(Content::Text(_))));
     }

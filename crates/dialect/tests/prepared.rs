@@ -62,8 +62,10 @@ fn load_template(case: &Case, clock: &Clock) -> (String, ChatTemplate) {
     let path = folder.join(name);
     let source = fs::read_to_string(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
     if name.ends_with(".gotmpl") {
-        let ollama = OllamaSource::from_gotmpl(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
-        let template = ChatTemplate::ollama(&ollama).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let ollama =
+            OllamaSource::from_gotmpl(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let template =
+            ChatTemplate::ollama(&ollama).unwrap_or_else(|error| panic!("{name}: {error}"));
         return (source, template);
     }
     let options = RenderOptions {
@@ -141,7 +143,11 @@ fn every_message_text_reaches_the_prompt() {
         .filter(|path| path.to_string_lossy().contains("content_shapes"))
         .collect();
     cases.sort();
-    assert!(cases.len() >= 3, "content_shapes cases missing in {}", folder.display());
+    assert!(
+        cases.len() >= 3,
+        "content_shapes cases missing in {}",
+        folder.display()
+    );
     for path in cases {
         let (case, _, prepared) = prepare_case(&path, &clock, &registry);
         let prompt = prepared

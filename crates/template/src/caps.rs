@@ -183,19 +183,27 @@ impl Prober<'_> {
     /// without case: OpenChat prints any role title-cased).
     fn knows_developer_role(&self) -> bool {
         let Some(developer) = self
-            .render(turn_before_user(Role::Developer, DEVELOPER_MARKER.into()), None, false)
+            .render(
+                turn_before_user(Role::Developer, DEVELOPER_MARKER.into()),
+                None,
+                false,
+            )
             .filter(|out| out.contains(DEVELOPER_MARKER))
         else {
             return false;
         };
         let unknown = Role::from(UNKNOWN_ROLE);
-        self.render(turn_before_user(unknown, DEVELOPER_MARKER.into()), None, false)
-            .is_none_or(|out| {
-                let as_developer = out
-                    .to_lowercase()
-                    .replace(UNKNOWN_ROLE, Role::Developer.as_str());
-                as_developer != developer.to_lowercase()
-            })
+        self.render(
+            turn_before_user(unknown, DEVELOPER_MARKER.into()),
+            None,
+            false,
+        )
+        .is_none_or(|out| {
+            let as_developer = out
+                .to_lowercase()
+                .replace(UNKNOWN_ROLE, Role::Developer.as_str());
+            as_developer != developer.to_lowercase()
+        })
     }
 
     fn tool_call_arguments(&self) -> Option<ArgumentsForm> {

@@ -237,7 +237,11 @@ fn corpus_caps() -> Vec<(String, Result<TemplateCaps, String>)> {
     files
         .iter()
         .map(|path| {
-            let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+            let name = path
+                .strip_prefix(&root)
+                .unwrap_or(path)
+                .display()
+                .to_string();
             let caps = fs::read_to_string(path)
                 .map_err(|err| format!("unreadable: {err}"))
                 .and_then(|source| {
@@ -273,13 +277,27 @@ fn content_shapes_across_the_corpus() {
         .filter_map(|(_, caps)| caps.ok())
         .collect();
     let count = |keep: &dyn Fn(&TemplateCaps) -> bool| probed.iter().filter(|c| keep(c)).count();
-    let roles = [Role::System, Role::Developer, Role::User, Role::Assistant, Role::Tool];
+    let roles = [
+        Role::System,
+        Role::Developer,
+        Role::User,
+        Role::Assistant,
+        Role::Tool,
+    ];
     let parts: Vec<(String, usize)> = roles
         .iter()
-        .map(|role| (role.to_string(), count(&|caps| caps.renders_text_parts(role))))
+        .map(|role| {
+            (
+                role.to_string(),
+                count(&|caps| caps.renders_text_parts(role)),
+            )
+        })
         .collect();
     let developer = count(&|caps| caps.knows_developer_role);
-    println!("{} templates; developer: {developer}; parts: {parts:?}", probed.len());
+    println!(
+        "{} templates; developer: {developer}; parts: {parts:?}",
+        probed.len()
+    );
     let expected = [31, 19, 56, 50, 30];
     assert_eq!(
         (probed.len(), developer, parts),

@@ -156,6 +156,10 @@ fn read_messages(items: &[Value]) -> Result<Vec<Message>> {
 
 /// One client message as Ollama's OpenAI layer maps it: a list of text parts becomes
 /// one message per part (collate joins them again), with the tool calls on the last.
+/// Except a tool result's parts: Ollama makes one result of each, which collate leaves
+/// apart, so a template pairing results with calls in order would see more results than
+/// calls; here they stay one result, their texts joined by a newline (as vLLM and
+/// llama.cpp's server join parts).
 fn read_message(
     object: &Map<String, Value>,
     tool_name: String,
@@ -177,6 +181,13 @@ fn read_message(
             content: text.clone(),
             ..message
         }),
+        Some(Value::Array(parts)) if role == "tool" => {
+            let texts = parts.iter().map(text_part).collect::<Result<Vec<_>>>()?;
+            out.push(Message {
+                content: texts.join("\n"),
+                ..message
+            });
+        }
         Some(Value::Array(parts)) => {
             for part in parts {
                 out.push(Message::new(role.clone(), text_part(part)?));
@@ -350,6 +361,25 @@ mod tests {
         .unwrap();
         assert_eq!(ollama, openai);
         assert_eq!(openai.messages[1].tool_name, "f");
+    }
+
+    #[test]
+    fn a_tool_result_given_as_parts_stays_one_result() {
+        let request = OllamaRequest::from_json(&json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "tool", "tool_call_id": "c1", "content": [
+                {"type": "text", "text": "README.md"}, {"type": "text", "text": "src"}]}
+        ]}))
+        .unwrap();
+        let shown: Vec<_> = request
+            .messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [("user", "a"), ("user", "b"), ("tool", "README.md\nsrc")]
+        );
     }
 
     #[test]
