@@ -25,13 +25,15 @@ pub enum Content {
 }
 
 impl Content {
-    /// The text of the content: the string itself, or the text parts concatenated in order
+    /// The text of the content: the string itself, or the text parts in order, joined by a
+    /// newline as vLLM and llama.cpp's server join them for templates that take strings
     /// (other parts contribute nothing).
     pub fn text(&self) -> Cow<'_, str> {
         match self {
             Content::Text(text) => Cow::Borrowed(text),
             Content::Parts(parts) => {
-                Cow::Owned(parts.iter().filter_map(ContentPart::text).collect())
+                let texts: Vec<&str> = parts.iter().filter_map(ContentPart::text).collect();
+                Cow::Owned(texts.join("\n"))
             }
         }
     }

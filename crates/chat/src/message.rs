@@ -122,7 +122,7 @@ impl Message {
         }
     }
 
-    /// The text of the content (text parts concatenated); empty when there is no content.
+    /// The text of the content (text parts joined by newlines); empty when there is none.
     pub fn content_text(&self) -> Cow<'_, str> {
         self.content
             .as_ref()

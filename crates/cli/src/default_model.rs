@@ -203,7 +203,8 @@ fn verify(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn sha256_hex(path: &Path) -> Result<String> {
+/// The sha256 of the file at `path`, in lowercase hex.
+pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
     let mut file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];

@@ -5,6 +5,7 @@ mod bench;
 mod default_model;
 mod detect;
 mod grammar;
+mod hf;
 mod model_source;
 mod parse;
 mod prepare;
@@ -48,7 +49,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|command| command == "serve") {
+        args = serve::llama_server_flags(args);
+    }
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Grammar(args) => return grammar::run(&args),

@@ -11,7 +11,10 @@
 //!
 //! An Ollama user's model is served as Ollama serves it, from a Modelfile or by its name
 //! in Ollama's store ([`crate::model_source`]); `--template` takes a Modelfile or
-//! `.gotmpl` file for any GGUF.
+//! `.gotmpl` file for any GGUF. A model on Hugging Face is named as llama-server names it,
+//! `-hf owner/repo[:QUANT]` ([`crate::hf`]); clap takes one-letter short flags only, so
+//! llama-server's `-hf`, `-hfr`, `-hff` and `-hft` are read as their long forms
+//! ([`llama_server_flags`]).
 //!
 //! In front of remote engines, the template comes from the engine where it reports one
 //! (llama-server's `/props`, Ollama's `/api/show`), else `--template` must name it (vLLM
@@ -31,8 +34,8 @@ use toolbridge_server::{
     Budget, ModelfileDefaults, ServedModel, Server, ServerOptions, TemplateOverride,
 };
 
-use crate::default_model;
 use crate::model_source::{self, ModelSource};
+use crate::{default_model, hf};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -47,6 +50,25 @@ pub struct ServeArgs {
         conflicts_with = "engine"
     )]
     model: Option<PathBuf>,
+    /// A model on Hugging Face (`-hf`, as llama-server takes it): the GGUF file of the
+    /// repository its quant tag names (case ignored; without one Q4_K_M, else Q8_0, else
+    /// the first), all parts of a split model, downloaded into the Hugging Face cache
+    /// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`) unless it is
+    /// there; from the cache alone with `HF_HUB_OFFLINE=1` or when the hub is unreachable.
+    #[arg(
+        long = "hf-repo",
+        visible_alias = "hf",
+        value_name = "OWNER/REPO[:QUANT]",
+        conflicts_with_all = ["model", "engine"]
+    )]
+    hf_repo: Option<String>,
+    /// The file of `--hf-repo` to serve (`-hff`), instead of the one its quant tag picks.
+    #[arg(long = "hf-file", value_name = "FILE", requires = "hf_repo")]
+    hf_file: Option<String>,
+    /// A Hugging Face token for gated and private repositories (`-hft`); by default the
+    /// one `huggingface-cli login` saved.
+    #[arg(long = "hf-token", env = "HF_TOKEN", hide_env_values = true)]
+    hf_token: Option<String>,
     /// Serve in front of a remote engine at this base URL (`http://host:8000`) instead of
     /// the embedded one; repeat it for replicas of one kind.
     #[arg(long, value_name = "URL")]
@@ -151,10 +173,27 @@ impl ServeArgs {
     pub fn from_flags(flags: &[String]) -> Result<ServeArgs> {
         use clap::{Args, FromArgMatches};
         let command = ServeArgs::augment_args(clap::Command::new("serve"));
-        let argv = std::iter::once("serve").chain(flags.iter().map(String::as_str));
+        let argv =
+            std::iter::once("serve".to_owned()).chain(llama_server_flags(flags.iter().cloned()));
         let matches = command.try_get_matches_from(argv)?;
         Ok(ServeArgs::from_arg_matches(&matches)?)
     }
+}
+
+/// `args` with llama-server's multi-letter short flags (`-hf`, `-hfr`, `-hff`, `-hft`),
+/// which clap cannot take, written as the long flags they stand for.
+pub fn llama_server_flags<A>(args: impl IntoIterator<Item = A>) -> Vec<A>
+where
+    A: AsRef<std::ffi::OsStr> + From<&'static str>,
+{
+    args.into_iter()
+        .map(|arg| match arg.as_ref().to_str() {
+            Some("-hf" | "-hfr") => A::from("--hf-repo"),
+            Some("-hff") => A::from("--hf-file"),
+            Some("-hft") => A::from("--hf-token"),
+            _ => arg,
+        })
+        .collect()
 }
 
 /// A flag's seconds as a duration, or why they are not one.
@@ -223,9 +262,13 @@ struct Served {
 
 /// The embedded engine on `--model` (or the default model).
 fn embedded(args: &ServeArgs) -> Result<Served> {
-    let model = match &args.model {
-        Some(path) => model_source::resolve(path)?,
-        None => ModelSource::gguf(default_model::ensure()?),
+    let model = match (&args.model, &args.hf_repo) {
+        (Some(path), _) => model_source::resolve(path)?,
+        (None, Some(spec)) => {
+            let hub = hf::Hub::from_env(args.hf_token.clone())?;
+            hf::resolve(&hub, spec, args.hf_file.as_deref())?
+        }
+        (None, None) => ModelSource::gguf(default_model::ensure()?),
     };
     let template = match &args.template {
         Some(path) => Some(model_source::load_template(path)?),

@@ -1,5 +1,6 @@
 """End-to-end checks of `toolbridge serve`'s `/v1/messages` through the official Anthropic
-Python SDK (`client.messages.create` and `client.messages.stream`).
+Python SDK (`client.messages.create` and `client.messages.stream`, and the tool runner
+`client.beta.messages.tool_runner`, whose server-side thread the server refuses).
 
 Run by `crates/cli/tests/agent_sdks.rs`, which starts the server on the default model
 (Qwen2.5-Coder-0.5B-Instruct) with the API key `sk-e2e` and passes its base URL:
@@ -108,6 +109,27 @@ class Checks:
         assert text_of(second), second.content
         assert not tool_uses(second), second.content
 
+    def check_tool_runner_sends_the_whole_conversation_when_its_thread_is_refused(self):
+        # The runner asks for a server-side thread; refused with `thread_unsupported_request`,
+        # it goes on without one, sending the whole conversation on every turn.
+        cities = []
+
+        @anthropic.beta_tool
+        def get_weather(city: str) -> str:
+            """Get the current weather in a city.
+
+            Args:
+                city: The city name
+            """
+            cities.append(city)
+            return "21 degrees and sunny"
+
+        request = self.request(messages=QUESTION, tools=[get_weather], tool_choice={"type": "any"})
+        replies = list(self.client.beta.messages.tool_runner(max_iterations=2, **request))
+        assert len(replies) == 2, replies
+        assert all(tool_uses(reply) for reply in replies), replies
+        assert cities and "paris" in cities[0].lower(), cities
+
     def check_structured_output(self):
         schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
         message = self.create(
@@ -118,8 +140,8 @@ class Checks:
 
     def check_bad_requests_get_anthropic_errors(self):
         try:
-            self.create(messages=[{"role": "system", "content": "x"}])
-            raise AssertionError("a system turn in messages was accepted")
+            self.create(messages=[{"role": "tool", "content": "x"}])
+            raise AssertionError("a tool turn in messages was accepted")
         except anthropic.BadRequestError as error:
             assert error.status_code == 400, error
             assert error.body["type"] == "error", error.body

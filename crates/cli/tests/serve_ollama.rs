@@ -9,30 +9,19 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use common::{default_model, workspace, ServeProcess};
-
-/// The default model's sha256, as `scripts/fetch-model.sh` verifies it: its blob's name.
-const MODEL_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+use common::{default_model, scratch, workspace, ServeProcess, DEFAULT_MODEL_SHA256};
 
 /// Ollama's own Qwen 2.5 template, from the corpus.
 fn qwen_template() -> String {
     let path = workspace().join("../shared/corpus/gotmpl/registry/qwen2.5.gotmpl");
     std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("corpus not found: cannot read {}: {error}", path.display()))
-}
-
-/// A fresh folder under the test target's scratch space.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
-    dir
 }
 
 /// A Modelfile in a fresh folder: `FROM` the default model, Ollama's Qwen 2.5 template.
@@ -55,7 +44,7 @@ fn ollama_store() -> PathBuf {
     std::fs::create_dir_all(&blobs).unwrap_or_else(|error| panic!("{error}"));
     std::os::unix::fs::symlink(
         default_model(),
-        blobs.join(format!("sha256-{MODEL_SHA256}")),
+        blobs.join(format!("sha256-{DEFAULT_MODEL_SHA256}")),
     )
     .unwrap_or_else(|error| panic!("{error}"));
     let layer = |media: &str, digest: String| json!({"mediaType": format!("application/vnd.ollama.image.{media}"), "digest": format!("sha256:{digest}")});
@@ -70,7 +59,7 @@ fn ollama_store() -> PathBuf {
         "schemaVersion": 2,
         "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
         "layers": [
-            layer("model", MODEL_SHA256.to_owned()),
+            layer("model", DEFAULT_MODEL_SHA256.to_owned()),
             text_blob("template", &qwen_template()),
             text_blob("params", &params.to_string()),
         ],

@@ -14,7 +14,8 @@
 //! When tools may be called, the dialect's call grammar wins and the answer text stays
 //! free. The decision is made before the dialect prepares, so a request is prepared once,
 //! and the server and `toolbridge render --request` both go through [`prepare`]: what the
-//! command shows is what the server sends.
+//! command shows is what the server sends. It is also where every request's messages are
+//! given the shapes the template takes (`crate::shapes`), before any dialect reads them.
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, ResponseFormat};
@@ -23,6 +24,7 @@ use toolbridge_grammar::{check, Constraint, Expr, Grammar, GrammarError};
 
 use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
 use crate::dialects::styles::{pretty_json, with_system_prompt};
+use crate::shapes::fit_request;
 use crate::toolkit::choice::Choice;
 
 /// The JSON an answer must be, from `response_format`.
@@ -85,10 +87,10 @@ pub fn schema_instruction(schema: &Value) -> String {
     )
 }
 
-/// `request` prepared by `dialect`: the template sees the request's
-/// `chat_template_kwargs`, and the answer follows its `response_format` where the dialect
-/// leaves the answer free and no call is possible. The server and `render --request`
-/// prepare every request here.
+/// `request` prepared by `dialect`: each message in the shape the template takes
+/// ([`fit_request`]), the template sees the request's `chat_template_kwargs`, and the
+/// answer follows its `response_format` where the dialect leaves the answer free and no
+/// call is possible. The server and `render --request` prepare every request here.
 pub fn prepare(
     dialect: &dyn Dialect,
     request: &ChatRequest,
@@ -102,6 +104,8 @@ pub fn prepare(
         }
         None => template,
     };
+    let fitted = fit_request(request, template.caps())?;
+    let request = fitted.as_ref();
     let format = AnswerFormat::of(request)?;
     let Some(format) = format.filter(|_| !dialect.formats_answers()) else {
         return dialect.prepare(request, template);

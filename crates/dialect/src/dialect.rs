@@ -103,15 +103,39 @@ pub enum DialectError {
 
 /// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
 pub fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
+    call_object(tool, ("name", "arguments"), None)
+}
+
+/// One call as a JSON object: the tool's name (a constant) under `name_key` and its
+/// parameters under `arguments_key`, both required, after an optional string `id`. The
+/// parameters' `$ref`s are re-rooted under `arguments_key` ([`schema::nest`]), so
+/// `$defs`, draft 7's `definitions` and recursive schemas still resolve.
+pub fn call_object(
+    tool: &Tool,
+    (name_key, arguments_key): (&str, &str),
+    id: Option<&str>,
+) -> Result<Value, DialectError> {
+    let mut properties = serde_json::Map::new();
+    if let Some(id) = id {
+        properties.insert(id.into(), json!({"type": "string"}));
+    }
+    properties.insert(name_key.into(), json!({"const": tool.name()}));
+    let at = format!("/properties/{}", pointer_token(arguments_key));
+    properties.insert(
+        arguments_key.into(),
+        schema::nest(&checked_parameters(tool)?, &at),
+    );
     Ok(json!({
         "type": "object",
-        "properties": {
-            "name": {"const": tool.name()},
-            "arguments": checked_parameters(tool)?,
-        },
-        "required": ["name", "arguments"],
+        "properties": properties,
+        "required": [name_key, arguments_key],
         "additionalProperties": false,
     }))
+}
+
+/// `key` as one token of a JSON pointer.
+pub fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// A tool's `parameters`, checked to compile both ways a call grammar is enforced: to our
@@ -132,7 +156,9 @@ pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
 }
 
 /// A tool's declared parameters in schema order, each with its schema and whether it is
-/// required: what a grammar that writes arguments one by one walks.
+/// required: what a grammar that writes arguments one by one walks. Each schema stands
+/// alone: one that refers into the parameters (`{"$ref": "#/$defs/node"}`) carries them
+/// ([`schema::detached`]).
 pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, DialectError> {
     let parameters = checked_parameters(tool)?;
     let required = |key: &str| {
@@ -145,7 +171,10 @@ pub fn declared_parameters(tool: &Tool) -> Result<Vec<(String, Value, bool)>, Di
     Ok(properties
         .into_iter()
         .flatten()
-        .map(|(key, schema)| (key.clone(), schema.clone(), required(key)))
+        .map(|(key, schema)| {
+            let alone = schema::detached(&parameters, schema);
+            (key.clone(), alone, required(key))
+        })
         .collect())
 }
 

@@ -15,4 +15,5 @@ pub mod items;
 pub mod parser;
 pub mod registry;
 pub mod rewrite;
+mod shapes;
 pub mod tool_ids;

@@ -299,6 +299,8 @@ mod tests {
             generation_prompt: None,
             assistant_prefix: None,
             assistant_suffix: None,
+            knows_developer_role: false,
+            text_parts_roles: Vec::new(),
         }
     }
 

@@ -136,6 +136,8 @@ mod properties {
             generation_prompt: None,
             assistant_prefix: None,
             assistant_suffix: None,
+            knows_developer_role: false,
+            text_parts_roles: Vec::new(),
         })
     }
 

@@ -229,10 +229,104 @@ fn template() -> ChatTemplate {
 }
 
 fn constraint(dialect: &dyn Dialect, tools: &[ToolSpec]) -> Constraint {
+    constraint_of(dialect, tools.iter().map(ToolSpec::tool).collect())
+}
+
+fn constraint_of(dialect: &dyn Dialect, tools: Vec<Tool>) -> Constraint {
     let mut request = ChatRequest::new("m", vec![Message::user("Go.")]);
-    request.tools = Some(tools.iter().map(ToolSpec::tool).collect());
-    let prepared = dialect.prepare(&request, &template()).expect("prepares");
+    request.tools = Some(tools);
+    let prepared = dialect
+        .prepare(&request, &template())
+        .unwrap_or_else(|error| panic!("{}: {error}", dialect.name()));
     prepared.constraint.expect("tools make a constraint")
+}
+
+/// Tools whose parameters refer to their own definitions, as vLLM users write them: a
+/// recursive `$defs` node, draft 7's `definitions`, a pointer into a definition, and a
+/// property named `1st` (a rule name xgrammar's EBNF refuses to begin with a digit).
+fn self_referring_tools() -> (Vec<Tool>, Vec<ToolCall>) {
+    let tool = |name: &str, parameters: Value| -> Tool {
+        serde_json::from_value(json!({"type": "function", "function": {
+            "name": name, "description": "A tool.", "parameters": parameters,
+        }}))
+        .expect("a tool")
+    };
+    let tools = vec![
+        tool(
+            "build_tree",
+            json!({
+                "type": "object",
+                "properties": {"tree": {"$ref": "#/$defs/node"}, "1st": {"type": "integer"}},
+                "required": ["tree"],
+                "$defs": {"node": {
+                    "type": "object",
+                    "properties": {
+                        "value": {"type": "integer"},
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+                    },
+                    "required": ["value"],
+                    "additionalProperties": false
+                }}
+            }),
+        ),
+        tool(
+            "paint",
+            json!({
+                "type": "object",
+                "properties": {
+                    "color": {"$ref": "#/definitions/color"},
+                    "shade": {"$ref": "#/definitions/tone/properties/shade"}
+                },
+                "required": ["color", "shade"],
+                "definitions": {
+                    "color": {"enum": ["red", "green"]},
+                    "tone": {"properties": {"shade": {"type": "integer"}}}
+                }
+            }),
+        ),
+    ];
+    let call = |name: &str, arguments: Value| {
+        let arguments = arguments.as_object().cloned().expect("an object");
+        ToolCall::new("call_0", name, Arguments::Object(arguments))
+    };
+    let calls = vec![
+        call(
+            "build_tree",
+            json!({"tree": {"value": 1, "children": [{"value": 2, "children": []}]}, "1st": 3}),
+        ),
+        call("paint", json!({"color": "green", "shade": 4})),
+    ];
+    (tools, calls)
+}
+
+#[test]
+fn every_dialect_admits_calls_of_tools_whose_schemas_refer_to_themselves() {
+    let (tools, calls) = self_referring_tools();
+    let registry = Registry::default();
+    for name in written_here(&registry) {
+        let dialect = registry.get(name).expect("registered");
+        let syntax = Syntax::of(name);
+        let calls = &calls[..calls.len().min(syntax.most_calls())];
+        let answer = syntax.write("", calls);
+        let constraint = constraint_of(dialect, tools.clone());
+        assert!(
+            validator(&constraint).accepts(&answer),
+            "{name}: the grammar rejects {answer}"
+        );
+        let gbnf = constraint
+            .gbnf()
+            .unwrap_or_else(|error| panic!("{name}: no GBNF: {error}"));
+        for line in gbnf.text.lines() {
+            let Some((rule, _)) = line.split_once(" ::= ") else {
+                continue;
+            };
+            assert!(
+                rule.starts_with(|c: char| c.is_ascii_alphabetic()),
+                "{name}: rule {rule:?} in\n{}",
+                gbnf.text
+            );
+        }
+    }
 }
 
 fn validator(constraint: &Constraint) -> Validator {

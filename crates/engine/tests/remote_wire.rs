@@ -140,6 +140,16 @@ impl Fixture {
             .collect()
     }
 
+    /// The generations POSTed to vLLM's `/v1/completions`: its bodies without the one
+    /// toolbridge sends at start-up to learn which grammars the server reads (a
+    /// one-token completion of `<probe>`).
+    fn generations(&self) -> Vec<Value> {
+        self.posted("/v1/completions")
+            .into_iter()
+            .filter(|body| body["prompt"] != "<probe>")
+            .collect()
+    }
+
     fn paths(&self) -> Vec<String> {
         let received = self.received.lock().expect("the log");
         received
@@ -476,7 +486,7 @@ fn vllm_lazy_call_grammar_is_a_structural_tag_and_the_stream_is_read() {
     let completion = outcome.expect("generated");
     assert_sent(
         "vllm/completion_lazy.request.json",
-        &fixture.posted("/v1/completions")[0],
+        &fixture.generations()[0],
     );
     assert_eq!(pieces.concat(), CALL_TEXT);
     assert_eq!(pieces.len(), 4, "{pieces:?}");
@@ -502,13 +512,98 @@ fn vllm_forced_grammar_is_ebnf_and_length_is_read() {
     let completion = outcome.expect("generated");
     assert_sent(
         "vllm/completion_forced.request.json",
-        &fixture.posted("/v1/completions")[0],
+        &fixture.generations()[0],
     );
     assert_eq!(
         pieces.concat(),
         "<tool_call>\n{\"name\": \"get_weather\", \"arg"
     );
     assert_eq!(completion.finish_reason, FinishReason::Length);
+}
+
+#[test]
+fn vllm_asks_once_which_grammars_it_reads() {
+    let fixture = vllm(vllm_answering());
+    connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let posted = fixture.posted("/v1/completions");
+    assert_eq!(posted.len(), 1, "{posted:?}");
+    assert_sent("vllm/probe.request.json", &posted[0]);
+}
+
+#[test]
+fn vllm_on_llguidance_gets_lark() {
+    let fixture = vllm(Reply::json(400, "vllm/guidance_refuses_tags.response.json"));
+    let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, Some(tool_call(true))));
+    assert!(
+        matches!(&outcome, Err(EngineError::Constraint(_))),
+        "{outcome:?}"
+    );
+    assert_sent(
+        "vllm/completion_guidance.request.json",
+        &fixture.generations()[0],
+    );
+}
+
+#[test]
+fn vllm_refusing_a_grammar_is_the_clients_error() {
+    let fixture = vllm(Reply::json(400, "vllm/grammar_refused.response.json"));
+    let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, Some(tool_call(false))));
+    match outcome {
+        Err(EngineError::Constraint(message)) => {
+            assert!(message.contains("Grammar error"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn vllm_that_wants_a_key_says_so() {
+    let fixture = Fixture::start(vec![(
+        "GET",
+        "/v1/models",
+        Reply::json(401, "vllm/unauthorized.response.json"),
+    )]);
+    for kind in [None, Some(EngineKind::Vllm)] {
+        let error = connect(&fixture, kind, None).err().expect("refused");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "no upstream engine is available: {}/v1/models answers 401: the server wants an API key (--engine-api-key)",
+                fixture.base
+            )
+        );
+    }
+}
+
+#[test]
+fn vllm_usage_is_known_when_toolbridge_stops_the_generation() {
+    let fixture = vllm(Reply::stream(
+        "vllm/completion_continuous_usage.response.txt",
+        "text/event-stream",
+    ));
+    let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
+    let mut pieces = 0;
+    let completion = engine
+        .generate(&generation(QWEN_PROMPT, None), &mut |piece| {
+            pieces += usize::from(!piece.is_empty());
+            if pieces == 2 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .expect("cancelled, not failed");
+    assert_eq!(completion.finish_reason, FinishReason::Cancelled);
+    assert_eq!(
+        completion.usage,
+        Usage {
+            prompt_tokens: 12,
+            completion_tokens: 2,
+            cached_tokens: 0
+        }
+    );
 }
 
 #[test]
@@ -818,10 +913,10 @@ fn a_failure_before_the_first_token_is_retried_on_another_replica() {
         assert!(!pieces.is_empty());
     }
     assert!(
-        broken.posted("/v1/completions").len() <= 1,
+        broken.generations().len() <= 1,
         "sent to after its ejection"
     );
-    assert_eq!(healthy.posted("/v1/completions").len(), 2);
+    assert_eq!(healthy.generations().len(), 2);
     let health: Vec<bool> = engine
         .replicas()
         .into_iter()
@@ -845,7 +940,7 @@ fn with_no_healthy_replica_a_generation_is_unavailable_at_once() {
         "{second:?}"
     );
     assert_eq!(
-        fixture.posted("/v1/completions").len(),
+        fixture.generations().len(),
         1,
         "nothing sent to an ejected replica"
     );

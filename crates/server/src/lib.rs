@@ -31,6 +31,7 @@ pub mod error;
 pub mod generate;
 mod inspect;
 mod items_answer;
+mod left_out;
 mod mapping;
 mod messages;
 pub mod metrics;

@@ -1,6 +1,7 @@
 //! The routes and what guards them.
 //!
-//! `/health` answers without a key so that load balancers and scripts can poll it;
+//! `/health` answers without a key so that load balancers and scripts can poll it, and so
+//! does `/` (`HEAD /` is how Claude Code checks that a server is there);
 //! everything under `/v1/`, and `/metrics`, needs the API key when one is set. Every
 //! answer is counted for `/metrics` and logged in one line ([`observe`]). CORS is open to every
 //! origin (browser clients such as chat UIs call local servers), as llama.cpp's server is;
@@ -56,6 +57,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .allow_methods(Any)
         .allow_headers(Any);
     Router::new()
+        .route("/", get(root))
         .route("/health", get(health))
         .merge(crate::inspect::page())
         .merge(v1)
@@ -297,6 +299,12 @@ fn model_object(state: &AppState) -> Value {
         "created": 0,
         "owned_by": "toolbridge",
     })
+}
+
+/// `GET /` (and `HEAD /`): a line saying the server is up, as Ollama answers; `HEAD`
+/// gets the status alone.
+async fn root() -> &'static str {
+    "toolbridge is running\n"
 }
 
 /// `GET /health`.

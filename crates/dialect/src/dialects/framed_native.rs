@@ -12,13 +12,13 @@
 //! alternatives in the grammar while the template still shows every tool, so the prompt
 //! (and the model's cache of it) does not change with the choice.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{
-    checked_parameters, messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    RenderInput,
+    call_object, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
+    DialectError, Prepared, RenderInput,
 };
 use crate::dialects::styles::{tools_listing, with_system_prompt};
 use crate::parser::StreamParser;
@@ -401,28 +401,16 @@ pub fn per_tool(
     Ok(Expr::group(Expr::Alt(alternatives)))
 }
 
-/// One JSON object schema per tool: its name (a constant) under `name_key` and its
-/// arguments under `arguments_key`, both required, after an optional string `id`.
+/// One JSON object schema per tool ([`call_object`]).
 pub fn call_objects(
     tools: &[&Tool],
-    (name_key, arguments_key): (&str, &str),
+    keys: (&str, &str),
     id: Option<&str>,
 ) -> Result<Vec<Expr>, DialectError> {
-    let object = |tool: &&Tool| {
-        let mut properties = serde_json::Map::new();
-        if let Some(id) = id {
-            properties.insert(id.into(), json!({"type": "string"}));
-        }
-        properties.insert(name_key.into(), json!({"const": tool.name()}));
-        properties.insert(arguments_key.into(), checked_parameters(tool)?);
-        Ok(Expr::Json(json!({
-            "type": "object",
-            "properties": properties,
-            "required": [name_key, arguments_key],
-            "additionalProperties": false,
-        })))
-    };
-    tools.iter().map(object).collect()
+    tools
+        .iter()
+        .map(|tool| Ok(Expr::Json(call_object(tool, keys, id)?)))
+        .collect()
 }
 
 /// `first`, then with `parallel` any number of `separator first`.

@@ -23,7 +23,7 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, string_enum, DialectError};
+use crate::dialect::{declared_parameters, string_enum, DialectError};
 use crate::dialects::framed_native::{
     after_open, forced_after_reasoning, grammar_of, reasoning_tags, words, Native, Start,
 };
@@ -137,10 +137,10 @@ fn calls_region(tools: &[&Tool]) -> Region {
 
 /// One call of `tool`, followed by the newline the template writes after each.
 fn invoke(tool: &Tool) -> Result<Expr, DialectError> {
-    let parameters = checked_parameters(tool)?;
+    let parameters = declared_parameters(tool)?;
     Ok(Expr::Seq(vec![
         Expr::literal(format!("{NS}<invoke name=\"{}\">", tool.name())),
-        members(&parameters, 0),
+        elements(parameters.into_iter(), 0),
         Expr::literal(format!("{NS}</invoke>\n")),
     ]))
 }
@@ -154,9 +154,18 @@ fn members(object: &Value, depth: usize) -> Expr {
             .is_some_and(|required| required.iter().any(|name| name == key))
     };
     let properties = object.get("properties").and_then(Value::as_object);
-    let elements = properties.into_iter().flatten().map(|(key, schema)| {
-        let element = element(key, value(schema, depth + 1));
-        if required(key) {
+    let declared = properties
+        .into_iter()
+        .flatten()
+        .map(|(key, schema)| (key.clone(), schema.clone(), required(key)));
+    elements(declared, depth)
+}
+
+/// Properties `(key, schema, required)` as elements, required ones always.
+fn elements(properties: impl Iterator<Item = (String, Value, bool)>, depth: usize) -> Expr {
+    let elements = properties.map(|(key, schema, required)| {
+        let element = element(&key, value(&schema, depth + 1));
+        if required {
             element
         } else {
             Expr::optional(Expr::group(element))

@@ -3,11 +3,11 @@
 //! `<|tool_call_start|>…<|tool_call_end|>`) and Gemma 3. Reading them back is
 //! [`crate::toolkit::pycall`]'s (bare in content: [`crate::dialects::llama3::markers`]).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::{declared_parameters, DialectError};
 
 /// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the
 /// content (Llama 3.2 / 4 zero-shot, Gemma 3).
@@ -78,21 +78,14 @@ pub fn pythonic_arguments(
     prefix: &str,
     tool: &Tool,
 ) -> Result<Expr, DialectError> {
-    let parameters = checked_parameters(tool)?;
-    let required: Vec<&str> = parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let empty = Map::new();
-    let arguments: Vec<Argument> = parameters
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty)
-        .iter()
-        .map(|(key, schema)| Argument {
-            written: Expr::Seq(vec![Expr::literal(format!("{key}=")), python_value(schema)]),
-            required: required.contains(&key.as_str()),
+    let arguments: Vec<Argument> = declared_parameters(tool)?
+        .into_iter()
+        .map(|(key, schema, required)| Argument {
+            written: Expr::Seq(vec![
+                Expr::literal(format!("{key}=")),
+                python_value(&schema),
+            ]),
+            required,
         })
         .collect();
     Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))

@@ -103,6 +103,7 @@ fn description(props: &Value, adds_bos: bool) -> Description {
         target: Target {
             model: None,
             added_bos: bos_token.filter(|_| adds_bos),
+            ..Target::default()
         },
     }
 }
@@ -335,6 +336,7 @@ mod tests {
         let target = Target {
             model: None,
             added_bos: Some("<s>".into()),
+            ..Target::default()
         };
         let body = request(&generation, &target, &[]).expect("built").body;
         assert_eq!(body["prompt"], "hi");

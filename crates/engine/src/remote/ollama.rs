@@ -116,6 +116,7 @@ fn description(name: String, show: &Value) -> Description {
         target: Target {
             model: Some(name),
             added_bos: None,
+            ..Target::default()
         },
     }
 }

@@ -56,7 +56,7 @@ impl EngineKind {
             EngineKind::Sglang,
             EngineKind::Vllm,
         ] {
-            if kind.answers(http, base).await {
+            if kind.answers(http, base).await? {
                 return Ok(kind);
             }
         }
@@ -67,12 +67,14 @@ impl EngineKind {
         )))
     }
 
-    async fn answers(self, http: &Http, base: &str) -> bool {
+    /// Whether `base` answers as this kind; an error where it answers in a way that says
+    /// what is wrong (vLLM wanting an API key).
+    async fn answers(self, http: &Http, base: &str) -> Result<bool, EngineError> {
         match self {
-            EngineKind::LlamaServer => llama_server::answers(http, base).await,
+            EngineKind::LlamaServer => Ok(llama_server::answers(http, base).await),
             EngineKind::Vllm => vllm::answers(http, base).await,
-            EngineKind::Sglang => sglang::answers(http, base).await,
-            EngineKind::Ollama => ollama::answers(http, base).await,
+            EngineKind::Sglang => Ok(sglang::answers(http, base).await),
+            EngineKind::Ollama => Ok(ollama::answers(http, base).await),
         }
     }
 
@@ -130,19 +132,22 @@ impl EngineKind {
     }
 
     /// The error a failed request stands for: a 400 for a prompt longer than the context,
-    /// read from the body as each kind words it, else the shared mapping
-    /// ([`Failure::into_engine_error`]).
+    /// read from the body as each kind words it; a 400 refusing the grammar, which is the
+    /// client's schema or grammar and so the client's 400 (not a 502 that SDKs retry);
+    /// else the shared mapping ([`Failure::into_engine_error`]).
     pub(crate) fn error(self, failure: Failure) -> EngineError {
-        let too_long = match &failure {
+        let refused = match &failure {
             Failure::Status { status: 400, body } => match self {
                 EngineKind::LlamaServer => llama_server::too_long(body),
-                EngineKind::Vllm => vllm::too_long(&error_message(body)),
-                EngineKind::Sglang => sglang::too_long(&error_message(body)),
+                EngineKind::Vllm => vllm::too_long(&error_message(body))
+                    .or_else(|| grammar_refused(&error_message(body))),
+                EngineKind::Sglang => sglang::too_long(&error_message(body))
+                    .or_else(|| grammar_refused(&error_message(body))),
                 EngineKind::Ollama => ollama::too_long(&error_message(body)),
             },
             _ => None,
         };
-        too_long.unwrap_or_else(|| failure.into_engine_error())
+        refused.unwrap_or_else(|| failure.into_engine_error())
     }
 
     /// What this kind cannot enforce, said at start-up.
@@ -201,6 +206,19 @@ pub(crate) struct Target {
     /// A BOS text the server adds itself to a text prompt (llama-server on a model that
     /// adds BOS): a prompt starting with it is sent without it, so it is not doubled.
     pub added_bos: Option<String>,
+    /// How the server takes grammars, where that depends on how it was started.
+    pub grammars: Grammars,
+}
+
+/// The grammar notation a server's structured-outputs backend reads, where it has a
+/// choice (vLLM's `--structured-outputs-config`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Grammars {
+    /// xgrammar (vLLM's default, SGLang's): EBNF, and a lazy grammar as a structural tag.
+    #[default]
+    Xgrammar,
+    /// llguidance (vLLM's `guidance` backend): Lark, lazy grammars included.
+    Lark,
 }
 
 /// One HTTP request: where to POST, what, and how its streamed answer is framed.
@@ -291,6 +309,19 @@ pub(crate) fn error_message(body: &str) -> String {
         .flatten()
         .find_map(|v| v.as_str().map(str::to_owned));
     found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
+}
+
+/// A 400 of vLLM or SGLang whose message is about the structured output: its grammar
+/// backend (xgrammar, llguidance) could not take the grammar or schema sent. vLLM says
+/// "Invalid grammar specification…", "Grammar error: …", "Failed to transform json schema
+/// into a grammar: …" (`vllm/v1/structured_output/backend_*.py`); SGLang names the grammar
+/// or the structural tag.
+pub(crate) fn grammar_refused(message: &str) -> Option<EngineError> {
+    let lower = message.to_ascii_lowercase();
+    ["grammar", "structural tag", "structural_tag", "json schema"]
+        .iter()
+        .any(|word| lower.contains(word))
+        .then(|| EngineError::Constraint(format!("the engine refused it: {message}")))
 }
 
 /// A generation's stop strings and the sampling settings that are set, under the names

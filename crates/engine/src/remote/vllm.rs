@@ -1,14 +1,26 @@
 //! vLLM's OpenAI server, through `/v1/completions` with a raw prompt.
 //!
-//! vLLM enforces grammars with xgrammar (`--structured-outputs-config
-//! '{"backend":"xgrammar"}'`, the default `auto` picks it for these requests). A forced
-//! constraint travels as EBNF (`structured_outputs.grammar`); a lazy one as an xgrammar
-//! structural tag (`structured_outputs.structural_tag`): `triggered_tags`, one tag per
-//! trigger whose content is the grammar of what follows that trigger, so text before a
-//! trigger stays free. xgrammar's EBNF has no special-token syntax, so a token the grammar
-//! names is matched by its text; the prompt's special tokens are parsed as written
+//! vLLM enforces grammars with the structured-outputs backend it was started with
+//! (`--structured-outputs-config '{"backend": …}'`). With xgrammar (the default `auto`
+//! picks it for these requests) a forced constraint travels as EBNF
+//! (`structured_outputs.grammar`); a lazy one as an xgrammar structural tag
+//! (`structured_outputs.structural_tag`): `triggered_tags`, one tag per trigger whose
+//! content is the grammar of what follows that trigger, so text before a trigger stays
+//! free. xgrammar's EBNF has no special-token syntax, so a token the grammar names is
+//! matched by its text; the prompt's special tokens are parsed as written
 //! (`add_special_tokens: false` keeps vLLM from adding a second BOS) and the output keeps
 //! them (`skip_special_tokens: false`), for the dialect's parser to see its markers.
+//!
+//! The `guidance` backend reads only the older structural tag (`{"triggers",
+//! "structures"}`, each structure a JSON schema between fixed texts), which cannot hold a
+//! call grammar, and refuses the newer one (`Invalid grammar specification: 'triggers'`).
+//! It takes any grammar in llguidance's Lark, lazy ones included (`[lazy]` free text up to
+//! a trigger), which is what the embedded engine runs, so there every constraint goes as
+//! that Lark. Which backend runs is not served anywhere, so [`describe`] asks once: a
+//! one-token completion under a structural tag.
+//!
+//! Usage is asked for in every chunk (`continuous_usage_stats`), so a generation toolbridge
+//! stops itself (a repeat guard, a time budget) still reports its counts.
 //!
 //! The model and its context come from `/v1/models`; vLLM does not expose the chat
 //! template, so `--template` names it. SGLang lists its models the same way: that part is
@@ -16,28 +28,36 @@
 //!
 //! Fields as vLLM reads and writes them: `vllm/entrypoints/openai/completion/protocol.py`
 //! (`CompletionRequest`), `vllm/sampling_params.py` (`StructuredOutputsParams`),
-//! `vllm/v1/structured_output/backend_xgrammar.py`, and xgrammar's
-//! `docs/structural_tag/structural_tag.md`.
+//! `vllm/v1/structured_output/backend_xgrammar.py` and `backend_guidance.py`
+//! (`serialize_guidance_grammar`), and xgrammar's `docs/structural_tag/structural_tag.md`.
 
 use serde_json::{json, Map, Value};
 
-use super::http::Http;
+use toolbridge_grammar::{Constraint, Expr, Grammar, Trigger};
+
+use super::http::{Failure, Http};
 use super::protocol::{
     error_message, generation_fields, number_after, number_before, Description, Ending, Framing,
-    Reader, Target, Update, WireRequest,
+    Grammars, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
 pub(crate) const HEALTH: &str = "/health";
 
-/// Whether `base` is vLLM: its `/v1/models` cards say they are owned by vLLM.
-pub(crate) async fn answers(http: &Http, base: &str) -> bool {
+/// Whether `base` is vLLM: its `/v1/models` cards say they are owned by vLLM. A server
+/// that wants an API key for them is an error that says so, not "not running".
+pub(crate) async fn answers(http: &Http, base: &str) -> Result<bool, EngineError> {
     match http.get_json(&format!("{base}/v1/models")).await {
         Ok(models) => {
-            cards(&models).any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm"))
+            Ok(cards(&models)
+                .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm")))
         }
-        Err(_) => false,
+        Err(Failure::Status {
+            status: status @ (401 | 403),
+            ..
+        }) => Err(wants_key(base, status)),
+        Err(_) => Ok(false),
     }
 }
 
@@ -46,12 +66,68 @@ pub(crate) async fn describe(
     base: &str,
     model: Option<&str>,
 ) -> Result<Description, EngineError> {
-    let models = http
-        .get_json(&format!("{base}/v1/models"))
-        .await
-        .map_err(|failure| failure.into_engine_error())?;
+    let models =
+        http.get_json(&format!("{base}/v1/models"))
+            .await
+            .map_err(|failure| match failure {
+                Failure::Status {
+                    status: status @ (401 | 403),
+                    ..
+                } => wants_key(base, status),
+                failure => failure.into_engine_error(),
+            })?;
     let card = choose_model(base, &models, model)?;
-    Ok(description(card, None))
+    let mut description = description(card, None);
+    description.target.grammars = grammars(http, base, &description.target).await;
+    Ok(description)
+}
+
+/// A server started with `--api-key` answers 401 without one.
+fn wants_key(base: &str, status: u16) -> EngineError {
+    EngineError::Unavailable(format!(
+        "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
+    ))
+}
+
+/// Which grammars the server's structured-outputs backend reads, from one completion of
+/// one token under a structural tag: the `guidance` backend refuses it naming the key of
+/// the older shape it looked for (`'triggers'`) and takes Lark instead. Any other refusal
+/// is said at start-up, since every lazy grammar would meet it.
+async fn grammars(http: &Http, base: &str, target: &Target) -> Grammars {
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", Expr::literal("<probe>"));
+    let probe = Constraint {
+        grammar,
+        triggers: vec![Trigger::Word("<probe>".into())],
+        lazy: true,
+    };
+    let Ok((key, tag)) = xgrammar::constraint(&probe) else {
+        return Grammars::Xgrammar;
+    };
+    let body = json!({
+        "model": target.model,
+        "prompt": "<probe>",
+        "max_tokens": 1,
+        "structured_outputs": {key: tag},
+    });
+    match http
+        .post_json(&format!("{base}/v1/completions"), &body)
+        .await
+    {
+        Err(Failure::Status { status: 400, body }) => {
+            let message = error_message(&body);
+            if message.contains("'triggers'") {
+                tracing::info!(replica = %base, "vLLM's structured outputs run on llguidance (guidance backend): grammars go as Lark");
+                return Grammars::Lark;
+            }
+            tracing::warn!(
+                replica = %base,
+                "vLLM refuses xgrammar's structural tags ({message}): requests whose tool calls are not forced will fail; start it with --structured-outputs-config '{{\"backend\": \"xgrammar\"}}'"
+            );
+            Grammars::Xgrammar
+        }
+        _ => Grammars::Xgrammar,
+    }
 }
 
 fn cards(models: &Value) -> impl Iterator<Item = &Value> {
@@ -110,6 +186,7 @@ pub(super) fn description(card: &Value, added_bos: Option<String>) -> Descriptio
         target: Target {
             model: Some(id),
             added_bos,
+            ..Target::default()
         },
     }
 }
@@ -122,7 +199,10 @@ pub(crate) fn request(
     body.insert("model".into(), json!(target.model));
     body.insert("prompt".into(), json!(generation.prompt));
     body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
+    body.insert(
+        "stream_options".into(),
+        json!({"include_usage": true, "continuous_usage_stats": true}),
+    );
     // `null` is "what the context leaves"; left out, vLLM would stop after 16 tokens.
     body.insert("max_tokens".into(), json!(generation.sampling.max_tokens));
     generation_fields(&mut body, generation, "repetition_penalty", "seed");
@@ -130,7 +210,10 @@ pub(crate) fn request(
     body.insert("skip_special_tokens".into(), json!(false));
     body.insert("spaces_between_special_tokens".into(), json!(false));
     if let Some(constraint) = &generation.constraint {
-        let (key, value) = xgrammar::constraint(constraint)?;
+        let (key, value) = match target.grammars {
+            Grammars::Xgrammar => xgrammar::constraint(constraint)?,
+            Grammars::Lark => ("grammar", json!(constraint.lark())),
+        };
         body.insert("structured_outputs".into(), json!({ key: value }));
     }
     Ok(WireRequest {
@@ -153,9 +236,9 @@ pub(crate) fn too_long(message: &str) -> Option<EngineError> {
     })
 }
 
-/// Reads `/v1/completions`' stream: chunks whose `choices[0].text` is the next text; the
-/// last choice has its `finish_reason`, a chunk with no choices the `usage`, and
-/// `[DONE]` ends it.
+/// Reads `/v1/completions`' stream: chunks whose `choices[0].text` is the next text, each
+/// with the `usage` so far (`continuous_usage_stats`); the last choice has its
+/// `finish_reason`, a chunk with no choices the final `usage`, and `[DONE]` ends it.
 #[derive(Debug, Default)]
 pub(crate) struct StreamReader {
     finish: Option<FinishReason>,
@@ -176,10 +259,12 @@ impl Reader for StreamReader {
             let message = error_message(frame);
             return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
         }
+        let mut updates = Vec::new();
         if let Some(usage) = value.get("usage").filter(|usage| !usage.is_null()) {
             self.usage = read_usage(usage);
+            // Before this chunk's text: a caller that stops on that text has its count.
+            updates.push(Update::Usage(self.usage));
         }
-        let mut updates = Vec::new();
         if let Some(choice) = value.pointer("/choices/0") {
             if let Some(text) = choice.get("text").and_then(Value::as_str) {
                 updates.push(Update::Text(text.to_owned()));

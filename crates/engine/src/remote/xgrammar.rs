@@ -54,8 +54,10 @@ fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
 }
 
 /// The grammar in xgrammar's EBNF: GBNF with embedded schemas expanded, each special
-/// token written as its text (xgrammar's EBNF has no token syntax) and each empty
-/// alternative as `""` (its parser wants an element in every alternative).
+/// token written as its text (xgrammar's EBNF has no token syntax), each empty
+/// alternative as `""` (its parser wants an element in every alternative), and each rule
+/// name that begins with a digit (GBNF allows it, a grammar a client sent may have one)
+/// prefixed, as xgrammar's lexer refuses it.
 fn ebnf(grammar: &Grammar) -> Result<String, EngineError> {
     let constraint =
         |error: toolbridge_grammar::GrammarError| EngineError::Constraint(error.to_string());
@@ -64,7 +66,25 @@ fn ebnf(grammar: &Grammar) -> Result<String, EngineError> {
     for rule in &mut expanded.rules {
         for_xgrammar(&mut rule.body)?;
     }
+    name_rules_for_xgrammar(&mut expanded);
     gbnf::print(&expanded).map_err(constraint)
+}
+
+/// Renames each rule whose name begins with a digit to a free `r-` name.
+fn name_rules_for_xgrammar(grammar: &mut Grammar) {
+    let leading_digit: Vec<String> = grammar
+        .rules
+        .iter()
+        .map(|rule| rule.name.clone())
+        .filter(|name| name.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    for name in leading_digit {
+        let mut renamed = format!("r-{name}");
+        while grammar.rule(&renamed).is_some() {
+            renamed.push('-');
+        }
+        grammar.rename_rule(&name, &renamed);
+    }
 }
 
 fn for_xgrammar(e: &mut Expr) -> Result<(), EngineError> {
@@ -133,6 +153,31 @@ mod tests {
         let mut grammar = Grammar::new("root");
         grammar.set_rule("root", Expr::Token(Token::Id(3)));
         assert!(matches!(ebnf(&grammar), Err(EngineError::Constraint(_))));
+    }
+
+    #[test]
+    fn rule_names_begin_with_a_letter() {
+        let mut grammar = Grammar::new("root");
+        let digit_led = Expr::Json(json!({
+            "type": "object",
+            "properties": {"1st": {"type": "integer"}, "2nd": {"$ref": "#/$defs/9lives"}},
+            "$defs": {"9lives": {"type": "boolean"}}
+        }));
+        grammar.set_rule("root", Expr::Seq(vec![digit_led, Expr::reference("3x")]));
+        grammar.set_rule("3x", Expr::literal("x"));
+        grammar.set_rule("r-3x", Expr::literal("y"));
+        let printed = ebnf(&grammar).unwrap();
+        let names: Vec<&str> = printed
+            .lines()
+            .filter_map(|line| line.split_once(" ::= ").map(|(name, _)| name))
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|name| name.starts_with(|c: char| c.is_ascii_alphabetic())),
+            "{printed}"
+        );
+        assert!(printed.contains("r-3x- ::= \"x\""), "{printed}");
     }
 
     #[test]

@@ -983,9 +983,14 @@ pub(super) fn pointer_escape(key: &str) -> String {
 }
 
 /// llama.cpp's rule names: every run of characters other than ASCII letters, digits and
-/// `-` becomes one `-`.
+/// `-` becomes one `-`. A name that would begin with a digit (a property `1st`) begins
+/// `r-` instead: GBNF takes `1st-kv`, but xgrammar's EBNF (vLLM, SGLang) refuses a rule
+/// name that starts with a digit, and Lark's printer writes the same `r_` prefix.
 pub(super) fn escape_rule_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
+    let mut out = String::with_capacity(name.len() + 2);
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        out.push_str("r-");
+    }
     let mut in_run = false;
     for c in name.chars() {
         if c.is_ascii_alphanumeric() || c == '-' {

@@ -28,7 +28,8 @@
 //!
 //! Module map: `converter` (llama.cpp's walk, the rule table, references), `exact`,
 //! `merge`, `negate`, `object`, `pattern` (regexes), `int_range`/`number_range`,
-//! `formats`, `builtins` (llama.cpp's fixed rules), `refs` (JSON pointers, `$id`),
+//! `formats`, `builtins` (llama.cpp's fixed rules), `refs` (JSON pointers, `$id`), `rebase` (moving a schema
+//! into another with its references intact),
 //! `keywords` (what each keyword constrains), `instance`/`matcher` (deciding single
 //! values at conversion time), `nesting`/`validate` (the finished grammar).
 
@@ -50,6 +51,7 @@ mod nesting;
 mod number_range;
 mod object;
 mod pattern;
+mod rebase;
 mod refs;
 mod validate;
 
@@ -60,6 +62,7 @@ use serde_json::Value;
 
 pub use closed::with_closed_objects;
 pub use embedded::expand_embedded;
+pub use rebase::{detached, nest};
 
 use crate::error::GrammarError;
 use crate::tree::{Grammar, Rule};

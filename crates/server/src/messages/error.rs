@@ -6,18 +6,26 @@
 //! 403 `permission_error`, 404 `not_found_error`, 413 `request_too_large`, 429
 //! `rate_limit_error`, 529 `overloaded_error` for a full server or queue, and `api_error` for the
 //! server's and the engine's faults (keeping their 5xx status, which the SDKs retry).
-//! The parameter at fault leads the message, as Anthropic writes it (`tools.0: …`).
+//! The parameter at fault leads the message, as Anthropic writes it (`tools.0: …`). A
+//! failure that is one of Anthropic's own coded errors carries its code as Anthropic's
+//! body does, in `error.details.error_code`, where the SDKs look for it to choose the
+//! exception and what to do next (a refused `thread` makes a tool runner send the whole
+//! conversation again).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::request::THREAD_UNSUPPORTED;
 use crate::error::{Failure, FailureCode};
 
 /// The codes of a server too busy to take the request ([`Failure::overloaded`],
 /// [`Failure::queue_timeout`]): Anthropic's 529.
 const OVERLOADED: [&str; 2] = ["server_overloaded", "queue_timeout"];
+
+/// The codes of failures that are Anthropic's own errors, written as Anthropic writes them.
+const ANTHROPIC_CODES: [&str; 1] = [THREAD_UNSUPPORTED];
 
 /// A failure answered in Anthropic's shape.
 #[derive(Debug)]
@@ -57,7 +65,15 @@ impl AnthropicFailure {
             Some(param) => format!("{param}: {}", error.message),
             None => error.message.clone(),
         };
-        json!({"type": "error", "error": {"type": kind, "message": message}})
+        let mut body = json!({"type": "error", "error": {"type": kind, "message": message}});
+        if let Some(code) = error
+            .code
+            .as_deref()
+            .filter(|code| ANTHROPIC_CODES.contains(code))
+        {
+            body["error"]["details"] = json!({"error_code": code});
+        }
+        body
     }
 }
 

@@ -3,12 +3,14 @@
 //!
 //! A thin mapping both ways, like [`crate::responses`]: the request becomes the chat
 //! request it means ([`request`]), the answer is the same generation's events folded into
-//! content blocks ([`answer`]), whole or streamed ([`crate::items_answer`]).
+//! content blocks ([`answer`]), whole or streamed ([`crate::items_answer`]). Tools the
+//! server cannot run are left out and named in the answer's header ([`crate::left_out`]).
 //! Every failure, the API key's included, is answered in Anthropic's error shape
 //! ([`error`]). Anthropic's clients send the key as `x-api-key`; the bearer header is
 //! accepted too, as on every route.
 
 mod answer;
+mod client_tools;
 mod error;
 mod request;
 
@@ -64,11 +66,12 @@ async fn create(
 ) -> Result<Response, AnthropicFailure> {
     let body = body.map_err(|rejection| body_failure(&rejection, &state))?;
     let started = Instant::now();
-    let request = Arc::new(request::parse(&body)?);
+    let mapped = request::parse(&body)?;
+    let request = Arc::new(mapped.chat);
     let (steps, unenforced) = admit_request(&state, Arc::clone(&request), started)
         .await?
         .start_served(&state);
     let builder = MessageBuilder::new(AnswerMeta::new(state.model.id()));
     let response = items_answer::answer(builder, request.is_stream(), steps).await?;
-    Ok(unenforced.mark(response))
+    Ok(mapped.left_out.mark(unenforced.mark(response)))
 }

@@ -2,20 +2,28 @@
 //!
 //! As for the Responses API, the mapping writes chat-completions JSON and parses it with
 //! [`ChatRequest`]'s own reader, then makes chat's checks. What maps:
-//! - `system` (a string or text blocks) → a first `system` message;
+//! - `system` (a string or text blocks) → a first `system` message, and a `system` turn
+//!   inside `messages` (Claude Code's mid-conversation system messages) → a `system`
+//!   message at its place;
 //! - user turns: `text` and `image` blocks → the user message, each `tool_result` → a
 //!   `tool` message answering its `tool_use_id` (before the turn's text, as Anthropic
 //!   requires them first), an error result marked `is_error`;
 //! - assistant turns: `text` → content, `thinking` → `reasoning_content`, `tool_use` →
 //!   `tool_calls` with the input as the arguments object; `redacted_thinking` is dropped;
-//! - `tools` (`name`, `description`, `input_schema`) → function tools; server tools are
-//!   refused;
+//! - `tools` (`name`, `description`, `input_schema`) → function tools, and so are the
+//!   client tools whose schema Anthropic fixes ([`client_tools`]); server tools
+//!   (`web_search_…`, `code_execution_…`, …) and the client tools without a known schema
+//!   are left out and named in the answer ([`crate::left_out`]);
 //! - `tool_choice` `auto` / `any` / `tool` / `none` → `auto` / `required` / the function /
 //!   `none`, and `disable_parallel_tool_use` → `parallel_tool_calls: false`;
 //! - `output_config.format` (structured outputs) → a JSON-schema `response_format`;
 //! - `max_tokens`, `stop_sequences`, `temperature`, `top_p`, `top_k`; `thinking`
 //!   `enabled` / `disabled` → the template's `enable_thinking`; other keys pass through as
 //!   a chat request's would.
+//!
+//! The server keeps no state, so a `thread` (the SDKs' server-side conversations) is
+//! refused with Anthropic's own `thread_unsupported_request` error, on which the SDKs'
+//! tool runners send the whole conversation again without it.
 //!
 //! Lenient where Anthropic is strict and nothing is lost: `max_tokens` may be left out (the
 //! server's limit applies), `model` is optional, and roles need not alternate (the
@@ -24,12 +32,18 @@
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ApiError, ChatRequest};
 
+use super::client_tools;
 use crate::checks::check_request;
 use crate::error::Failure;
+use crate::left_out::LeftOut;
 use crate::mapping::{passed_through, present, text_field};
 
+/// The error code Anthropic answers a `thread` it cannot keep with; its SDKs then send the
+/// whole conversation without one.
+pub const THREAD_UNSUPPORTED: &str = "thread_unsupported_request";
+
 /// The keys of a Messages request that are read here, never passed through.
-const MESSAGES_KEYS: [&str; 15] = [
+const MESSAGES_KEYS: [&str; 16] = [
     "model",
     "max_tokens",
     "system",
@@ -45,20 +59,45 @@ const MESSAGES_KEYS: [&str; 15] = [
     "metadata",
     "service_tier",
     "output_config",
+    "thread",
 ];
 
+/// A parsed Messages request: the chat request it maps to and the tools left out.
+#[derive(Debug)]
+pub struct Mapped {
+    pub chat: ChatRequest,
+    pub left_out: LeftOut,
+}
+
 /// Reads and checks a `POST /v1/messages` body.
-pub fn parse(body: &[u8]) -> Result<ChatRequest, Failure> {
+pub fn parse(body: &[u8]) -> Result<Mapped, Failure> {
     let request: Value = serde_json::from_slice(body)
         .map_err(|error| invalid(format!("The request body is not valid JSON: {error}")))?;
     if !request.is_object() {
         return Err(invalid("The request body must be a JSON object."));
     }
-    let chat_json = chat_json(&request)?;
+    refuse_thread(&request)?;
+    let mut left_out = LeftOut::default();
+    let chat_json = chat_json(&request, &mut left_out)?;
     let chat: ChatRequest = serde_json::from_value(Value::Object(chat_json))
         .map_err(|error| invalid(format!("Invalid request: {error}")))?;
     check_request(&chat)?;
-    Ok(chat)
+    Ok(Mapped { chat, left_out })
+}
+
+/// Refuses a `thread` (`{"type": "create"}`, or `continue` with only the new messages):
+/// this server stores no conversation to continue.
+fn refuse_thread(request: &Value) -> Result<(), Failure> {
+    match present(request, "thread") {
+        None | Some(Value::Bool(false)) => Ok(()),
+        Some(_) => {
+            let message = "this server stores no threads: send the whole conversation in 'messages', without 'thread'.";
+            let error = ApiError::invalid_request(message)
+                .with_param("thread")
+                .with_code(THREAD_UNSUPPORTED);
+            Err(Failure::api(error))
+        }
+    }
 }
 
 fn invalid(message: impl Into<String>) -> Failure {
@@ -70,8 +109,8 @@ fn invalid_at(param: &str, message: impl Into<String>) -> Failure {
     Failure::invalid(param, message)
 }
 
-/// The chat-completions JSON of `request`.
-fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
+/// The chat-completions JSON of `request`, with the tools it leaves out in `left_out`.
+fn chat_json(request: &Value, left_out: &mut LeftOut) -> Result<Map<String, Value>, Failure> {
     let mut chat = passed_through(request.as_object().unwrap_or(&Map::new()), &MESSAGES_KEYS);
     for key in [
         "model",
@@ -90,7 +129,7 @@ fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
     }
     chat.insert("messages".into(), Value::Array(messages(request)?));
     if let Some(tools) = present(request, "tools") {
-        chat.insert("tools".into(), self::tools(tools)?);
+        chat.insert("tools".into(), self::tools(tools, left_out)?);
     }
     if let Some(choice) = present(request, "tool_choice") {
         tool_choice(choice, &mut chat)?;
@@ -132,22 +171,8 @@ fn response_format(format: &Value) -> Result<Value, Failure> {
 /// The chat messages of `system` and `messages`.
 fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
     let mut chat = Vec::new();
-    match present(request, "system") {
-        None => {}
-        Some(Value::String(text)) => chat.push(json!({"role": "system", "content": text})),
-        Some(Value::Array(blocks)) => {
-            let text: Vec<&str> = blocks
-                .iter()
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect();
-            chat.push(json!({"role": "system", "content": text.join("\n")}));
-        }
-        Some(_) => {
-            return Err(invalid_at(
-                "system",
-                "must be a string or an array of text blocks.",
-            ))
-        }
+    if let Some(system) = present(request, "system") {
+        chat.push(system_turn(system).map_err(|message| invalid_at("system", message))?);
     }
     let Some(Value::Array(turns)) = present(request, "messages") else {
         return Err(invalid_at(
@@ -163,11 +188,32 @@ fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
         let written = match role {
             Some("user") => user_turn(&blocks),
             Some("assistant") => assistant_turn(&blocks).map(|turn| vec![turn]),
-            _ => Err("'role' must be 'user' or 'assistant'.".to_owned()),
+            Some("system") => {
+                system_turn(turn.get("content").unwrap_or(&Value::Null)).map(|turn| vec![turn])
+            }
+            _ => Err("'role' must be 'user', 'assistant' or 'system'.".to_owned()),
         };
         chat.extend(written.map_err(|message| invalid_at(&at, message))?);
     }
     Ok(chat)
+}
+
+/// A system prompt, or a system turn: a string or text blocks, as one `system` message.
+fn system_turn(content: &Value) -> Result<Value, String> {
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => {
+            let texts = blocks.iter().map(|block| match kind(block) {
+                "text" => text_field(block, "text"),
+                other => Err(format!(
+                    "Content blocks of type '{other}' are not supported in system turns."
+                )),
+            });
+            texts.collect::<Result<Vec<_>, _>>()?.join("\n")
+        }
+        _ => return Err("must be a string or an array of text blocks.".into()),
+    };
+    Ok(json!({"role": "system", "content": text}))
 }
 
 /// A turn's content as blocks: a string is one text block.
@@ -297,38 +343,43 @@ fn chat_content(parts: Vec<Value>) -> Value {
     }
 }
 
-/// Custom tools as function tools.
-fn tools(tools: &Value) -> Result<Value, Failure> {
+/// Custom tools, and client tools of a known schema, as function tools; every other kind
+/// recorded in `left_out`.
+fn tools(tools: &Value, left_out: &mut LeftOut) -> Result<Value, Failure> {
     let Value::Array(tools) = tools else {
         return Err(invalid_at("tools", "must be an array."));
     };
-    let function = |(n, tool): (usize, &Value)| {
-        let at = format!("tools.{n}");
-        match tool.get("type").and_then(Value::as_str) {
-            None | Some("custom") => {}
-            Some(other) => {
-                return Err(invalid_at(&at, format!("Server tools ('{other}') are not supported; declare tools with 'name' and 'input_schema'.")))
+    let mut functions = Vec::new();
+    for (n, tool) in tools.iter().enumerate() {
+        let name = tool.get("name").and_then(Value::as_str);
+        let function = match (tool.get("type").and_then(Value::as_str), name) {
+            (None | Some("custom"), Some(name)) => custom_tool(tool, name),
+            (None | Some("custom"), None) => {
+                return Err(invalid_at(&format!("tools.{n}"), "Field required: 'name'."))
             }
-        }
-        let name = tool
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid_at(&at, "Field required: 'name'."))?;
-        let mut function = json!({"name": name});
-        if let Some(description) = tool.get("description") {
-            function["description"] = description.clone();
-        }
-        if let Some(schema) = tool.get("input_schema") {
-            function["parameters"] = schema.clone();
-        }
-        Ok(json!({"type": "function", "function": function}))
-    };
-    tools
-        .iter()
-        .enumerate()
-        .map(function)
-        .collect::<Result<_, _>>()
-        .map(Value::Array)
+            (Some(kind), _) => match name.and_then(|name| client_tools::function(kind, name)) {
+                Some(function) => function,
+                None => {
+                    left_out.add(kind);
+                    continue;
+                }
+            },
+        };
+        functions.push(json!({"type": "function", "function": function}));
+    }
+    Ok(Value::Array(functions))
+}
+
+/// A custom tool (`name`, `description`, `input_schema`) as a function.
+fn custom_tool(tool: &Value, name: &str) -> Value {
+    let mut function = json!({"name": name});
+    if let Some(description) = tool.get("description") {
+        function["description"] = description.clone();
+    }
+    if let Some(schema) = tool.get("input_schema") {
+        function["parameters"] = schema.clone();
+    }
+    function
 }
 
 /// `tool_choice` (and `disable_parallel_tool_use`) in the chat request.
@@ -360,8 +411,8 @@ mod tests {
     use super::*;
 
     fn chat_of(request: Value) -> Value {
-        let chat = parse(request.to_string().as_bytes()).expect("a valid request");
-        serde_json::to_value(&chat).expect("serializes")
+        let mapped = parse(request.to_string().as_bytes()).expect("a valid request");
+        serde_json::to_value(&mapped.chat).expect("serializes")
     }
 
     fn error_of(request: Value) -> ApiError {
@@ -419,6 +470,74 @@ mod tests {
     }
 
     #[test]
+    fn a_system_turn_is_a_system_message_in_its_place() {
+        let chat = chat_of(json!({
+            "system": "Be brief.",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "system", "content": [{"type": "text", "text": "Now in French."}, {"type": "text", "text": "Politely."}]},
+                {"role": "assistant", "content": "Bonjour."},
+                {"role": "system", "content": "Stop."},
+            ],
+        }));
+        let system = |text: &str| json!({"role": "system", "content": text});
+        assert_eq!(chat["messages"][0], system("Be brief."));
+        assert_eq!(chat["messages"][2], system("Now in French.\nPolitely."));
+        assert_eq!(chat["messages"][4], system("Stop."));
+    }
+
+    #[test]
+    fn client_tools_of_known_schema_map_and_server_tools_are_left_out() {
+        let mapped = parse(json!({
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [
+                {"type": "bash_20250124", "name": "bash"},
+                {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
+                {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool", "max_characters": 1000},
+                {"type": "code_execution_20250825", "name": "code_execution"},
+                {"type": "computer_20250124", "name": "computer", "display_width_px": 1024, "display_height_px": 768},
+                {"name": "get_weather", "input_schema": {"type": "object"}},
+            ],
+        }).to_string().as_bytes()).expect("a valid request");
+        let chat = serde_json::to_value(&mapped.chat).expect("serializes");
+        let names: Vec<&str> = chat["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool["function"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["bash", "str_replace_based_edit_tool", "get_weather"]
+        );
+        assert_eq!(
+            mapped.left_out.tools(),
+            [
+                "web_search_20250305",
+                "code_execution_20250825",
+                "computer_20250124"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_thread_is_refused_with_anthropics_code() {
+        for thread in [
+            json!({"type": "create"}),
+            json!({"type": "continue", "previous_message_id": "msg_1"}),
+        ] {
+            let error = error_of(
+                json!({"messages": [{"role": "user", "content": "hi"}], "thread": thread}),
+            );
+            assert_eq!(error.param.as_deref(), Some("thread"));
+            assert_eq!(error.code.as_deref(), Some(THREAD_UNSUPPORTED));
+        }
+        assert!(
+            parse(br#"{"messages": [{"role": "user", "content": "hi"}], "thread": null}"#).is_ok()
+        );
+    }
+
+    #[test]
     fn structured_outputs_are_a_json_schema_response_format() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let chat = chat_of(json!({
@@ -447,10 +566,12 @@ mod tests {
     #[test]
     fn bad_requests_say_where() {
         assert_eq!(error_of(json!({})).param.as_deref(), Some("messages"));
-        let server_tool = json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "web_search_20250305", "name": "web_search"}]});
-        assert_eq!(error_of(server_tool).param.as_deref(), Some("tools.0"));
-        let role = json!({"messages": [{"role": "system", "content": "x"}]});
+        let unnamed = json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"input_schema": {"type": "object"}}]});
+        assert_eq!(error_of(unnamed).param.as_deref(), Some("tools.0"));
+        let role = json!({"messages": [{"role": "tool", "content": "x"}]});
         assert_eq!(error_of(role).param.as_deref(), Some("messages.0"));
+        let system = json!({"messages": [{"role": "system", "content": [{"type": "image"}]}]});
+        assert_eq!(error_of(system).param.as_deref(), Some("messages.0"));
         let unknown = json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "g"}});
         assert_eq!(error_of(unknown).param.as_deref(), Some("tool_choice"));
     }

@@ -30,6 +30,9 @@ pub struct ResponseBuilder {
     created_at: u64,
     model: String,
     echo: Map<String, Value>,
+    /// The namespaces the request's functions were declared in: a call named
+    /// `namespace.name` is written as `name` in `namespace`.
+    namespaces: Vec<String>,
     items: Items,
     /// Each item's id (`rs_…`, `msg_…`, `fc_…`), by item index.
     item_ids: Vec<String>,
@@ -38,13 +41,15 @@ pub struct ResponseBuilder {
 }
 
 impl ResponseBuilder {
-    /// An empty response from `meta`'s model, repeating `echo` (the request's settings).
-    pub fn new(meta: AnswerMeta, echo: Map<String, Value>) -> Self {
+    /// An empty response from `meta`'s model, repeating `echo` (the request's settings),
+    /// with the functions of `namespaces` called by their bare names.
+    pub fn new(meta: AnswerMeta, echo: Map<String, Value>, namespaces: Vec<String>) -> Self {
         ResponseBuilder {
             id: random_id("resp_"),
             created_at: meta.created,
             model: meta.model,
             echo,
+            namespaces,
             items: Items::default(),
             item_ids: Vec::new(),
             sequence: 0,
@@ -127,11 +132,27 @@ impl ResponseBuilder {
                 "id": id, "type": "message", "status": status, "role": "assistant",
                 "content": parts(item),
             }),
-            ItemKind::Call { id: call_id, name } => json!({
-                "id": id, "type": "function_call", "status": status,
-                "call_id": call_id, "name": name, "arguments": item.text,
-            }),
+            ItemKind::Call { id: call_id, name } => {
+                let mut call = json!({
+                    "id": id, "type": "function_call", "status": status,
+                    "call_id": call_id, "name": name, "arguments": item.text,
+                });
+                if let Some((namespace, bare)) = self.namespaced(name) {
+                    call["namespace"] = json!(namespace);
+                    call["name"] = json!(bare);
+                }
+                call
+            }
         }
+    }
+
+    /// The namespace and bare name of a call named `namespace.name`, when that namespace
+    /// was declared.
+    fn namespaced<'a>(&self, name: &'a str) -> Option<(&'a str, &'a str)> {
+        self.namespaces.iter().find_map(|namespace| {
+            let bare = name.strip_prefix(namespace.as_str())?.strip_prefix('.')?;
+            Some((&name[..namespace.len()], bare))
+        })
     }
 
     /// An event of `kind` with `fields` and the next sequence number.

@@ -4,7 +4,8 @@
 //! ([`request`]), so validation, the dialect's preparation, the grammar, admission and
 //! budgets apply unchanged, and its errors are OpenAI error objects as chat's are. The
 //! answer is the same generation's events folded into output items ([`answer`]), whole or
-//! streamed ([`crate::items_answer`]).
+//! streamed ([`crate::items_answer`]). Tools the server cannot run are left out and named
+//! in the answer's header ([`crate::left_out`]).
 
 mod answer;
 mod request;
@@ -35,7 +36,8 @@ pub async fn create(
     let (steps, unenforced) = admit_request(&state, Arc::clone(&request), started)
         .await?
         .start_served(&state);
-    let builder = ResponseBuilder::new(AnswerMeta::new(state.model.id()), mapped.echo);
+    let meta = AnswerMeta::new(state.model.id());
+    let builder = ResponseBuilder::new(meta, mapped.echo, mapped.namespaces);
     let response = items_answer::answer(builder, request.is_stream(), steps).await?;
-    Ok(unenforced.mark(response))
+    Ok(mapped.left_out.mark(unenforced.mark(response)))
 }

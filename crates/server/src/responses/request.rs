@@ -6,13 +6,24 @@
 //! the same checks. What maps:
 //! - `instructions` → a first `system` message; `input` as a string → one `user` message;
 //! - `input` items: messages (with or without `"type": "message"`; `input_text`,
-//!   `output_text` and `input_image` parts), `function_call` (consecutive calls are one
-//!   assistant turn), `function_call_output` (a `tool` message, named after its call),
-//!   `reasoning` (the next assistant turn's `reasoning_content`);
-//! - `tools` of type `function`, `tool_choice` (`auto`, `none`, `required`, a function, or
-//!   `allowed_tools`), `parallel_tool_calls`, `text.format` → `response_format`,
-//!   `max_output_tokens`, `temperature`, `top_p`; other keys pass through as a chat request's
-//!   would.
+//!   `output_text` and `input_image` parts become chat content parts; `developer`
+//!   messages stay `developer` messages, in their place), `function_call`,
+//!   `function_call_output` (a `tool` message, named after its call), `reasoning`;
+//! - the items of one answer — consecutive `reasoning`, assistant `message` and
+//!   `function_call` items, in any order — are one assistant turn with its content, its
+//!   `reasoning_content` and all its `tool_calls`, so an answer sent back as it came
+//!   (`[reasoning, message, function_call, function_call]`, then the outputs) is the
+//!   history it was;
+//! - `tools` of type `function`; a `namespace` of functions is those functions, each named
+//!   `namespace.name` in the model's view as OpenAI's own models see them, and a call of one
+//!   is answered (and sent back) with `namespace` beside its bare `name`. The namespace's
+//!   own description is not shown (it would repeat for each of its functions). Tools this
+//!   server cannot run — hosted ones (`web_search`, `file_search`, `code_interpreter`,
+//!   `image_generation`, `mcp`, computer use, `local_shell`, …) and free-form `custom`
+//!   tools — are left out and named in the answer ([`crate::left_out`]);
+//! - `tool_choice` (`auto`, `none`, `required`, a function, or `allowed_tools`),
+//!   `parallel_tool_calls`, `text.format` → `response_format`, `max_output_tokens`,
+//!   `temperature`, `top_p`; other keys pass through as a chat request's would.
 //!
 //! The server keeps no state, so what needs a stored response is refused with a clear
 //! error: `previous_response_id`, `conversation`, `item_reference` items, `background`.
@@ -23,6 +34,7 @@ use toolbridge_chat::{ApiError, ChatRequest};
 
 use crate::checks::check_request;
 use crate::error::Failure;
+use crate::left_out::LeftOut;
 use crate::mapping::{passed_through, present, text_field};
 
 /// The keys of a Responses request that are read here or refused, never passed through.
@@ -64,12 +76,14 @@ const STATEFUL: [(&str, &str); 3] = [
     ("background", "this server runs no background responses"),
 ];
 
-/// A parsed Responses request: the chat request it maps to and the fields the response
-/// object echoes.
+/// A parsed Responses request: the chat request it maps to, the fields the response
+/// object echoes, the namespaces its functions were declared in and the tools left out.
 #[derive(Debug)]
 pub struct Mapped {
     pub chat: ChatRequest,
     pub echo: Map<String, Value>,
+    pub namespaces: Vec<String>,
+    pub left_out: LeftOut,
 }
 
 /// Reads and checks a `POST /v1/responses` body.
@@ -84,7 +98,11 @@ pub fn parse(body: &[u8]) -> Result<Mapped, Failure> {
         return Err(invalid("body", "The request body must be a JSON object."));
     }
     refuse_stateful(&request)?;
-    let chat_json = chat_json(&request)?;
+    let mut tools = match present(&request, "tools") {
+        Some(tools) => self::tools(tools)?,
+        None => Tools::default(),
+    };
+    let chat_json = chat_json(&request, std::mem::take(&mut tools.chat))?;
     let chat: ChatRequest = serde_json::from_value(Value::Object(chat_json)).map_err(|error| {
         Failure::api(ApiError::invalid_request(format!(
             "Invalid request: {error}"
@@ -94,6 +112,8 @@ pub fn parse(body: &[u8]) -> Result<Mapped, Failure> {
     Ok(Mapped {
         echo: echo(&request),
         chat,
+        namespaces: tools.namespaces,
+        left_out: tools.left_out,
     })
 }
 
@@ -127,8 +147,8 @@ fn refuse_stateful(request: &Value) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The chat-completions JSON of `request`.
-fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
+/// The chat-completions JSON of `request`, declaring the chat `tools`.
+fn chat_json(request: &Value, tools: Vec<Value>) -> Result<Map<String, Value>, Failure> {
     let mut chat = passed_through(request.as_object().unwrap_or(&Map::new()), &RESPONSES_KEYS);
     for key in [
         "model",
@@ -150,8 +170,8 @@ fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
         chat.insert("max_completion_tokens".into(), limit.clone());
     }
     chat.insert("messages".into(), Value::Array(messages(request)?));
-    if let Some(tools) = present(request, "tools") {
-        chat.insert("tools".into(), self::tools(tools)?);
+    if present(request, "tools").is_some() {
+        chat.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = present(request, "tool_choice") {
         chat.insert("tool_choice".into(), tool_choice(choice)?);
@@ -166,15 +186,11 @@ fn chat_json(request: &Value) -> Result<Map<String, Value>, Failure> {
 fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
     let mut history = History::default();
     if let Some(instructions) = present(request, "instructions") {
-        history
-            .messages
-            .push(json!({"role": "system", "content": instructions}));
+        history.push(json!({"role": "system", "content": instructions}));
     }
     match present(request, "input") {
         None => return Err(invalid("input", "Missing required parameter: 'input'.")),
-        Some(Value::String(text)) => history
-            .messages
-            .push(json!({"role": "user", "content": text})),
+        Some(Value::String(text)) => history.push(json!({"role": "user", "content": text})),
         Some(Value::Array(items)) => {
             for (n, item) in items.iter().enumerate() {
                 history
@@ -189,14 +205,58 @@ fn messages(request: &Value) -> Result<Vec<Value>, Failure> {
             ))
         }
     }
-    Ok(history.messages)
+    Ok(history.finish())
 }
 
-/// The chat messages written so far, and reasoning waiting for its assistant turn.
+/// The chat messages written so far, and the assistant turn being gathered.
 #[derive(Default)]
 struct History {
     messages: Vec<Value>,
-    reasoning: Option<String>,
+    turn: Option<Turn>,
+}
+
+/// One assistant turn, gathered from the items of one answer.
+#[derive(Default)]
+struct Turn {
+    /// Each assistant message's content, in order.
+    contents: Vec<Value>,
+    reasoning: String,
+    calls: Vec<Value>,
+}
+
+impl Turn {
+    /// The turn as one chat assistant message. A turn of one message keeps its content as
+    /// it came; several messages' contents are one list of parts, in order.
+    fn message(self) -> Value {
+        let Turn {
+            mut contents,
+            reasoning,
+            calls,
+        } = self;
+        let content = match contents.len() {
+            0 if calls.is_empty() => json!(""),
+            0 => Value::Null,
+            1 => contents.remove(0),
+            _ => Value::Array(contents.into_iter().flat_map(as_parts).collect()),
+        };
+        let mut message = json!({"role": "assistant", "content": content});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        if !reasoning.is_empty() {
+            message["reasoning_content"] = Value::String(reasoning);
+        }
+        message
+    }
+}
+
+/// Chat content as a list of parts: a string is one text part.
+fn as_parts(content: Value) -> Vec<Value> {
+    match content {
+        Value::String(text) => vec![json!({"type": "text", "text": text})],
+        Value::Array(parts) => parts,
+        _ => Vec::new(),
+    }
 }
 
 impl History {
@@ -208,15 +268,48 @@ impl History {
             .unwrap_or("message");
         match kind {
             "message" => self.message(item),
-            "function_call" => self.function_call(item),
+            "function_call" => {
+                let call = function_call(item)?;
+                self.turn().calls.push(call);
+                Ok(())
+            }
             "function_call_output" => self.function_call_output(item),
             "reasoning" => {
-                self.reasoning = Some(reasoning_text(item));
+                let text = reasoning_text(item);
+                let turn = self.turn();
+                if !turn.reasoning.is_empty() && !text.is_empty() {
+                    turn.reasoning.push('\n');
+                }
+                turn.reasoning.push_str(&text);
                 Ok(())
             }
             "item_reference" => Err("'item_reference' items are not supported: this server stores no items; send the item itself.".into()),
             other => Err(format!("Input items of type '{other}' are not supported.")),
         }
+    }
+
+    /// The assistant turn the items of an answer add to, opened by the first of them.
+    fn turn(&mut self) -> &mut Turn {
+        self.turn.get_or_insert_with(Turn::default)
+    }
+
+    /// Writes the assistant turn being gathered, if there is one.
+    fn close_turn(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            self.messages.push(turn.message());
+        }
+    }
+
+    /// Adds a message that ends the assistant turn before it.
+    fn push(&mut self, message: Value) {
+        self.close_turn();
+        self.messages.push(message);
+    }
+
+    /// The chat messages, the last turn written.
+    fn finish(mut self) -> Vec<Value> {
+        self.close_turn();
+        self.messages
     }
 
     fn message(&mut self, item: &Value) -> Result<(), String> {
@@ -225,37 +318,10 @@ impl History {
             return Err(format!("Invalid role '{role}'."));
         }
         let content = content(item.get("content").unwrap_or(&Value::Null))?;
-        let mut message = json!({"role": role, "content": content});
         if role == "assistant" {
-            self.attach_reasoning(&mut message);
-        }
-        self.messages.push(message);
-        Ok(())
-    }
-
-    fn function_call(&mut self, item: &Value) -> Result<(), String> {
-        let call = json!({
-            "id": text_field(item, "call_id")?,
-            "type": "function",
-            "function": {
-                "name": text_field(item, "name")?,
-                "arguments": text_field(item, "arguments")?,
-            }
-        });
-        let open_turn = self
-            .messages
-            .last_mut()
-            .filter(|last| last["role"] == "assistant" && self.reasoning.is_none());
-        match open_turn {
-            Some(turn) => match turn.get_mut("tool_calls").and_then(Value::as_array_mut) {
-                Some(calls) => calls.push(call),
-                None => turn["tool_calls"] = json!([call]),
-            },
-            None => {
-                let mut turn = json!({"role": "assistant", "content": null, "tool_calls": [call]});
-                self.attach_reasoning(&mut turn);
-                self.messages.push(turn);
-            }
+            self.turn().contents.push(content);
+        } else {
+            self.push(json!({"role": role, "content": content}));
         }
         Ok(())
     }
@@ -267,6 +333,7 @@ impl History {
             Some(parts @ Value::Array(_)) => content(parts)?,
             _ => return Err("'output' must be a string or an array of content parts.".into()),
         };
+        self.close_turn();
         let mut message = json!({"role": "tool", "tool_call_id": call_id, "content": output});
         if let Some(name) = self.call_name(call_id) {
             message["name"] = Value::String(name);
@@ -285,12 +352,21 @@ impl History {
             .find(|call| call["id"] == call_id)
             .and_then(|call| call["function"]["name"].as_str().map(str::to_owned))
     }
+}
 
-    fn attach_reasoning(&mut self, turn: &mut Value) {
-        if let Some(reasoning) = self.reasoning.take() {
-            turn["reasoning_content"] = Value::String(reasoning);
-        }
-    }
+/// A `function_call` item as a chat tool call; a call in a namespace is named as the model
+/// sees it, `namespace.name`.
+fn function_call(item: &Value) -> Result<Value, String> {
+    let name = text_field(item, "name")?;
+    let name = match present(item, "namespace").and_then(Value::as_str) {
+        Some(namespace) => format!("{namespace}.{name}"),
+        None => name.to_owned(),
+    };
+    Ok(json!({
+        "id": text_field(item, "call_id")?,
+        "type": "function",
+        "function": {"name": name, "arguments": text_field(item, "arguments")?},
+    }))
 }
 
 /// The text of a `reasoning` item: its `content`, else its `summary`.
@@ -333,36 +409,86 @@ fn content_part(part: &Value) -> Result<Value, String> {
         }
         "refusal" => Ok(json!({"type": "text", "text": text_field(part, "refusal")?})),
         "input_image" => match part.get("image_url").and_then(Value::as_str) {
-            Some(url) => Ok(json!({"type": "image_url", "image_url": {"url": url}})),
+            Some(url) => {
+                let mut image = json!({"url": url});
+                if let Some(detail) = present(part, "detail") {
+                    image["detail"] = detail.clone();
+                }
+                Ok(json!({"type": "image_url", "image_url": image}))
+            }
             None => Err("'input_image' parts need an 'image_url' (file ids need stored files, which this server has not).".into()),
         },
         other => Err(format!("Content parts of type '{other}' are not supported.")),
     }
 }
 
-/// Function tools in the chat shape.
-fn tools(tools: &Value) -> Result<Value, Failure> {
+/// A request's tools as the chat request declares them.
+#[derive(Debug, Default)]
+struct Tools {
+    /// The function tools, in the chat shape.
+    chat: Vec<Value>,
+    /// The namespaces the functions were declared in.
+    namespaces: Vec<String>,
+    left_out: LeftOut,
+}
+
+/// Reads `tools`: functions as they are, the functions of a namespace under its name, and
+/// every other kind left out.
+fn tools(tools: &Value) -> Result<Tools, Failure> {
     let Value::Array(tools) = tools else {
         return Err(invalid("tools", "'tools' must be an array."));
     };
-    let chat_tool = |(n, tool): (usize, &Value)| {
-        let kind = tool.get("type").and_then(Value::as_str).unwrap_or_default();
-        if kind != "function" {
-            return Err(invalid(
-                &format!("tools[{n}].type"),
-                format!("Only function tools are supported, not '{kind}'."),
-            ));
+    let mut mapped = Tools::default();
+    for (n, tool) in tools.iter().enumerate() {
+        let at = format!("tools[{n}]");
+        match tool.get("type").and_then(Value::as_str) {
+            Some("function") => mapped.chat.push(chat_tool(tool, None)),
+            Some("namespace") => mapped.namespace(tool, &at)?,
+            Some(kind) => mapped.left_out.add(kind),
+            None => {
+                let message = "Missing required parameter: a tool's 'type'.";
+                return Err(invalid(&format!("{at}.type"), message));
+            }
         }
-        let mut function = tool.as_object().cloned().unwrap_or_default();
-        function.remove("type");
-        Ok(json!({"type": "function", "function": function}))
-    };
-    tools
-        .iter()
-        .enumerate()
-        .map(chat_tool)
-        .collect::<Result<_, _>>()
-        .map(Value::Array)
+    }
+    Ok(mapped)
+}
+
+impl Tools {
+    /// The functions of a `namespace` tool, named `namespace.name`; its other tools left
+    /// out by that name.
+    fn namespace(&mut self, tool: &Value, at: &str) -> Result<(), Failure> {
+        let name =
+            text_field(tool, "name").map_err(|message| invalid(&format!("{at}.name"), message))?;
+        let Some(Value::Array(members)) = tool.get("tools") else {
+            return Err(invalid(
+                &format!("{at}.tools"),
+                "A namespace's 'tools' must be an array.",
+            ));
+        };
+        for (m, member) in members.iter().enumerate() {
+            let member_name = text_field(member, "name")
+                .map_err(|message| invalid(&format!("{at}.tools[{m}].name"), message))?;
+            let qualified = format!("{name}.{member_name}");
+            match member.get("type").and_then(Value::as_str) {
+                Some("function") => self.chat.push(chat_tool(member, Some(&qualified))),
+                _ => self.left_out.add(qualified),
+            }
+        }
+        self.namespaces.push(name.to_owned());
+        Ok(())
+    }
+}
+
+/// A Responses function tool (flat: `name` beside `type`) in the chat shape, renamed when
+/// `name` is given.
+fn chat_tool(tool: &Value, name: Option<&str>) -> Value {
+    let mut function = tool.as_object().cloned().unwrap_or_default();
+    function.remove("type");
+    if let Some(name) = name {
+        function.insert("name".into(), Value::String(name.to_owned()));
+    }
+    json!({"type": "function", "function": function})
 }
 
 /// `tool_choice` in the chat shape.
@@ -378,6 +504,8 @@ fn tool_choice(choice: &Value) -> Result<Value, Failure> {
                 .as_array()
                 .into_iter()
                 .flatten()
+                // Hosted tools among them were left out of `tools`.
+                .filter(|tool| tool["type"] == "function")
                 .map(|tool| json!({"type": "function", "function": {"name": tool["name"]}}))
                 .collect();
             Ok(
@@ -488,6 +616,142 @@ mod tests {
     }
 
     #[test]
+    fn the_items_of_one_answer_are_one_assistant_turn_in_any_order() {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
+        let output =
+            |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
+        let said = json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]});
+        let thought =
+            json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "need f"}]});
+        let user = json!({"role": "user", "content": "go"});
+        let tools = json!([{"type": "function", "name": "f", "parameters": {"type": "object"}}]);
+        let cases = [
+            vec![user.clone(), call("c1"), said.clone(), output("c1")],
+            vec![
+                user.clone(),
+                thought.clone(),
+                said.clone(),
+                call("c1"),
+                call("c2"),
+                output("c1"),
+                output("c2"),
+            ],
+            vec![
+                user.clone(),
+                call("c1"),
+                thought.clone(),
+                call("c2"),
+                said.clone(),
+                output("c1"),
+                output("c2"),
+            ],
+        ];
+        for input in cases {
+            let calls = input
+                .iter()
+                .filter(|item| item["type"] == "function_call")
+                .count();
+            let chat = chat_of(json!({"input": input, "tools": tools}));
+            let turn = &chat["messages"][1];
+            assert_eq!(turn["role"], "assistant", "{chat}");
+            assert_eq!(
+                turn["tool_calls"].as_array().map(Vec::len),
+                Some(calls),
+                "{chat}"
+            );
+            assert_eq!(
+                turn["content"],
+                json!([{"type": "text", "text": "Let me look."}])
+            );
+            let reasoned = input.contains(&thought);
+            assert_eq!(
+                turn["reasoning_content"].as_str().is_some(),
+                reasoned,
+                "{chat}"
+            );
+            let roles: Vec<&str> = chat["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["role"].as_str())
+                .collect();
+            assert_eq!(roles.len(), 2 + calls, "{chat}");
+        }
+    }
+
+    #[test]
+    fn developer_messages_and_every_part_kind_are_kept_in_place() {
+        let chat = chat_of(json!({
+            "instructions": "Be brief.",
+            "input": [
+                {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Use tools."}]},
+                {"type": "message", "role": "user", "content": [
+                    {"type": "input_text", "text": "What is this?"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"},
+                ]},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "A cat.", "annotations": []}]},
+                {"type": "message", "role": "developer", "content": "Answer in French."},
+            ],
+        }));
+        assert_eq!(
+            chat["messages"],
+            json!([
+                {"role": "system", "content": "Be brief."},
+                {"role": "developer", "content": [{"type": "text", "text": "Use tools."}]},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "auto"}},
+                ]},
+                {"role": "assistant", "content": [{"type": "text", "text": "A cat."}]},
+                {"role": "developer", "content": "Answer in French."},
+            ])
+        );
+    }
+
+    #[test]
+    fn namespaced_functions_are_functions_and_hosted_tools_are_left_out() {
+        let mapped = parse(json!({
+            "input": [
+                {"role": "user", "content": "spawn"},
+                {"type": "function_call", "call_id": "c1", "namespace": "multi_agent_v1", "name": "spawn_agent", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "spawned"},
+            ],
+            "tools": [
+                {"type": "function", "name": "shell", "parameters": {"type": "object"}},
+                {"type": "web_search", "external_web_access": false},
+                {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents", "tools": [
+                    {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}},
+                    {"type": "custom", "name": "note", "format": {"type": "text"}},
+                ]},
+                {"type": "image_generation"},
+            ],
+            "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "shell"}, {"type": "web_search"}]},
+        }).to_string().as_bytes()).expect("a valid request");
+        let chat = serde_json::to_value(&mapped.chat).expect("serializes");
+        let names: Vec<&str> = chat["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool["function"]["name"].as_str())
+            .collect();
+        assert_eq!(names, ["shell", "multi_agent_v1.spawn_agent"]);
+        assert_eq!(
+            chat["messages"][1]["tool_calls"][0]["function"]["name"],
+            "multi_agent_v1.spawn_agent"
+        );
+        assert_eq!(chat["messages"][2]["name"], "multi_agent_v1.spawn_agent");
+        assert_eq!(
+            chat["tool_choice"]["allowed_tools"]["tools"],
+            json!([{"type": "function", "function": {"name": "shell"}}])
+        );
+        assert_eq!(mapped.namespaces, ["multi_agent_v1"]);
+        assert_eq!(
+            mapped.left_out.tools(),
+            ["web_search", "multi_agent_v1.note", "image_generation"]
+        );
+    }
+
+    #[test]
     fn tools_choices_and_formats_take_the_chat_shape() {
         let tool = json!({"type": "function", "name": "f", "parameters": {"type": "object"}});
         let chat = chat_of(json!({
@@ -516,8 +780,10 @@ mod tests {
     #[test]
     fn bad_requests_name_the_responses_parameter() {
         assert_eq!(error_of(json!({})).param.as_deref(), Some("input"));
-        let hosted = json!({"input": "x", "tools": [{"type": "web_search"}]});
-        assert_eq!(error_of(hosted).param.as_deref(), Some("tools[0].type"));
+        let untyped = json!({"input": "x", "tools": [{"name": "f"}]});
+        assert_eq!(error_of(untyped).param.as_deref(), Some("tools[0].type"));
+        let unnamed = json!({"input": "x", "tools": [{"type": "namespace", "tools": []}]});
+        assert_eq!(error_of(unnamed).param.as_deref(), Some("tools[0].name"));
         let unknown = json!({"input": "x", "tools": [], "tool_choice": "required"});
         assert_eq!(error_of(unknown).param.as_deref(), Some("tool_choice"));
         let negative = json!({"input": "x", "max_output_tokens": -1});

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Map, Value};
@@ -189,16 +189,23 @@ pub async fn named_events(app: &Router, path: &str, body: &Value) -> Vec<(String
 
 /// Sends `request` and returns the status and the whole body.
 pub async fn send(app: &Router, request: Request<Body>) -> (StatusCode, String) {
+    let (status, _, body) = exchange(app, request).await;
+    (status, body)
+}
+
+/// Sends `request` and returns the status, the headers and the whole body.
+pub async fn exchange(app: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
     use tower::ServiceExt;
     let response = app.clone().oneshot(request).await.expect("infallible");
-    let status = response.status();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes();
-    (status, String::from_utf8(bytes.to_vec()).expect("UTF-8"))
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.expect("a body").to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).expect("UTF-8");
+    (parts.status, parts.headers, text)
+}
+
+/// The header that names the tools an answer left out, if it has one.
+pub fn ignored_tools(headers: &HeaderMap) -> Option<&str> {
+    headers.get("x-toolbridge-ignored-tools")?.to_str().ok()
 }
 
 /// Sends `body` as a chat completion and returns the status and the JSON answer.

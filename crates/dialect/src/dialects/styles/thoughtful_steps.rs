@@ -20,6 +20,7 @@
 
 use serde_json::{json, Value};
 use toolbridge_chat::Tool;
+use toolbridge_grammar::schema;
 use toolbridge_grammar::{Expr, Grammar};
 
 use super::{tools_listing, CallSyntax, PromptStyle, ToolsPrompt};
@@ -130,6 +131,18 @@ fn shown_schema(answer: Value) -> Value {
 /// The step's schema the grammar enforces: the thought, then exactly one of `calls` or
 /// the result, nothing else.
 fn step_schema(calls: Vec<Value>, answer: Value) -> Value {
+    // Where each schema lands below, for its `$ref`s to be re-rooted there.
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(at, call)| {
+            let at = format!(
+                "/properties/next_step/oneOf/0/properties/tool_calls/prefixItems/0/oneOf/{at}"
+            );
+            schema::nest(call, &at)
+        })
+        .collect();
+    let answer = schema::nest(&answer, "/properties/next_step/oneOf/1/properties/result");
     let only = |key: &str, schema: Value| {
         json!({
             "type": "object",
