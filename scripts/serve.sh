@@ -10,4 +10,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/system-packages.sh
 cargo build --release -p toolbridge-cli --features llama
-exec target/release/toolbridge serve "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/toolbridge" serve "$@"
