@@ -11,7 +11,8 @@
 # later runs only start the server. Measured on 2 cores shared with other builds (load
 # 12-16): installing 525 s (6.3 GB of venv, most of it the CUDA libraries PyPI's torch
 # brings, unused on a CPU), converting 364 s (2.4 GB of float32 safetensors), starting
-# 3-6 min.
+# about 4 min (3m50s and 4m10s in crates/cli/tests/serve_vllm.rs, whose two tests took
+# 1284 s together).
 #
 #   scripts/vllm.sh [--model GGUF] [--port 0] [--exit-with-stdin] [-- vLLM arguments…]
 #
