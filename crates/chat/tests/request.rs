@@ -175,7 +175,7 @@ fn content_parts_of_every_type() {
     );
     assert_eq!(
         message.content_text(),
-        "What is in this image, and this audio?"
+        "What is in this image, \nand this audio?"
     );
     let Some(Content::Parts(parts)) = &message.content else {
         panic!("parts expected")
