@@ -42,7 +42,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 /// Why vLLM's CPU build cannot run here, where it cannot: not asked for, or its wheel is
 /// x86-64 Linux only, and its kernels need AVX2.
 fn cannot_run_vllm() -> Option<String> {
-    if std::env::var_os("TOOLBRIDGE_VLLM").is_none_or(|value| value != "1") {
+    if std::env::var("TOOLBRIDGE_VLLM").as_deref() != Ok("1") {
         return Some(
             "TOOLBRIDGE_VLLM=1 runs these tests (installing and starting vLLM takes longer \
              than CI's budget holds)"
