@@ -247,7 +247,10 @@ measure() {
     tail -n "+$((before + 1))" "$log" >"$dir/server.log"
     local requests faults
     requests="$(grep -c ' request ' "$dir/server.log" || true)"
+    # The Anthropic tool runner's thread refusal is expected: its SDK resends the whole
+    # conversation on it (toolbridge keeps no server-side threads).
     faults="$(grep -E ' request .*status=[45][0-9]{2}|generation failed' "$dir/server.log" |
+        grep -v 'code=thread_unsupported_request' |
         sed -E 's/.*(method=[A-Z]+ path=[^ ]+ status=[0-9]+( code=[^ ]+)?).*/\1/; s/.*(generation failed.*)/\1/' |
         sort | uniq -c | sed -E 's/^ +//' | paste -sd ';' || true)"
     local wire=yes tool=no
