@@ -229,7 +229,10 @@ async fn a_call_cut_before_its_name_is_complete_is_nothing() {
     let (_, answer) = chat(&app(&engine), &body).await;
     let choice = &answer["choices"][0];
     assert_eq!(choice["finish_reason"], "length");
-    assert_eq!(choice["message"], json!({"role": "assistant", "content": ""}));
+    assert_eq!(
+        choice["message"],
+        json!({"role": "assistant", "content": ""})
+    );
 }
 
 /// After a call, a model that writes on what its client cannot see (blank space, held as

@@ -277,13 +277,18 @@ impl Pat {
     fn closing_from_nothing(&self, mark: &mut Option<&str>) -> Option<String> {
         match self {
             Pat::Lit(literal) => Some(literal.clone()),
-            Pat::Opt(_) | Pat::Ws | Pat::Rest | Pat::Repeat(_) | Pat::Ahead(_) => Some(String::new()),
+            Pat::Opt(_) | Pat::Ws | Pat::Rest | Pat::Repeat(_) | Pat::Ahead(_) => {
+                Some(String::new())
+            }
             Pat::Json => JsonScanner::new().closing(mark),
             Pat::Literal => Some(String::from("{}")),
             Pat::Until { delim, .. } | Pat::Name { delim, .. } => {
                 Some([mark.take().unwrap_or(""), delim].concat())
             }
-            Pat::Seq(items) => items.iter().map(|item| item.closing_from_nothing(mark)).collect(),
+            Pat::Seq(items) => items
+                .iter()
+                .map(|item| item.closing_from_nothing(mark))
+                .collect(),
             Pat::Alt(items) => items.first()?.closing_from_nothing(mark),
             Pat::Span(item) => item.closing_from_nothing(mark),
         }
@@ -1519,10 +1524,17 @@ mod tests {
             let (calls, content) = cut_at(&text, end);
             // Before its marker is whole, the text is content as written (a marker's
             // start may be prose); after, the blank before the marker is layout.
-            let shown = if end < "Hi <a>".len() { &text[..end] } else { "Hi" };
+            let shown = if end < "Hi <a>".len() {
+                &text[..end]
+            } else {
+                "Hi"
+            };
             assert_eq!(content, shown, "content, cut at {end}");
             if end < name_ends {
-                assert!(calls.is_empty(), "a call without its name, cut at {end}: {calls:?}");
+                assert!(
+                    calls.is_empty(),
+                    "a call without its name, cut at {end}: {calls:?}"
+                );
                 continue;
             }
             let [(name, written, ended)] = &calls[..] else {
@@ -1560,7 +1572,10 @@ mod tests {
         };
         let mut parser = FramedParser::new(vec![("Do:".into(), Action::Call(prose))]);
         let text = "Do: this and that";
-        assert_eq!(joined(parse_all(&mut parser, text)), [Event::Content(text.into())]);
+        assert_eq!(
+            joined(parse_all(&mut parser, text)),
+            [Event::Content(text.into())]
+        );
     }
 
     #[test]
@@ -1588,7 +1603,10 @@ mod tests {
         ] {
             assert_eq!(close(text).as_deref(), Some(closing), "{text}");
             let whole = format!("{text}{closing}");
-            assert!(serde_json::from_str::<serde_json::Value>(&whole).is_ok(), "{whole}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&whole).is_ok(),
+                "{whole}"
+            );
         }
         assert_eq!(close("{]"), None);
     }

@@ -203,8 +203,7 @@ impl JsonScanner {
     /// completed text is decoded like any call, and the mark shows where the model's text
     /// ended in what the decoder made of it.
     pub fn closing(&self, mark: &mut Option<&str>) -> Option<String> {
-        if mark.is_some_and(|mark| mark.contains(['"', '\\']) || mark.contains(char::is_control))
-        {
+        if mark.is_some_and(|mark| mark.contains(['"', '\\']) || mark.contains(char::is_control)) {
             return None;
         }
         let mut scanner = self.clone();
@@ -226,6 +225,8 @@ impl JsonScanner {
                     out.push_str(":null");
                 }
             }
+            // `-1`, not `-0`, which a decoder that writes the value again writes `-0.0`.
+            State::InNumber(NumberPart::Minus) => out.push('1'),
             State::InNumber(part) if !part.is_complete() => out.push('0'),
             State::InLiteral { word, matched } => {
                 out.push_str(std::str::from_utf8(word.get(matched..)?).ok()?);
