@@ -230,7 +230,7 @@ async fn a_call_cut_before_its_name_is_complete_is_nothing() {
     let choice = &answer["choices"][0];
     assert_eq!(choice["finish_reason"], "length");
     assert_eq!(
-        choice["message"],
+        without_nulls(&choice["message"]),
         json!({"role": "assistant", "content": ""})
     );
 }
