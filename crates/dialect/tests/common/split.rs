@@ -93,3 +93,47 @@ pub fn parsed_however_cut_and_at(make: MakeParser, text: &str, cuts: &[usize]) -
     );
     whole
 }
+
+/// How many bytes of a marker's start a cut answer may show as text: a marker's start at
+/// the end of the output may be prose, and stays text.
+const MARKER_START: usize = 32;
+
+/// `answer` cut at points along it, as a token limit cuts it, reads the same however the
+/// cut text is pieced (streamed == whole), and as far as it was written: the calls of the
+/// whole answer up to the one it ends in, that one under its name with arguments that
+/// begin the whole call's (or `{}`, what the dialects read for arguments not begun yet),
+/// and no more text than the whole answer's but a marker's start, never a call's markup.
+pub fn cut_answers_read_as_far_as_written(make: MakeParser, answer: &str, whole: &Message) {
+    let ends: Vec<usize> = (1..7)
+        .map(|n| answer.len() * n / 7)
+        .filter(|&end| answer.is_char_boundary(end))
+        .collect();
+    let shown = |message: &Message| {
+        message.reasoning_content.clone().unwrap_or_default() + message.content_text().trim_end()
+    };
+    for end in ends {
+        let cut = &answer[..end];
+        let read = parsed_however_cut(make, cut);
+        let (calls, all) = (read.calls(), whole.calls());
+        assert!(calls.len() <= all.len(), "more calls cut at {end}: {cut:?}");
+        for (n, call) in calls.iter().enumerate() {
+            let (arguments, written) = (
+                call.function.arguments.as_json_string(),
+                all[n].function.arguments.as_json_string(),
+            );
+            assert_eq!(call.name(), all[n].name(), "cut at {end}: {cut:?}");
+            let last = n + 1 == calls.len();
+            let begins = written.starts_with(arguments.as_ref()) || arguments == "{}";
+            assert!(
+                if last { begins } else { arguments == written },
+                "call {n} cut at {end}: {arguments:?} for {written:?} in {cut:?}"
+            );
+        }
+        let (text, full) = (shown(&read), shown(whole));
+        let as_written = text.len() < full.len() + MARKER_START;
+        assert!(
+            as_written,
+            "text {text:?}, not {full:?}, cut at {end}: {cut:?}"
+        );
+    }
+}
