@@ -15,7 +15,7 @@
 #   requests   how many requests toolbridge answered for it (its log, one line each)
 #   wire ok    at least one request, and none answered 4xx/5xx nor failed in generation
 #   tool       the task's tool ran: hello.txt exists, or get_weather left its record
-#   exit       the client's exit status (124: the timeout)
+#   exit       the client's exit status (124: the timeout; 3: the SDK gave up on the model's answers)
 #   seconds    the client's wall time
 # A 0.5B model often answers without the tool; the wire must never be why. Each run's
 # files (client output, the server log lines of its requests) are kept under

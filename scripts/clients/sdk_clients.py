@@ -8,7 +8,9 @@ toolbridge: answer "what is the weather in Paris" with the `get_weather` tool
 BASE_URL is the server's root (`http://127.0.0.1:PORT`); each client is given the URL its
 SDK expects (`/v1` for OpenAI's, the root for Anthropic's). The script runs in the folder
 where the tool leaves its record, prints the final answer, and exits 1 with the traceback
-when the client raised: the driver reads the server's log for the wire and the record for
+when the client raised — or 3 when it raised its own verdict on the model's answers
+(`MODEL_GAVE_UP`: too many turns of calls, an empty answer retried too often), which
+the wire carried intact: the driver reads the server's log for the wire and the record for
 the tool, so a small model that answers without the tool is not mistaken for a wire fault.
 
 Each client is used as its documentation shows, with nothing toolbridge-specific beyond
@@ -19,6 +21,11 @@ import sys
 import traceback
 
 from weather import get_weather
+
+# The SDKs' exceptions for a model that answered well-formed but unhelpfully: the Agents
+# SDK's turn limit (the model calls the tool again and again) and pydantic-ai's give-up
+# after an answer with neither text nor a call.
+MODEL_GAVE_UP = {"MaxTurnsExceeded", "UnexpectedModelBehavior"}
 
 QUESTION = "What is the weather like in Paris today? Use the get_weather tool."
 INSTRUCTIONS = "You are a helpful assistant. Answer with the tools you are given."
@@ -140,9 +147,9 @@ def main():
     run, api = CLIENTS[name]
     try:
         answer = run(base.rstrip("/"), key, model, api)
-    except Exception:  # noqa: BLE001 - the driver records the failure, not a crash
+    except Exception as error:  # noqa: BLE001 - the driver records the failure, not a crash
         traceback.print_exc()
-        sys.exit(1)
+        sys.exit(3 if type(error).__name__ in MODEL_GAVE_UP else 1)
     print(answer)
 
 
