@@ -226,6 +226,7 @@ fn near_misses_stay_content_as_written() {
     let prepared = || prepare(glm, &request, &glm4()).parser;
     for text in [
         "Sure\n{\"city\": \"Paris\"}",
+        "get_weather\n{\"city\": ",
         "get_weather\n[\"Paris\"]",
         "get_weather {\"city\": \"Paris\"}",
         "Hello there.\nget_weather\n{\"city\": \"Paris\"}",

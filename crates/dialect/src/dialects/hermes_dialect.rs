@@ -139,16 +139,16 @@ fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Gram
             None,
         ));
     }
-    let root = if with_bare {
-        Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")])
-    } else {
-        Expr::Seq(root)
-    };
     let mut grammar = Grammar::new("root");
-    grammar.set_rule("root", root);
     grammar.set_rule("call", Expr::Alt(calls));
     if with_bare {
+        grammar.set_rule(
+            "root",
+            Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
+        );
         grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
+    } else {
+        grammar.set_rule("root", Expr::Seq(root));
     }
     Ok(grammar)
 }

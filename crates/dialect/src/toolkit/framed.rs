@@ -962,11 +962,10 @@ impl FramedParser {
                 self.events.push(Event::Reasoning(marker_text.clone()));
                 self.mode = Mode::Reasoning { close };
             }
-            (_, None) if cut && !prose && !text.is_empty() => {
+            (_, None) if cut && !prose => {
                 // A marker is never content: a region the output ended in that holds no
                 // call (its name was cut, or it is no call) is dropped with its marker,
-                // and the blank before it is layout, as before a call. A marker with
-                // nothing after it at the very end stays text: it may be prose (`[`).
+                // and the blank before it is layout, as before a call.
                 self.pending.take(text.len());
                 self.writer.end_of_call();
             }
