@@ -48,8 +48,6 @@ ADD = {
 
 TOOLS = [WEATHER, ADD]
 SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
-# What opens a call in the default model's dialect (Hermes / Qwen 2.5).
-CALL_OPEN = "<tool_call>"
 WEATHER_QUESTION = [{"role": "user", "content": "What is the weather like in Paris today?"}]
 
 
@@ -240,12 +238,6 @@ class Checks:
         for limit in range(1, 30):
             whole = self.create(max_tokens=limit, **request).choices[0]
             content, calls, finish = self.stream(max_tokens=limit, **request)
-            if whole.message.content and CALL_OPEN.startswith(whole.message.content):
-                # A known gap: a cut inside the opening marker itself reads as text, since
-                # the parser cannot tell a half-typed marker from prose at the very end.
-                assert content == whole.message.content and not whole.message.tool_calls, (limit, whole)
-                assert finish == whole.finish_reason == "length", (limit, whole)
-                continue
             assert not whole.message.content and not content, (limit, whole.message, content)
             assert finish == whole.finish_reason, (limit, finish, whole.finish_reason)
             streamed = [(call["name"], call["arguments"]) for call in calls]
