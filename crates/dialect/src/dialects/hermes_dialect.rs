@@ -70,9 +70,9 @@ impl Native for Hermes {
         &self,
         tools: &[&Tool],
         parallel: bool,
-        forced: bool,
+        _forced: bool,
     ) -> Result<Grammar, DialectError> {
-        call_grammar(tools, parallel, !forced)
+        call_grammar(tools, parallel)
     }
 
     fn triggers(&self) -> Vec<Trigger> {
@@ -115,11 +115,8 @@ fn markers() -> Vec<(String, Action)> {
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
 /// `parallel` any number of `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one
 /// alternative per tool; `bare` is one call as JSON starting with one of
-/// [`BARE_CALL_OPENINGS`], closed by an optional fence. A forced call (`with_bare` false)
-/// is only `tagged`: the grammar writes the syntax from the first byte, so the model's
-/// off-format habit needs no room, and a call cut by the token limit is always inside a
-/// `<tool_call>` region, which the parser closes as the call so far.
-fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Grammar, DialectError> {
+/// [`BARE_CALL_OPENINGS`], closed by an optional fence.
+fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
     let calls = tools
         .iter()
         .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
@@ -140,16 +137,12 @@ fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Gram
         ));
     }
     let mut grammar = Grammar::new("root");
+    grammar.set_rule(
+        "root",
+        Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
+    );
     grammar.set_rule("call", Expr::Alt(calls));
-    if with_bare {
-        grammar.set_rule(
-            "root",
-            Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
-        );
-        grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
-    } else {
-        grammar.set_rule("root", Expr::Seq(root));
-    }
+    grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
     Ok(grammar)
 }
 

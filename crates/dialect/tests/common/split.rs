@@ -98,22 +98,6 @@ pub fn parsed_however_cut_and_at(make: MakeParser, text: &str, cuts: &[usize]) -
 /// the end of the output may be prose, and stays text.
 const MARKER_START: usize = 32;
 
-/// How many bytes of a string delimiter's start (Gemma 4's `<|"|>`, escaped) a cut call's
-/// last string may show: a cut inside the delimiter is read as the string's text so far.
-/// A known gap of the cut reading, bounded here so nothing larger slips through.
-const DELIMITER_START: usize = 8;
-
-/// Whether `arguments` begin `written` but for their last few bytes, the start of a string
-/// delimiter the cut fell inside.
-fn ends_in_a_delimiter_start(arguments: &str, written: &str) -> bool {
-    let common = arguments
-        .bytes()
-        .zip(written.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    arguments.len() - common <= DELIMITER_START && written.as_bytes()[..common].ends_with(b"\"")
-}
-
 /// `answer` cut at points along it, as a token limit cuts it, reads the same however the
 /// cut text is pieced (streamed == whole), and as far as it was written: the calls of the
 /// whole answer up to the one it ends in, that one under its name with arguments that
@@ -139,9 +123,7 @@ pub fn cut_answers_read_as_far_as_written(make: MakeParser, answer: &str, whole:
             );
             assert_eq!(call.name(), all[n].name(), "cut at {end}: {cut:?}");
             let last = n + 1 == calls.len();
-            let begins = written.starts_with(arguments.as_ref())
-                || arguments == "{}"
-                || ends_in_a_delimiter_start(&arguments, &written);
+            let begins = written.starts_with(arguments.as_ref()) || arguments == "{}";
             assert!(
                 if last { begins } else { arguments == written },
                 "call {n} cut at {end}: {arguments:?} for {written:?} in {cut:?}"
