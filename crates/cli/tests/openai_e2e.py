@@ -48,6 +48,8 @@ ADD = {
 
 TOOLS = [WEATHER, ADD]
 SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
+# What opens a call in the default model's dialect (Hermes / Qwen 2.5).
+CALL_OPEN = "<tool_call>"
 WEATHER_QUESTION = [{"role": "user", "content": "What is the weather like in Paris today?"}]
 
 
@@ -216,6 +218,53 @@ class Checks:
             assert "21" in second.message.content, second.message.content
         cached = answer.usage.prompt_tokens_details.cached_tokens
         assert cached > 0, f"the second turn reused no cached prompt: {answer.usage}"
+
+    def check_a_call_cut_by_max_tokens_is_the_call_so_far(self):
+        """A forced call cut by `max_tokens` comes back as OpenAI returns it: the call so far,
+        its id, name and arguments as written (a prefix of the uncut call's, not repaired),
+        with `finish_reason: length`, streamed and not; its markup is never content.
+
+        Greedy sampling writes the same call at every limit, so each limit cuts the one
+        uncut call somewhere: before its name is whole (no call, no content), before its
+        arguments (`{}`, as Hermes reads a call without them), inside its arguments (the
+        call so far), or not at all.
+        """
+        request = dict(
+            messages=WEATHER_QUESTION,
+            tools=TOOLS,
+            tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        )
+        (uncut,) = self.create(**request).choices[0].message.tool_calls
+        full = uncut.function.arguments
+        cut_inside = []
+        for limit in range(1, 30):
+            whole = self.create(max_tokens=limit, **request).choices[0]
+            content, calls, finish = self.stream(max_tokens=limit, **request)
+            if whole.message.content and CALL_OPEN.startswith(whole.message.content):
+                # A known gap: a cut inside the opening marker itself reads as text, since
+                # the parser cannot tell a half-typed marker from prose at the very end.
+                assert content == whole.message.content and not whole.message.tool_calls, (limit, whole)
+                assert finish == whole.finish_reason == "length", (limit, whole)
+                continue
+            assert not whole.message.content and not content, (limit, whole.message, content)
+            assert finish == whole.finish_reason, (limit, finish, whole.finish_reason)
+            streamed = [(call["name"], call["arguments"]) for call in calls]
+            written = [(call.function.name, call.function.arguments) for call in whole.message.tool_calls or []]
+            assert streamed == written, (limit, streamed, written)
+            if not written:
+                assert finish == "length", (limit, whole)
+                continue
+            ((name, arguments),) = written
+            assert name == "get_weather" and whole.message.tool_calls[0].id.startswith("call_"), whole
+            if arguments == full:
+                break
+            assert finish == "length", (limit, whole)
+            if arguments == "{}":  # cut before its arguments began: what the dialect reads for none
+                continue
+            assert full.startswith(arguments), (limit, arguments, full)
+            cut_inside.append(arguments)
+        assert cut_inside, "no limit cut the call inside its arguments"
+        print(f"  cut calls read back: {cut_inside} (uncut: {full})", flush=True)
 
     def check_bad_requests_are_openai_errors(self):
         def refused(param, **request):

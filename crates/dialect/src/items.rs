@@ -15,7 +15,8 @@
 //! - a call closes the open reasoning and text items and opens an item of its own, which
 //!   its argument fragments grow and its end closes;
 //! - empty pieces change nothing, and [`Items::finish`] closes whatever is still open (a
-//!   call cut off by the token limit keeps the arguments that arrived).
+//!   call cut off by the token limit keeps the arguments that arrived, and is marked
+//!   [`Item::cut`]: OpenAI's `function_call` item with `status: "incomplete"`).
 //!
 //! Text written while a call is still open (no dialect's syntax does this, but the event
 //! contract allows it) opens a text item beside the call; both APIs address an item by its
@@ -58,6 +59,9 @@ pub struct Item {
     pub text: String,
     /// Whether the item has been closed.
     pub done: bool,
+    /// Whether it is a call the output ended in before its end (the token limit cut it):
+    /// closed by [`Items::finish`], with the arguments that arrived.
+    pub cut: bool,
 }
 
 /// What one event did to the list, by item index.
@@ -143,6 +147,9 @@ impl<I: ToolIds> Items<I> {
     pub fn finish(&mut self) -> Vec<Change> {
         let mut changes = Vec::new();
         for item in 0..self.items.len() {
+            if let Some(open) = self.items.get_mut(item) {
+                open.cut = !open.done && matches!(open.kind, ItemKind::Call { .. });
+            }
             self.close(item, &mut changes);
         }
         self.open_reasoning = None;
@@ -185,6 +192,7 @@ impl<I: ToolIds> Items<I> {
             kind,
             text: String::new(),
             done: false,
+            cut: false,
         });
         let item = self.items.len() - 1;
         changes.push(Change::Opened(item));
@@ -269,7 +277,7 @@ mod tests {
         assert_eq!(kinds[0], &ItemKind::Reasoning);
         assert_eq!(items[1].text, "Let me look.");
         assert_eq!(items[2].text, "{\"a\": 1}");
-        assert!(items.iter().all(|item| item.done));
+        assert!(items.iter().all(|item| item.done && !item.cut));
         let opened = changes
             .iter()
             .filter(|change| matches!(change, Change::Opened(_)))
@@ -293,6 +301,7 @@ mod tests {
             ]
         );
         assert_eq!(items[0].text, "{\"a\"");
+        assert!(items[0].cut);
     }
 
     #[test]

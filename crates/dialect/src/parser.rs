@@ -19,12 +19,31 @@ pub trait StreamParser {
 
     /// Ends the output: everything still held back is decided now.
     fn finish(&mut self) -> Vec<Event>;
+
+    /// Ends an output the token limit cut (the engine's `finish_reason: length`): as
+    /// [`StreamParser::finish`], except that a call region the output ends in is the call
+    /// so far, its name and its arguments as written, left open, as OpenAI returns a call
+    /// cut by `max_tokens`. A region cut before its name is dropped with its marker. Only
+    /// the engine's word makes an end a cut: an output that merely stops inside a call's
+    /// syntax (prose, a near miss) stays text as written. Parsers that hold no call
+    /// regions end a cut output as any other.
+    fn finish_cut(&mut self) -> Vec<Event> {
+        self.finish()
+    }
 }
 
 /// The events of a whole output: `text` fed to `parser` in one piece, then finished.
 pub fn parse_all<P: StreamParser + ?Sized>(parser: &mut P, text: &str) -> Vec<Event> {
     let mut events = parser.push(text);
     events.extend(parser.finish());
+    events
+}
+
+/// The events of a whole output the token limit cut: `text` fed to `parser` in one piece,
+/// then finished as cut ([`StreamParser::finish_cut`]).
+pub fn parse_cut<P: StreamParser + ?Sized>(parser: &mut P, text: &str) -> Vec<Event> {
+    let mut events = parser.push(text);
+    events.extend(parser.finish_cut());
     events
 }
 
@@ -37,5 +56,9 @@ impl<P: StreamParser + ?Sized> StreamParser for Box<P> {
 
     fn finish(&mut self) -> Vec<Event> {
         (**self).finish()
+    }
+
+    fn finish_cut(&mut self) -> Vec<Event> {
+        (**self).finish_cut()
     }
 }

@@ -4,14 +4,16 @@
 
 mod common;
 
-use common::split::{parsed_however_cut_and_at, parsed_in_pieces};
+use common::split::{
+    cut_answers_read_as_far_as_written, parsed_however_cut_and_at, parsed_in_pieces,
+};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
 use toolbridge_dialect::assemble::assemble;
 use toolbridge_dialect::dialects::hermes_dialect::{parser, parser_in_reasoning};
 use toolbridge_dialect::events::Event;
-use toolbridge_dialect::parser::{parse_all, StreamParser};
+use toolbridge_dialect::parser::{parse_all, parse_cut, StreamParser};
 use toolbridge_dialect::tool_ids::SequentialIds;
 
 fn fold(events: Vec<Event>) -> Message {
@@ -26,6 +28,12 @@ fn however_cut(text: &str, cuts: &[prop::sample::Index]) -> Message {
 
 fn message_json(text: &str) -> Value {
     let message = fold(parse_all(&mut parser(), text));
+    serde_json::to_value(message).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`message_json`] for an output the token limit cut.
+fn cut_message_json(text: &str) -> Value {
+    let message = fold(parse_cut(&mut parser(), text));
     serde_json::to_value(message).unwrap_or_else(|error| panic!("{error}"))
 }
 
@@ -202,21 +210,42 @@ fn an_unclosed_call_stands_when_its_object_was_complete() {
     );
 }
 
+/// An output that stops inside a call's syntax, without the engine saying the token limit
+/// cut it, is text as written: it may be prose, or a near miss.
 #[test]
-fn an_unclosed_call_without_a_name_is_content() {
+fn an_unclosed_call_is_content_when_the_output_was_not_cut() {
     for text in [
         "<tool_call>\n{\"argu",
         "Sure. <tool_call>",
         "<tool_call>{\"name\": \"f",
+        r#"Sure. <tool_call>{"name": "f", "arguments": {"a": "#,
     ] {
         assert_eq!(message_json(text), content_only(text), "{text:?}");
     }
 }
 
+/// Cut by the token limit, a call cut before its name is whole is dropped, its markup
+/// never shown as content; a marker with nothing after it at the very end stays text (it
+/// may be prose).
 #[test]
-fn an_output_ending_inside_a_call_object_is_content() {
+fn a_cut_call_without_a_name_is_dropped() {
+    for (text, content) in [
+        ("<tool_call>\n{\"argu", ""),
+        ("Sure. <tool_call>", "Sure. <tool_call>"),
+        ("<tool_call>{\"name\": \"f", ""),
+    ] {
+        assert_eq!(cut_message_json(text), content_only(content), "{text:?}");
+    }
+}
+
+/// Cut by the token limit inside a call's object, the output is the call so far: its name
+/// and its arguments as written.
+#[test]
+fn an_output_cut_inside_a_call_object_is_the_call_so_far() {
     let text = r#"Sure. <tool_call>{"name": "f", "arguments": {"a": "#;
-    assert_eq!(message_json(text), content_only(text));
+    let mut expected = calls_only(vec![call(0, "f", r#"{"a": "#)]);
+    expected["content"] = "Sure.".into();
+    assert_eq!(cut_message_json(text), expected);
 }
 
 /// A call is held until its object is whole: JSON that breaks after the name is no call,
@@ -543,6 +572,7 @@ proptest! {
         let whole = however_cut(&text, &[cut]);
         prop_assert_eq!(whole.content_text(), "");
         prop_assert_eq!(whole.calls().len(), expected.len());
+        cut_answers_read_as_far_as_written(&|| Box::new(parser()), &text, &whole);
         for (call, (name, arguments)) in whole.calls().iter().zip(&expected) {
             prop_assert_eq!(&call.function.name, name);
             prop_assert_eq!(

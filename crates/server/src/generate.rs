@@ -16,6 +16,15 @@
 //!
 //! The parser's events pass a [`RepeatGuard`] on their way: a call repeating an earlier
 //! call of the answer ends the generation there.
+//!
+//! Once a call has closed, output the client cannot see is bounded
+//! ([`UNSEEN_AFTER_CALL`] pieces in a row that decide nothing): a model that goes on
+//! writing blank space after its calls (layout, held and then dropped), or another call
+//! that never closes (a string argument repeating itself, held until the call is whole),
+//! is ended there, and the answer is what the parser makes of it: its calls, and a call
+//! cut short as if its token limit had come (then `finish_reason: length`). Seen through Codex CLI:
+//! after a call had streamed, the model wrote on for 6319 tokens and 581 s while the
+//! stream said nothing, until the client gave up.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,7 +32,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use toolbridge_dialect::events::Event;
 use toolbridge_dialect::parser::StreamParser;
-use toolbridge_engine::{Completion, Engine, EngineError, Flow, Generation};
+use toolbridge_engine::{Completion, Engine, EngineError, FinishReason, Flow, Generation};
 
 use crate::admission::Permit;
 use crate::error::Failure;
@@ -32,6 +41,12 @@ use crate::repeats::RepeatGuard;
 
 /// How many steps may wait for a slow client before the engine waits too.
 const CHANNEL_DEPTH: usize = 64;
+
+/// How many pieces in a row may decide nothing once a call has closed. About 2,000
+/// tokens: at the default model's 10–20 tokens a second on a CPU, two to three minutes of
+/// a silent stream, within the 5 minutes Codex CLI waits for an event. A call after the
+/// first that is longer than this is cut here, and read as a call cut by the limit.
+pub const UNSEEN_AFTER_CALL: usize = 2048;
 
 /// What the generation thread reports.
 #[derive(Debug)]
@@ -123,6 +138,7 @@ impl Run<'_> {
     ) {
         let out = &self.out;
         let mut guard = RepeatGuard::default();
+        let mut unseen = UnseenAfterCall::default();
         let mut output = RawOutput::default();
         let mut clock = PieceClock::new(self.preparation.total());
         let deadline = Instant::now() + self.time;
@@ -135,6 +151,7 @@ impl Run<'_> {
             let first = !piece.is_empty() && clock.tick(self.metrics);
             output.push(piece);
             let events = guard.pass(parser.push(piece));
+            unseen.count(&events);
             let sent = if first {
                 out.send(Step::Started)
             } else {
@@ -142,6 +159,10 @@ impl Run<'_> {
             };
             match sent.and_then(|()| out.send_events(events)) {
                 Ok(()) if guard.tripped() => Flow::Stop,
+                Ok(()) if unseen.too_many() => {
+                    ended = Some(Ended::Unseen);
+                    Flow::Stop
+                }
                 Ok(()) => Flow::Continue,
                 Err(why) => {
                     ended = Some(why);
@@ -169,10 +190,32 @@ impl Run<'_> {
                 return;
             }
             (Ok(_), Some(Ended::Gone)) => return,
-            (Ok(completion), None) => match out.send_events(guard.pass(parser.finish())) {
-                Ok(()) => Ok(completion),
-                Err(_) => return,
-            },
+            (Ok(mut completion), Some(Ended::Unseen)) => {
+                tracing::warn!(
+                    pieces = UNSEEN_AFTER_CALL,
+                    "after a call, the model wrote what its client could not see: the generation was ended as if at its limit"
+                );
+                let events = guard.pass(parser.finish_cut());
+                unseen.count(&events);
+                if unseen.call_open {
+                    completion.finish_reason = FinishReason::Length;
+                }
+                match out.send_events(events) {
+                    Ok(()) => Ok(completion),
+                    Err(_) => return,
+                }
+            }
+            (Ok(completion), None) => {
+                let events = if completion.finish_reason == FinishReason::Length {
+                    parser.finish_cut()
+                } else {
+                    parser.finish()
+                };
+                match out.send_events(guard.pass(events)) {
+                    Ok(()) => Ok(completion),
+                    Err(_) => return,
+                }
+            }
         };
         // A receiver that has gone no longer needs to know.
         let _ = out.send(Step::Finished(outcome));
@@ -188,6 +231,43 @@ enum Ended {
     Stalled,
     /// The generation's wall-time budget ran out.
     OverTime,
+    /// After a call, [`UNSEEN_AFTER_CALL`] pieces in a row decided nothing.
+    Unseen,
+}
+
+/// Counts the pieces in a row that decided nothing, once a call has closed.
+#[derive(Debug, Default)]
+struct UnseenAfterCall {
+    call_closed: bool,
+    /// The last call started has not ended: ended now, it is a call cut short.
+    call_open: bool,
+    pieces: usize,
+}
+
+impl UnseenAfterCall {
+    /// Takes the events one piece decided.
+    fn count(&mut self, events: &[Event]) {
+        for event in events {
+            match event {
+                Event::ToolCallStart { .. } => self.call_open = true,
+                Event::ToolCallEnd { .. } => {
+                    self.call_open = false;
+                    self.call_closed = true;
+                }
+                _ => {}
+            }
+        }
+        self.pieces = if events.is_empty() && self.call_closed {
+            self.pieces + 1
+        } else {
+            0
+        };
+    }
+
+    /// Whether the client has waited on more pieces than it should.
+    fn too_many(&self) -> bool {
+        self.pieces >= UNSEEN_AFTER_CALL
+    }
 }
 
 /// The sending side of the steps, bounded in how long it waits for a slow client.

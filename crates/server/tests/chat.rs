@@ -188,6 +188,95 @@ async fn max_tokens_finishes_with_length() {
     );
 }
 
+/// A forced call cut by `max_tokens` is answered as OpenAI answers it: the call so far,
+/// its arguments as written (not repaired), `finish_reason: length`; never its markup as
+/// content. Streamed, the deltas reassemble to the same message.
+#[tokio::test]
+async fn a_call_cut_by_max_tokens_is_the_call_so_far() {
+    let max_tokens = 15;
+    let cut = 4 * max_tokens;
+    let arguments = &WEATHER_CALL[WEATHER_CALL.find("{\"city").expect("arguments")..cut];
+    assert_eq!(arguments, "{\"city\": \"P");
+    let engine = scripted(&[WEATHER_CALL, WEATHER_CALL]);
+    let app = app(&engine);
+    let mut body = weather_request();
+    body["tool_choice"] = json!("required");
+    body["max_tokens"] = json!(max_tokens);
+    let (status, answer) = chat(&app, &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let choice = &answer["choices"][0];
+    assert_eq!(choice["finish_reason"], "length");
+    let message = &choice["message"];
+    assert_eq!(message["content"], Value::Null);
+    assert_eq!(message["tool_calls"][0]["function"]["name"], "get_weather");
+    assert_eq!(message["tool_calls"][0]["function"]["arguments"], arguments);
+    let chunks = stream_chunks(&app, &body).await;
+    assert_eq!(stream_finish_reason(&chunks), "length");
+    assert_eq!(
+        without_ids(reassemble(&chunks)),
+        without_ids(without_nulls(message))
+    );
+}
+
+/// Cut before its name is complete, a call is no call, and its markup no content: the
+/// answer is empty, cut by the limit.
+#[tokio::test]
+async fn a_call_cut_before_its_name_is_complete_is_nothing() {
+    let engine = scripted(&[WEATHER_CALL]);
+    let mut body = weather_request();
+    body["tool_choice"] = json!("required");
+    body["max_tokens"] = json!(6);
+    let (_, answer) = chat(&app(&engine), &body).await;
+    let choice = &answer["choices"][0];
+    assert_eq!(choice["finish_reason"], "length");
+    assert_eq!(
+        without_nulls(&choice["message"]),
+        json!({"role": "assistant", "content": ""})
+    );
+}
+
+/// After a call, a model that writes on what its client cannot see (blank space, held as
+/// layout; a second call that never closes, held until it is whole) is ended after
+/// `UNSEEN_AFTER_CALL` pieces, counted, not timed: blank space ends the answer as its
+/// calls, a call left open is a call cut by the limit.
+#[tokio::test]
+async fn what_a_client_cannot_see_after_a_call_ends_the_generation() {
+    let unseen = toolbridge_server::generate::UNSEEN_AFTER_CALL;
+    let call_pieces = WEATHER_CALL.len().div_ceil(4);
+    let blank = format!("{WEATHER_CALL}{}", "\n   ".repeat(4 * unseen));
+    let endless = format!(
+        "{WEATHER_CALL}\n<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{}",
+        "la ".repeat(8 * unseen)
+    );
+    for (output, finish, calls) in [(&blank, "tool_calls", 1), (&endless, "length", 2)] {
+        // A limit the script exceeds, so it is not checked against the grammar whole.
+        let engine = scripted(&[output.as_str()]);
+        let mut body = weather_request();
+        body["max_tokens"] = json!(output.len() / 4 - 1);
+        body["stream_options"] = json!({"include_usage": true});
+        let chunks = stream_chunks(&app(&engine), &body).await;
+        assert_eq!(
+            engine.finished(),
+            [toolbridge_engine::FinishReason::Cancelled]
+        );
+        let usage = chunks.last().map(|chunk| chunk["usage"].clone());
+        let pieces = usage.and_then(|usage| usage["completion_tokens"].as_u64());
+        assert!(
+            pieces.is_some_and(|pieces| pieces as usize <= call_pieces + unseen + 16),
+            "{pieces:?} pieces generated"
+        );
+        assert_eq!(stream_finish_reason(&chunks), finish);
+        let message = reassemble(&chunks);
+        let written = message["tool_calls"].as_array().map_or(0, Vec::len);
+        assert_eq!(written, calls, "{message}");
+        assert_eq!(message["content"].as_str().unwrap_or(""), "", "{message}");
+        if calls == 2 {
+            let arguments = message["tool_calls"][1]["function"]["arguments"].as_str();
+            assert!(arguments.is_some_and(|text| text.starts_with("{\"city\": \"la la ")));
+        }
+    }
+}
+
 #[tokio::test]
 async fn tool_choice_reaches_the_engine_as_its_constraint() {
     let with_choice = |choice: Value| {

@@ -183,6 +183,28 @@ async fn text_ends_the_turn_and_max_tokens_cuts_it() {
     assert_eq!(whole["content"][0]["text"], "a long a");
 }
 
+/// A forced call cut by `max_tokens` is a `tool_use` block with the arguments written so
+/// far (not an object yet, so kept under `_raw`), and `stop_reason: max_tokens`; streamed,
+/// its `partial_json` pieces are those arguments.
+#[tokio::test]
+async fn a_call_cut_by_max_tokens_is_a_tool_use_block_so_far() {
+    let mut body = weather(json!({"type": "any"}));
+    body["max_tokens"] = json!(15);
+    let (whole, events) = whole_then_streamed(PATH, WEATHER_CALL, &body).await;
+    assert_eq!(whole["stop_reason"], "max_tokens");
+    assert_eq!(
+        without_ids(&whole["content"]),
+        json!([{"type": "tool_use", "id": 0, "name": "get_weather",
+                "input": {"_raw": "{\"city\": \"P"}}])
+    );
+    let partial_json: String = events
+        .iter()
+        .filter_map(|(_, event)| event["delta"]["partial_json"].as_str())
+        .collect();
+    assert_eq!(partial_json, "{\"city\": \"P");
+    assert_eq!(rebuild(&events)["stop_reason"], "max_tokens");
+}
+
 #[tokio::test]
 async fn tool_choice_and_stops_reach_the_engine() {
     let cases = [

@@ -195,6 +195,31 @@ async fn a_text_answer_is_a_message_and_max_output_tokens_makes_it_incomplete() 
     assert_eq!(whole["output"][0]["content"][0]["text"], "Hello!");
 }
 
+/// A forced call cut by `max_output_tokens` is a `function_call` item with its arguments
+/// as written so far and `status: incomplete`, in an incomplete response; never content.
+#[tokio::test]
+async fn a_call_cut_by_max_output_tokens_is_an_incomplete_function_call() {
+    let mut body = weather(json!("required"));
+    body["max_output_tokens"] = json!(15);
+    let (whole, events) = whole_and_streamed(WEATHER_CALL, &body).await;
+    assert_eq!(whole["status"], "incomplete");
+    assert_eq!(
+        whole["incomplete_details"],
+        json!({"reason": "max_output_tokens"})
+    );
+    assert_eq!(
+        without_ids(&whole["output"]),
+        json!([{
+            "id": "item 0", "type": "function_call", "status": "incomplete",
+            "call_id": "call 0", "name": "get_weather", "arguments": "{\"city\": \"P"
+        }])
+    );
+    assert_eq!(
+        events.last().map(|(name, _)| name.as_str()),
+        Some("response.incomplete")
+    );
+}
+
 #[tokio::test]
 async fn tool_choice_reaches_the_engine_as_its_constraint() {
     let cases = [

@@ -70,9 +70,9 @@ impl Native for Hermes {
         &self,
         tools: &[&Tool],
         parallel: bool,
-        _forced: bool,
+        forced: bool,
     ) -> Result<Grammar, DialectError> {
-        call_grammar(tools, parallel)
+        call_grammar(tools, parallel, !forced)
     }
 
     fn triggers(&self) -> Vec<Trigger> {
@@ -115,8 +115,11 @@ fn markers() -> Vec<(String, Action)> {
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
 /// `parallel` any number of `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one
 /// alternative per tool; `bare` is one call as JSON starting with one of
-/// [`BARE_CALL_OPENINGS`], closed by an optional fence.
-fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError> {
+/// [`BARE_CALL_OPENINGS`], closed by an optional fence. A forced call (`with_bare` false)
+/// is only `tagged`: the grammar writes the syntax from the first byte, so the model's
+/// off-format habit needs no room, and a call cut by the token limit is always inside a
+/// `<tool_call>` region, which the parser closes as the call so far.
+fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Grammar, DialectError> {
     let calls = tools
         .iter()
         .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
@@ -136,13 +139,17 @@ fn call_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
             None,
         ));
     }
+    let root = if with_bare {
+        Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")])
+    } else {
+        Expr::Seq(root)
+    };
     let mut grammar = Grammar::new("root");
-    grammar.set_rule(
-        "root",
-        Expr::Alt(vec![Expr::Seq(root), Expr::reference("bare-call")]),
-    );
+    grammar.set_rule("root", root);
     grammar.set_rule("call", Expr::Alt(calls));
-    grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
+    if with_bare {
+        grammar.set_rule("bare-call", bare_calls(tools, parallel)?);
+    }
     Ok(grammar)
 }
 

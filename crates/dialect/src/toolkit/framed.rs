@@ -200,6 +200,115 @@ impl Pat {
         self.resume(text, at, ended, captures, &mut Resume::default())
     }
 
+    /// The text that completes `text` from byte `at` on, where the output ended: how a
+    /// region cut by the token limit is closed ([`cut_calls`]). `mark` (taken) is written
+    /// at the first place in the completion that captures text: in the JSON value, the
+    /// delimited text or the name the output ended in, or the first such item after it.
+    /// `None` when the text cannot be completed to a match.
+    fn closing(&self, text: &str, at: usize, mark: &mut Option<&str>) -> Option<Closing> {
+        let rest = text.get(at..)?;
+        if rest.is_empty() {
+            return self.closing_from_nothing(mark).map(Closing::Completed);
+        }
+        match self.matches(text, at, false, &mut Vec::new()) {
+            Match::Full(end) => return Some(Closing::Matched(end)),
+            Match::No => return None,
+            Match::Partial => {}
+        }
+        let completed = match self {
+            Pat::Lit(literal) | Pat::Opt(literal) => literal.get(rest.len()..)?.to_string(),
+            Pat::Ws | Pat::Rest => String::new(),
+            Pat::Json => {
+                let mut scanner = JsonScanner::new();
+                scanner.push(rest);
+                scanner.closing(mark)?
+            }
+            Pat::Literal => return None,
+            Pat::Until { delim, .. } => match held_prefix(rest, delim) {
+                0 => [mark.take().unwrap_or(""), delim].concat(),
+                held => delim.get(held..)?.to_string(),
+            },
+            Pat::Name { delim, .. } => {
+                let name = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+                match rest.len() - name {
+                    0 => [mark.take().unwrap_or(""), delim].concat(),
+                    held => delim.get(held..)?.to_string(),
+                }
+            }
+            Pat::Seq(items) => {
+                let mut position = at;
+                let mut items = items.iter();
+                for item in items.by_ref() {
+                    match item.closing(text, position, mark)? {
+                        Closing::Matched(end) => position = end,
+                        Closing::Completed(mut completed) => {
+                            for item in items {
+                                completed.push_str(&item.closing_from_nothing(mark)?);
+                            }
+                            return Some(Closing::Completed(completed));
+                        }
+                    }
+                }
+                return Some(Closing::Matched(position));
+            }
+            Pat::Alt(items) => return items.iter().find_map(|item| item.closing(text, at, mark)),
+            Pat::Repeat(item) => {
+                let mut position = at;
+                loop {
+                    match item.matches(text, position, false, &mut Vec::new()) {
+                        Match::Full(end) if end > position => position = end,
+                        Match::Partial if position < text.len() => {
+                            return item.closing(text, position, mark)
+                        }
+                        _ => return Some(Closing::Matched(position)),
+                    }
+                }
+            }
+            Pat::Span(item) => return item.closing(text, at, mark),
+            // What follows reads the same text; the completed region is matched whole
+            // again, so a look ahead the completion breaks is no call.
+            Pat::Ahead(_) => return Some(Closing::Matched(at)),
+        };
+        Some(Closing::Completed(completed))
+    }
+
+    /// The shortest text this pattern matches, with `mark` where [`Pat::closing`] puts it:
+    /// what a region needs after the item the output ended in.
+    fn closing_from_nothing(&self, mark: &mut Option<&str>) -> Option<String> {
+        match self {
+            Pat::Lit(literal) => Some(literal.clone()),
+            Pat::Opt(_) | Pat::Ws | Pat::Rest | Pat::Repeat(_) | Pat::Ahead(_) => {
+                Some(String::new())
+            }
+            Pat::Json => JsonScanner::new().closing(mark),
+            Pat::Literal => Some(String::from("{}")),
+            Pat::Until { delim, .. } | Pat::Name { delim, .. } => {
+                Some([mark.take().unwrap_or(""), delim].concat())
+            }
+            Pat::Seq(items) => items
+                .iter()
+                .map(|item| item.closing_from_nothing(mark))
+                .collect(),
+            Pat::Alt(items) => items.first()?.closing_from_nothing(mark),
+            Pat::Span(item) => item.closing_from_nothing(mark),
+        }
+    }
+
+    /// Whether text this pattern matches may be prose rather than a call: it begins with
+    /// text of any kind ([`Pat::Rest`], or a [`Pat::Until`] bounded by [`MAX_PROSE`] or
+    /// more). A region of such a pattern that the output ended in and that holds no call
+    /// stays content, as written.
+    fn may_hold_prose(&self) -> bool {
+        match self {
+            Pat::Rest => true,
+            Pat::Until { max, .. } => *max >= MAX_PROSE,
+            Pat::Seq(items) => items.first().is_some_and(Pat::may_hold_prose),
+            Pat::Alt(items) => items.iter().any(Pat::may_hold_prose),
+            Pat::Span(item) => item.may_hold_prose(),
+            _ => false,
+        }
+    }
+
     /// [`Pat::matches`] carried on from where a call on a shorter `text` (the same text cut
     /// earlier) answered [`Match::Partial`], as that call left `resume` and `captures`: the
     /// text already decided is not read again, so a region fed in pieces costs what it
@@ -405,6 +514,15 @@ impl Resume {
     }
 }
 
+/// How a pattern takes the text the output ended in ([`Pat::closing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Closing {
+    /// It matches the text up to this byte, as it is.
+    Matched(usize),
+    /// It matches all of the text with this appended.
+    Completed(String),
+}
+
 /// How far a text matches a [`Pat`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Match {
@@ -584,6 +702,9 @@ pub struct FramedParser {
     /// Whether a call's marker inside reasoning ends it ([`FramedParser::calls_end_reasoning`]).
     calls_end_reasoning: bool,
     captures: Vec<String>,
+    /// The engine said the token limit cut the output ([`StreamParser::finish_cut`]): a
+    /// region the output ends in is a call cut short.
+    output_cut: bool,
 }
 
 /// Cloned on every piece ([`FramedParser::run`]), so its closing marker is shared, not
@@ -617,6 +738,7 @@ impl FramedParser {
             region_in_reasoning: None,
             calls_end_reasoning: false,
             captures: Vec::new(),
+            output_cut: false,
         }
     }
 
@@ -817,10 +939,14 @@ impl FramedParser {
         let matched = region
             .body
             .resume(text, 0, ended, &mut self.captures, &mut self.region);
+        let cut = ended
+            && self.output_cut
+            && region.body.matches(text, 0, false, &mut Vec::new()) == Match::Partial;
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
+            _ if cut => cut_calls(region, text).map(|calls| (text.len(), calls)),
             Match::Full(end) if end <= MAX_REGION => {
-                (region.decode)(&self.captures).map(|calls| (end, calls))
+                (region.decode)(&self.captures).map(|whole| (end, CutCalls { whole, cut: None }))
             }
             Match::Full(_) | Match::Partial | Match::No => None,
         };
@@ -829,17 +955,29 @@ impl FramedParser {
         self.mode = Mode::Content;
         let virtual_marker = std::mem::take(&mut self.virtual_marker);
         let in_reasoning = self.region_in_reasoning.take();
+        let prose = inline || region.body.may_hold_prose();
         match (calls, in_reasoning) {
-            (Some((end, calls)), _) => {
+            (Some((end, calls)), _) if !calls.is_empty() || !cut => {
                 self.pending.take(end);
-                self.emit_calls(calls);
+                self.emit_calls(calls.whole);
+                if let Some(call) = calls.cut {
+                    self.open_call(call);
+                }
             }
-            (None, Some(close)) => {
+            (_, Some(close)) => {
                 self.events.push(Event::Reasoning(marker_text.clone()));
                 self.mode = Mode::Reasoning { close };
             }
-            (None, None) if virtual_marker => {}
-            (None, None) => {
+            (_, None) if cut && !prose && !text.is_empty() => {
+                // A marker is never content: a region the output ended in that holds no
+                // call (its name was cut, or it is no call) is dropped with its marker,
+                // and the blank before it is layout, as before a call. A marker with
+                // nothing after it at the very end stays text: it may be prose (`[`).
+                self.pending.take(text.len());
+                self.writer.end_of_call();
+            }
+            (_, None) if virtual_marker => {}
+            (_, None) => {
                 let text = marker_text.clone();
                 if inline {
                     self.pending.take(text.len());
@@ -853,20 +991,98 @@ impl FramedParser {
     fn emit_calls(&mut self, calls: Vec<Call>) {
         self.writer.end_of_call();
         for call in calls {
-            let index = self.next_index;
-            self.next_index = self.next_index.saturating_add(1);
-            self.events.push(Event::ToolCallStart {
-                index,
-                id: call.id,
-                name: call.name,
-            });
-            self.events.push(Event::ToolCallArguments {
-                index,
-                fragment: call.arguments,
-            });
+            let index = self.open_call(call);
             self.events.push(Event::ToolCallEnd { index });
         }
     }
+
+    /// Starts `call` with its arguments, and leaves it open; its index.
+    fn open_call(&mut self, call: Call) -> u32 {
+        self.writer.end_of_call();
+        let index = self.next_index;
+        self.next_index = self.next_index.saturating_add(1);
+        self.events.push(Event::ToolCallStart {
+            index,
+            id: call.id,
+            name: call.name,
+        });
+        self.events.push(Event::ToolCallArguments {
+            index,
+            fragment: call.arguments,
+        });
+        index
+    }
+}
+
+/// Written where the output ended, when a region cut by the token limit is completed
+/// ([`Pat::closing`]): where it lands in the decoded calls says which call was cut and how
+/// far its name and arguments were written. Private-use characters, which JSON writes
+/// unescaped and no name holds.
+const CUT_MARK: &str = "\u{E000}cut\u{E001}";
+
+/// The calls of a region: those written whole, and the one the output ended in.
+#[derive(Debug, Default)]
+struct CutCalls {
+    whole: Vec<Call>,
+    cut: Option<Call>,
+}
+
+impl CutCalls {
+    fn is_empty(&self) -> bool {
+        self.whole.is_empty() && self.cut.is_none()
+    }
+}
+
+/// The calls in `text`, a region of `region`'s the output ended in while its pattern could
+/// still match: the text is completed ([`Pat::closing`]) and decoded as a whole region is.
+/// The call [`CUT_MARK`] lands in is the one the output ended in; it keeps its arguments as
+/// written up to the mark (the completion's own text before the mark taken off them), and
+/// calls after it are dropped. A call whose name holds the mark has no name yet: it is
+/// dropped too, since a client can do nothing with a call it cannot name. Where the mark
+/// landed outside every call (in a key the decoder does not read), the last call is the
+/// cut one, its arguments as decoded. `None` when the completed text is no call either.
+fn cut_calls(region: &Region, text: &str) -> Option<CutCalls> {
+    if text.contains(CUT_MARK) {
+        return None;
+    }
+    let mut mark = Some(CUT_MARK);
+    let completion = match region.body.closing(text, 0, &mut mark)? {
+        Closing::Completed(completion) => completion,
+        Closing::Matched(end) if end == text.len() => String::new(),
+        Closing::Matched(_) => return None,
+    };
+    let captures = region.body.captures_of(&[text, &completion].concat())?;
+    let mut whole = (region.decode)(&captures)?;
+    let marked = whole
+        .iter()
+        .position(|call| call.name.contains(CUT_MARK) || call.arguments.contains(CUT_MARK));
+    let cut = match marked {
+        Some(at) => whole
+            .drain(at..)
+            .next()
+            .filter(|call| !call.name.contains(CUT_MARK))
+            .map(|call| Call {
+                arguments: written_part(&call.arguments, &completion),
+                ..call
+            }),
+        None if mark.is_none() => whole.pop(),
+        None => None,
+    };
+    Some(CutCalls { whole, cut })
+}
+
+/// The part of `arguments` before [`CUT_MARK`], less the end of `completion`'s text
+/// before the mark that it ends with: the completion's own text, where the decoder kept
+/// the text as written (`{"a": 1` completed as `{"a": 1,"<mark>":null}`).
+fn written_part(arguments: &str, completion: &str) -> String {
+    let before = arguments.split(CUT_MARK).next().unwrap_or_default();
+    let added = completion.split(CUT_MARK).next().unwrap_or_default();
+    let ours = (1..=added.len())
+        .rev()
+        .filter_map(|len| added.get(added.len() - len..))
+        .find(|end| before.ends_with(end))
+        .map_or(0, str::len);
+    before[..before.len() - ours].to_string()
 }
 
 /// Text read but not yet decided, read from `start` on: deciding its front moves a mark,
@@ -956,6 +1172,11 @@ impl StreamParser for FramedParser {
         self.writer.finish(&mut self.events);
         std::mem::take(&mut self.events)
     }
+
+    fn finish_cut(&mut self) -> Vec<Event> {
+        self.output_cut = true;
+        self.finish()
+    }
 }
 
 /// Writes content, keeping the whitespace around calls out of it: trailing whitespace is
@@ -1019,7 +1240,7 @@ impl ContentWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parser::parse_all;
+    use crate::parser::{parse_all, parse_cut};
     use proptest::prelude::*;
 
     fn json_array_region() -> Region {
@@ -1059,7 +1280,7 @@ mod tests {
         out
     }
 
-    fn parse_cut(text: &str, cuts: &[usize]) -> Vec<Event> {
+    fn parse_pieced(text: &str, cuts: &[usize]) -> Vec<Event> {
         let mut parser = parser();
         let mut events = Vec::new();
         let mut last = 0;
@@ -1262,8 +1483,146 @@ mod tests {
         let pad = "x".repeat(MAX_REGION);
         let text = format!("<a>{{\"name\": \"f\", \"pad\": \"{pad}\"}}</a>");
         let pieces: Vec<usize> = (0..text.len()).step_by(1000).collect();
-        assert_eq!(parse_cut(&text, &[]), [Event::Content(text.clone())]);
-        assert_eq!(parse_cut(&text, &pieces), [Event::Content(text.clone())]);
+        assert_eq!(parse_pieced(&text, &[]), [Event::Content(text.clone())]);
+        assert_eq!(parse_pieced(&text, &pieces), [Event::Content(text.clone())]);
+    }
+
+    /// A Hermes-like parser: `<a>` opens a call object read as the model wrote it.
+    fn written_parser() -> FramedParser {
+        let region = Region {
+            body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt("</a>")]),
+            decode: Arc::new(|captures| {
+                Some(vec![crate::toolkit::call_json::written_call(
+                    captures.first()?,
+                )?])
+            }),
+        };
+        FramedParser::new(vec![("<a>".into(), Action::Call(region))])
+    }
+
+    /// The call a text the token limit cut at `end` reads to, as (name, arguments, ended),
+    /// and its content.
+    fn cut_at(text: &str, end: usize) -> (Vec<(String, String, bool)>, String) {
+        let events = joined(parse_cut(&mut written_parser(), &text[..end]));
+        let mut calls = Vec::new();
+        let mut content = String::new();
+        for event in events {
+            match event {
+                Event::Content(text) => content.push_str(&text),
+                Event::ToolCallStart { name, .. } => calls.push((name, String::new(), false)),
+                Event::ToolCallArguments { fragment, .. } => {
+                    if let Some(call) = calls.last_mut() {
+                        call.1.push_str(&fragment);
+                    }
+                }
+                Event::ToolCallEnd { .. } => {
+                    if let Some(call) = calls.last_mut() {
+                        call.2 = true;
+                    }
+                }
+                Event::Reasoning(_) => {}
+            }
+        }
+        (calls, content)
+    }
+
+    #[test]
+    fn a_call_cut_anywhere_is_a_call_with_its_arguments_as_written_never_content() {
+        let arguments = r#"{"path": "a.py", "n": -12.5e3, "ok": true, "none": null, "list": [1, "x\n\u00e9\ud83d\ude00"], "o": {}}"#;
+        let text = format!("Hi <a>{{\"name\": \"write\", \"arguments\": {arguments}}}</a>");
+        let name_ends = text.find("write\"").expect("name") + "write\"".len();
+        let arguments_start = text.find(arguments).expect("arguments");
+        let arguments_end = arguments_start + arguments.len();
+        for end in (0..=text.len()).filter(|&end| text.is_char_boundary(end)) {
+            let (calls, content) = cut_at(&text, end);
+            // Up to its whole marker, the text is content as written (a marker's start,
+            // or a marker with nothing after it, may be prose); after, the blank before
+            // the marker is layout.
+            let shown = if end <= "Hi <a>".len() {
+                &text[..end]
+            } else {
+                "Hi"
+            };
+            assert_eq!(content, shown, "content, cut at {end}");
+            if end < name_ends {
+                assert!(
+                    calls.is_empty(),
+                    "a call without its name, cut at {end}: {calls:?}"
+                );
+                continue;
+            }
+            let [(name, written, ended)] = &calls[..] else {
+                panic!("one call, cut at {end}: {calls:?}");
+            };
+            assert_eq!(name, "write");
+            assert_eq!(*ended, end > arguments_end, "ended, cut at {end}");
+            let expected = match end {
+                _ if end <= arguments_start => "",
+                _ if end >= arguments_end => arguments,
+                _ => &text[arguments_start..end],
+            };
+            assert!(
+                written == expected || (end <= arguments_start && written == "{}"),
+                "cut at {end}: {written:?}, not {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn calls_before_the_cut_one_are_whole_and_a_cut_prose_region_stays_content() {
+        let text = "<a>{\"name\": \"f\", \"arguments\": {}}</a>\n<a>{\"name\": \"g\", \"arguments\": {\"q\": \"ab";
+        let (calls, content) = cut_at(text, text.len());
+        assert_eq!(content, "");
+        assert_eq!(
+            calls,
+            [
+                ("f".into(), "{}".into(), true),
+                ("g".into(), "{\"q\": \"ab".into(), false)
+            ]
+        );
+        let prose = Region {
+            body: Pat::Seq(vec![Pat::until(";", MAX_PROSE), Pat::Json]),
+            decode: json_array_region().decode,
+        };
+        let mut parser = FramedParser::new(vec![("Do:".into(), Action::Call(prose))]);
+        let text = "Do: this and that";
+        assert_eq!(
+            joined(parse_cut(&mut parser, text)),
+            [Event::Content(text.into())]
+        );
+    }
+
+    #[test]
+    fn json_closings_hold_the_mark_where_the_text_ended() {
+        let close = |text: &str| {
+            let mut scanner = JsonScanner::new();
+            scanner.push(text);
+            let mut mark = Some("M");
+            scanner.closing(&mut mark)
+        };
+        for (text, closing) in [
+            ("", "{\"M\":null}"),
+            ("{", "\"M\":null}"),
+            ("{\"a", "M\":null}"),
+            ("{\"a\"", ":\"M\"}"),
+            ("{\"a\": ", "\"M\"}"),
+            ("{\"a\": [1", ",\"M\"]}"),
+            ("{\"a\": tr", "ue,\"M\":null}"),
+            ("{\"a\": 1.", "0,\"M\":null}"),
+            ("{\"a\": \"x\\", "nM\"}"),
+            ("{\"a\": \"x\\u00", "00M\"}"),
+            ("{\"a\": \"\\ud83d", "\\uDC00M\"}"),
+            ("{\"a\": {}, ", "\"M\":null}"),
+            ("{}", ""),
+        ] {
+            assert_eq!(close(text).as_deref(), Some(closing), "{text}");
+            let whole = format!("{text}{closing}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&whole).is_ok(),
+                "{whole}"
+            );
+        }
+        assert_eq!(close("{]"), None);
     }
 
     proptest! {
@@ -1297,9 +1656,9 @@ mod tests {
             let text = parts.concat();
             let mut cuts = cuts;
             cuts.sort_unstable();
-            prop_assert_eq!(parse_cut(&text, &cuts), parse_cut(&text, &[]));
+            prop_assert_eq!(parse_pieced(&text, &cuts), parse_pieced(&text, &[]));
             let every: Vec<usize> = (0..text.len()).collect();
-            prop_assert_eq!(parse_cut(&text, &every), parse_cut(&text, &[]));
+            prop_assert_eq!(parse_pieced(&text, &every), parse_pieced(&text, &[]));
         }
     }
 }

@@ -264,6 +264,19 @@ impl<P: StreamParser> StreamParser for OffFormatCalls<P> {
 
     fn finish(&mut self) -> Vec<Event> {
         let events = self.inner.finish();
+        self.end(events)
+    }
+
+    fn finish_cut(&mut self) -> Vec<Event> {
+        let events = self.inner.finish_cut();
+        self.end(events)
+    }
+}
+
+impl<P: StreamParser> OffFormatCalls<P> {
+    /// The last events: the inner parser's `events` at its end, then the calls found off
+    /// format in the text it left.
+    fn end(&mut self, events: Vec<Event>) -> Vec<Event> {
         let mut out = self.relay(events);
         let found = self.scanner.finish(&mut self.tools);
         let mut last = Vec::new();

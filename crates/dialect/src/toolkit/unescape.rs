@@ -76,6 +76,12 @@ impl<P: StreamParser> StreamParser for Unescaped<P> {
         events.extend(self.inner.finish());
         events
     }
+
+    fn finish_cut(&mut self) -> Vec<Event> {
+        let mut events = self.inner.push(self.unescaper.finish());
+        events.extend(self.inner.finish_cut());
+        events
+    }
 }
 
 #[cfg(test)]

@@ -14,16 +14,36 @@ use toolbridge_dialect::tool_ids::SequentialIds;
 /// Makes a fresh parser for each reading of the text.
 pub type MakeParser<'a> = &'a dyn Fn() -> Box<dyn StreamParser + Send>;
 
+/// How the output ended: by itself, or cut by the token limit (the engine's
+/// `finish_reason: length`, [`StreamParser::finish_cut`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Finished,
+    Cut,
+}
+
 /// The message `parser` reads from `pieces`, its events checked against the order contract.
 pub fn message_of<'a>(
     parser: &mut dyn StreamParser,
     pieces: impl IntoIterator<Item = &'a str>,
 ) -> Message {
+    message_ended(parser, pieces, End::Finished)
+}
+
+/// [`message_of`] for an output that ended as `end` says.
+pub fn message_ended<'a>(
+    parser: &mut dyn StreamParser,
+    pieces: impl IntoIterator<Item = &'a str>,
+    end: End,
+) -> Message {
     let mut events = Vec::new();
     for piece in pieces {
         events.extend(parser.push(piece));
     }
-    events.extend(parser.finish());
+    events.extend(match end {
+        End::Finished => parser.finish(),
+        End::Cut => parser.finish_cut(),
+    });
     let mut order = EventOrder::new();
     for event in &events {
         if let Err(error) = order.check(event) {
@@ -36,16 +56,21 @@ pub fn message_of<'a>(
 /// The message `make()`'s parsers read from `text`: the same whole, cut in two at every char
 /// boundary, and one char at a time.
 pub fn parsed_however_cut(make: MakeParser, text: &str) -> Message {
-    let whole = message_of(make().as_mut(), [text]);
+    ended_however_pieced(make, text, End::Finished)
+}
+
+/// [`parsed_however_cut`] for an output that ended as `end` says.
+pub fn ended_however_pieced(make: MakeParser, text: &str, end: End) -> Message {
+    let whole = message_ended(make().as_mut(), [text], end);
     for (at, _) in text.char_indices() {
-        let cut = message_of(make().as_mut(), [&text[..at], &text[at..]]);
+        let cut = message_ended(make().as_mut(), [&text[..at], &text[at..]], end);
         assert_eq!(cut, whole, "cut at {at}: {text:?}");
     }
     let chars = text
         .char_indices()
         .map(|(at, c)| &text[at..at + c.len_utf8()]);
     assert_eq!(
-        message_of(make().as_mut(), chars),
+        message_ended(make().as_mut(), chars, end),
         whole,
         "char by char: {text:?}"
     );
@@ -92,4 +117,48 @@ pub fn parsed_however_cut_and_at(make: MakeParser, text: &str, cuts: &[usize]) -
         "cut at {bounds:?}: {text:?}"
     );
     whole
+}
+
+/// How many bytes of a marker's start a cut answer may show as text: a marker's start at
+/// the end of the output may be prose, and stays text.
+const MARKER_START: usize = 32;
+
+/// `answer` cut at points along it, as a token limit cuts it, reads the same however the
+/// cut text is pieced (streamed == whole), and as far as it was written: the calls of the
+/// whole answer up to the one it ends in, that one under its name with arguments that
+/// begin the whole call's (or `{}`, what the dialects read for arguments not begun yet),
+/// and no more text than the whole answer's but a marker's start, never a call's markup.
+pub fn cut_answers_read_as_far_as_written(make: MakeParser, answer: &str, whole: &Message) {
+    let ends: Vec<usize> = (1..7)
+        .map(|n| answer.len() * n / 7)
+        .filter(|&end| answer.is_char_boundary(end))
+        .collect();
+    let shown = |message: &Message| {
+        message.reasoning_content.clone().unwrap_or_default() + message.content_text().trim_end()
+    };
+    for end in ends {
+        let cut = &answer[..end];
+        let read = ended_however_pieced(make, cut, End::Cut);
+        let (calls, all) = (read.calls(), whole.calls());
+        assert!(calls.len() <= all.len(), "more calls cut at {end}: {cut:?}");
+        for (n, call) in calls.iter().enumerate() {
+            let (arguments, written) = (
+                call.function.arguments.as_json_string(),
+                all[n].function.arguments.as_json_string(),
+            );
+            assert_eq!(call.name(), all[n].name(), "cut at {end}: {cut:?}");
+            let last = n + 1 == calls.len();
+            let begins = written.starts_with(arguments.as_ref()) || arguments == "{}";
+            assert!(
+                if last { begins } else { arguments == written },
+                "call {n} cut at {end}: {arguments:?} for {written:?} in {cut:?}"
+            );
+        }
+        let (text, full) = (shown(&read), shown(whole));
+        let as_written = text.len() < full.len() + MARKER_START;
+        assert!(
+            as_written,
+            "text {text:?}, not {full:?}, cut at {end}: {cut:?}"
+        );
+    }
 }

@@ -375,6 +375,22 @@ pub fn arb_tools_and_calls() -> impl Strategy<Value = (Vec<Tool>, Vec<Call>)> {
     })
 }
 
+/// Families whose reading of a call cut by the token limit is known to differ from the
+/// call's start, all of them families that write arguments in a notation of their own,
+/// not JSON. Their whole and streamed answers are still checked.
+/// - Gemma 4 and Kimi K3: a cut inside a string delimiter (`<|"|>`) or a typed value
+///   (`true`, `type="boolean"`) reads as a string's text, its type being chosen once the
+///   value is whole.
+/// - The pythonic families: a region of Python call syntax is not completed where it was
+///   cut, so a cut call stays text, as an output that ends inside a call does.
+const CUT_READING_GAPS: &[&str] = &[
+    "gemma4",
+    "kimi_k3",
+    "gemma3_pythonic",
+    "lfm2",
+    "llama3_pythonic",
+];
+
 /// Random calls written by `write` are admitted by the grammar prepared for their tools
 /// (lazy and forced) and read back whole by the prepared parser and the plain one, however
 /// cut; the text before them comes back as `kept(text)`.
@@ -448,6 +464,13 @@ fn round_trip(
                     dialect.name(),
                     answer
                 );
+                if !CUT_READING_GAPS.contains(&dialect.name()) {
+                    split::cut_answers_read_as_far_as_written(
+                        &|| dialect.parser(),
+                        &answer,
+                        &plain,
+                    );
+                }
             }
             let request = ChatRequest {
                 tools: Some(tools.clone()),

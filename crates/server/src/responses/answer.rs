@@ -118,10 +118,10 @@ impl ResponseBuilder {
         } else {
             item
         };
-        let status = if item.done {
-            "completed"
-        } else {
-            "in_progress"
+        let status = match (item.done, item.cut) {
+            (true, true) => "incomplete",
+            (true, false) => "completed",
+            (false, _) => "in_progress",
         };
         match &item.kind {
             ItemKind::Reasoning => json!({
