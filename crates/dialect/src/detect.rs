@@ -98,6 +98,10 @@ pub const RULES: &[Rule] = &[
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
     // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
     rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
+    // Tencent Hy3: GLM's `<arg_key>` pairs after `<tool_call>name<tool_sep>`, in a
+    // `<tool_calls>` block; its template may build the tags (`'<tool_sep{}>'.format(…)`),
+    // so the tells are their openings.
+    rule("hy3", &["<tool_sep", "<tool_calls"], &[], &[]),
     // Ling 3: GLM's calls in `<role>…<|role_end|>` turns.
     rule("ling", &["<arg_key>", "<|role_end|>"], &[], &[]),
     // GLM 4.5 / 4.6 / 4.7: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`.

@@ -71,6 +71,33 @@ fn lfm2_renders_calls_and_reads_them_back() {
     assert_eq!(message.content_text(), broken);
 }
 
+/// Newer LFM2 templates have the model write JSON between the same tokens: a list of
+/// `{"name", "arguments"}` objects or one object. The tokens are the region's, not content.
+#[test]
+fn lfm2_reads_json_calls_between_its_tokens() {
+    let registry = registry();
+    let dialect = registry.get("lfm2").expect("registered");
+    let both = [
+        call("get_weather", json!({"city": "Paris", "days": 2})),
+        call("add", json!({"a": 1, "b": 2.5})),
+    ];
+    let list = "<think>Two things.</think>Checking.<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}, {\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2.5}}]<|tool_call_end|>";
+    let message = reads(dialect, &lfm2(), list, &both);
+    assert_eq!(message.reasoning_content.as_deref(), Some("Two things."));
+    assert_eq!(message.content_text(), "Checking.");
+    let one = "<|tool_call_start|>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2.5}}<|tool_call_end|>";
+    let message = reads(dialect, &lfm2(), one, &both[1..]);
+    assert_eq!(message.content_text(), "");
+    for broken in [
+        "<|tool_call_start|>{\"name\": \"add\", \"arguments\": [1]}<|tool_call_end|>",
+        "<|tool_call_start|>{\"nam\": \"add\"}<|tool_call_end|>",
+    ] {
+        let message = parsed_however_cut(&|| dialect.parser(), broken);
+        assert!(message.calls().is_empty(), "{broken}");
+        assert_eq!(message.content_text(), broken);
+    }
+}
+
 #[test]
 fn values_written_as_text_are_read_as_json_schema_reads_them() {
     let registry = registry();

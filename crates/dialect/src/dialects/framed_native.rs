@@ -12,7 +12,7 @@
 //! alternatives in the grammar while the template still shows every tool, so the prompt
 //! (and the model's cache of it) does not change with the choice.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
@@ -118,6 +118,26 @@ pub trait Native: Send + Sync {
     {
         None
     }
+}
+
+/// What `template` renders for a short conversation whose assistant called `probe_fn`
+/// (no arguments, id `a1B2c3D4e`) and got `ok` back, or `None` when it renders none: how
+/// [`Native::as_written_by`] tells a template's version by the way it writes a past call.
+pub fn rendered_past_call(template: &ChatTemplate) -> Option<String> {
+    let probe = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "a1B2c3D4e", "type": "function",
+            "function": {"name": "probe_fn", "arguments": {}}
+        }]}),
+        json!({"role": "tool", "tool_call_id": "a1B2c3D4e", "content": "ok"}),
+    ];
+    let input = RenderInput {
+        messages: probe,
+        tools: &[],
+        add_generation_prompt: true,
+    };
+    template.render(&input).ok()
 }
 
 /// Where a model's output starts, as its generation prompt leaves it.

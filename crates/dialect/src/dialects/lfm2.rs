@@ -6,8 +6,17 @@
 //! ```
 //!
 //! The list is read by [`crate::toolkit::pycall`] (Python literals: `'x'`, `True`, `None`)
-//! and written by the grammar [`call_list`] shares with the other pythonic families. A
-//! list whose closing token never came (the output ended first) is still read, whole.
+//! and written by the grammar [`call_list`] shares with the other pythonic families. Newer
+//! LFM2 templates (and a system prompt asking for JSON) have the model write JSON between
+//! the same tokens instead, a list of `{"name": …, "arguments": …}` or one such object:
+//!
+//! ```text
+//! <|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|tool_call_end|>
+//! ```
+//!
+//! so the region reads either ([`crate::toolkit::call_json`] the JSON), and its two tokens
+//! are the region's, never content. A list whose closing token never came (the output
+//! ended first) is still read, whole.
 
 use std::sync::Arc;
 
@@ -20,7 +29,8 @@ use crate::dialects::framed_native::{
     after_think, forced_after_reasoning, think, words, Native, Start,
 };
 use crate::dialects::pythonic::call_list;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
+use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
+use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::pycall::parse_calls;
 
 const CALLS_START: &str = "<|tool_call_start|>";
@@ -65,12 +75,16 @@ impl Native for Lfm2 {
     }
 }
 
-/// A region holding a pythonic call list up to `end` (or to the end of the output).
+/// A region holding a pythonic call list, or JSON calls, up to `end` (or to the end of the
+/// output).
 pub fn python_list(end: &str) -> Region {
     Region {
-        body: Pat::Alt(vec![Pat::until(end, MAX_PROSE), Pat::Rest]),
+        body: Pat::until_or_end(end),
         decode: Arc::new(|captures| {
-            let calls = parse_calls(captures.first()?)?;
+            let text = captures.first()?;
+            let Some(calls) = parse_calls(text) else {
+                return call_json::calls(text.trim(), NAME_ARGUMENTS);
+            };
             calls
                 .into_iter()
                 .map(|(name, arguments)| {

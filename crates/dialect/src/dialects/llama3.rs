@@ -36,7 +36,12 @@
 //! - after `<|python_tag|>`: a built-in call `brave_search.call(query="…")`, JSON calls or
 //!   a pythonic list, or else code, which is a call of `code_interpreter` with `{"code": …}`.
 //!   The python tag has no closing marker (the turn ends with `<|eom_id|>`, an end-of-
-//!   generation token), so what follows it is decided when the output ends.
+//!   generation token), so what follows it is decided when the output ends. Llama 3.2
+//!   writes each of several calls after a tag of its own
+//!   (`<|python_tag|>{…}<|python_tag|>{…}`): where every part between the tags is calls,
+//!   each is read, and only text that is no call is code;
+//! - between Llama 4's `<|python_start|>` and `<|python_end|>` (or the end of the output):
+//!   JSON calls or a pythonic list, the two tokens the region's markers, never content.
 //!
 //! The calls in content have no marker: each `{` and `[` opens an inline region
 //! ([`Action::Inline`]) that is a call only if its text opens as one (a call's key; a
@@ -71,6 +76,10 @@ const CODE_INTERPRETER: &str = "code_interpreter";
 
 /// Llama 3.1's marker for a built-in call or code.
 const PYTHON_TAG: &str = "<|python_tag|>";
+
+/// Llama 4's tokens around its calls.
+const PYTHON_START: &str = "<|python_start|>";
+const PYTHON_END: &str = "<|python_end|>";
 
 /// What opens a JSON call, the lazy grammar's trigger.
 const CALL_OPEN: &str = "{\"name\": \"";
@@ -393,10 +402,17 @@ pub fn markers(types: ParameterTypes) -> Vec<(String, Action)> {
             Some(python_calls(captures.first()?))
         }),
     };
+    let python_region = Region {
+        body: Pat::until_or_end(PYTHON_END),
+        decode: typed(Arc::clone(&types), |captures| {
+            tagged_calls(captures.first()?.trim())
+        }),
+    };
     vec![
         ("{".into(), inline(opens_object, Pat::Json)),
         ("[".into(), inline(opens_list, Pat::Literal)),
         (PYTHON_TAG.into(), Action::Call(python)),
+        (PYTHON_START.into(), Action::Call(python_region)),
     ]
 }
 
@@ -443,21 +459,28 @@ fn bare_calls(text: &str) -> Option<Vec<Call>> {
     python_calls_of(parse_calls(text)?).filter(|calls| !calls.is_empty())
 }
 
-/// The text after `<|python_tag|>`: JSON calls in a row, Python calls (a list, or a
-/// built-in's `brave_search.call(query="…")`), or else code for the interpreter.
+/// The text after `<|python_tag|>`: calls ([`tagged_calls`]), each part between further
+/// tags read alone, or else code for the interpreter.
 fn python_calls(code: &str) -> Vec<Call> {
     let code = code.trim();
     if code.is_empty() {
         return Vec::new();
     }
-    if let Some(calls) = json_calls_in_a_row(code) {
-        return calls;
-    }
-    if let Some(calls) = parse_calls(code).and_then(python_calls_of) {
-        return calls;
+    let parts: Option<Vec<Vec<Call>>> = code
+        .split(PYTHON_TAG)
+        .map(|part| tagged_calls(part.trim()))
+        .collect();
+    if let Some(parts) = parts {
+        return parts.into_iter().flatten().collect();
     }
     let arguments = json!({ "code": code }).to_string();
     vec![Call::new(CODE_INTERPRETER, arguments)]
+}
+
+/// JSON calls in a row, or Python calls (a list, or a built-in's
+/// `brave_search.call(query="…")`).
+fn tagged_calls(text: &str) -> Option<Vec<Call>> {
+    json_calls_in_a_row(text).or_else(|| parse_calls(text).and_then(python_calls_of))
 }
 
 /// JSON calls one after another, separated by `;`, `,` or blanks, and nothing else.

@@ -30,13 +30,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, ChatTemplate, DialectError, RenderInput};
+use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{
-    default_histories, one_or_more, reasoning_tags, words, Native,
+    default_histories, one_or_more, reasoning_tags, rendered_past_call, words, Native,
 };
 use crate::dialects::prep::named_alternatives;
 use crate::tool_ids::IdFormat;
@@ -204,22 +204,8 @@ fn named_call(name: &str, id: Option<&String>, arguments: &str) -> Option<Call> 
 
 /// Whether the template writes a past call as `name[ARGS]{…}` (v11+).
 fn writes_args_marker(template: &ChatTemplate) -> bool {
-    let probe = vec![
-        json!({"role": "user", "content": "Hi"}),
-        json!({"role": "assistant", "content": null, "tool_calls": [{
-            "id": "a1B2c3D4e", "type": "function",
-            "function": {"name": "probe_fn", "arguments": {}}
-        }]}),
-        json!({"role": "tool", "tool_call_id": "a1B2c3D4e", "content": "ok"}),
-    ];
-    let input = RenderInput {
-        messages: probe,
-        tools: &[],
-        add_generation_prompt: true,
-    };
-    template
-        .render(&input)
-        .is_ok_and(|text| text.contains("probe_fn[ARGS]") || text.contains("probe_fn[CALL_ID]"))
+    rendered_past_call(template)
+        .is_some_and(|text| text.contains("probe_fn[ARGS]") || text.contains("probe_fn[CALL_ID]"))
 }
 
 /// Replaces, in place, every call id and `tool_call_id` that is not 9 alphanumerics by

@@ -1,7 +1,7 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
-//! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3, GLM 4.5 / 4.6 /
-//! 4.7 and Ling 3.
+//! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3, Tencent Hy3,
+//! GLM 4.5 / 4.6 / 4.7 and Ling 3.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -18,6 +18,15 @@
 //! <arg_key>city</arg_key>
 //! <arg_value>Paris</arg_value>
 //! </tool_call>
+//! ```
+//!
+//! ```text
+//! <tool_calls>
+//! <tool_call>get_weather<tool_sep>
+//! <arg_key>city</arg_key>
+//! <arg_value>Paris</arg_value>
+//! </tool_call>
+//! </tool_calls>
 //! ```
 //!
 //! All but GLM differ only in their tags ([`Tags`]): a block that holds one call
@@ -71,6 +80,13 @@
 //! are layout around the content and reasoning; a forced grammar writes the (maybe empty)
 //! response frame before the calls, the lazy one starts at `<|open|>tools<|sep|>`.
 //!
+//! Tencent Hy3 writes GLM's key and value pairs, but as a tagged family does: its name
+//! ends at `<tool_sep>` and its calls sit in one `<tool_calls>` block, so it is [`Tags`]
+//! with a value's own opening tag ([`Tags::value_open`]), not GLM's reader (which read
+//! `get_weather<tool_sep>` as the name and no call came back). Its template builds every
+//! tag from a suffix (`HYTK`); llama.cpp's copy sets it to `:opensource`, so a template
+//! that writes `<tool_call:opensource>` gets those tags ([`Native::as_written_by`]).
+//!
 //! Ling 3 (inclusionAI) writes GLM's calls in turns of its own,
 //! `<role>ASSISTANT</role>…<|role_end|>`: a turn's end, which a model may write, is layout
 //! (and a stop); its generation prompt leaves `<think>` open, and the model may call
@@ -83,10 +99,10 @@ use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, string_enum, DialectError};
+use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{
-    after_open, free_text, grammar_of, none_of, one_or_more, reasoning_tags, reasoning_then, words,
-    ws, Native, Start,
+    after_open, free_text, grammar_of, none_of, one_or_more, reasoning_tags, reasoning_then,
+    rendered_past_call, words, ws, Native, Start,
 };
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
@@ -120,6 +136,11 @@ pub enum XmlCalls {
     /// `<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="k"
     /// type="string"<|sep|>v<|close|>argument<|sep|>…`.
     KimiK3,
+    /// `<tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>
+    /// </tool_call></tool_calls>`.
+    Hy3,
+    /// Hy3 with every tag as `<tool_call:opensource>`, as its template may write them.
+    Hy3OpenSource,
 }
 
 /// The message header of a family that addresses each call to its tool, as harmony does.
@@ -147,6 +168,9 @@ pub struct Tags {
     pub invoke_close: &'static str,
     /// An argument's opening tag, before and after its key, and its closing tag.
     pub parameter: (&'static str, &'static str),
+    /// The tag that opens an argument's value after its key's (Hy3's `<arg_value>`), the
+    /// layout between them aside, or none: the value follows the key's tag.
+    pub value_open: Option<&'static str>,
     pub parameter_close: &'static str,
     /// The argument's tag then declares its value's type ([`Declared`]), up to this.
     pub declared: Option<(Declared, &'static str)>,
@@ -216,6 +240,7 @@ const QWEN3_CODER: Tags = Tags {
     index: None,
     invoke_close: "</function>",
     parameter: ("<parameter=", ">"),
+    value_open: None,
     parameter_close: "</parameter>",
     declared: None,
     json_block: None,
@@ -309,6 +334,7 @@ const KIMI_K3: Tags = Tags {
     index: Some((" index=\"", "\"<|sep|>")),
     invoke_close: "<|close|>call<|sep|>",
     parameter: ("<|open|>argument key=\"", "\" type=\""),
+    value_open: None,
     parameter_close: "<|close|>argument<|sep|>",
     declared: Some((Declared::JsonType, "\"<|sep|>")),
     json_block: Some((
@@ -331,6 +357,34 @@ const KIMI_K3: Tags = Tags {
     recipient: None,
 };
 
+/// Tencent Hy3: GLM's argument pairs in MiniMax's block, the name ended by `<tool_sep>`.
+const HY3: Tags = Tags {
+    open: "<tool_calls>",
+    close: "</tool_calls>",
+    many: true,
+    invoke: ("<tool_call>", "<tool_sep>"),
+    invoke_close: "</tool_call>",
+    parameter: ("<arg_key>", "</arg_key>"),
+    value_open: Some("<arg_value>"),
+    parameter_close: "</arg_value>",
+    value_newlines: false,
+    ..QWEN3_CODER
+};
+
+/// Hy3 as llama.cpp's copy of its template writes it: every tag with `:opensource` in it
+/// (`<tool_call:opensource>`), the suffix its template's `HYTK` adds.
+const HY3_OPENSOURCE: Tags = Tags {
+    open: "<tool_calls:opensource>",
+    close: "</tool_calls:opensource>",
+    invoke: ("<tool_call:opensource>", "<tool_sep:opensource>"),
+    invoke_close: "</tool_call:opensource>",
+    parameter: ("<arg_key:opensource>", "</arg_key:opensource>"),
+    value_open: Some("<arg_value:opensource>"),
+    parameter_close: "</arg_value:opensource>",
+    think: ("<think:opensource>", "</think:opensource>"),
+    ..HY3
+};
+
 const GLM_THINK: (&str, &str) = ("<think>", "</think>");
 /// The end of a Ling turn.
 const ROLE_END: &str = "<|role_end|>";
@@ -346,6 +400,8 @@ impl XmlCalls {
             XmlCalls::MiniCpm5 => Some(MINICPM5),
             XmlCalls::MuseGlimmer => Some(MUSE_GLIMMER),
             XmlCalls::KimiK3 => Some(KIMI_K3),
+            XmlCalls::Hy3 => Some(HY3),
+            XmlCalls::Hy3OpenSource => Some(HY3_OPENSOURCE),
             XmlCalls::Glm | XmlCalls::Ling => None,
         }
     }
@@ -368,6 +424,7 @@ impl Native for XmlCalls {
             XmlCalls::Ling => "ling",
             XmlCalls::MuseGlimmer => "muse_glimmer",
             XmlCalls::KimiK3 => "kimi_k3",
+            XmlCalls::Hy3 | XmlCalls::Hy3OpenSource => "hy3",
         }
     }
 
@@ -449,6 +506,15 @@ impl Native for XmlCalls {
         )
     }
 
+    /// Hy3's template may write its tags with `:opensource` in them ([`HY3_OPENSOURCE`]).
+    fn as_written_by(&self, template: &ChatTemplate) -> Option<XmlCalls> {
+        let suffixed = || {
+            rendered_past_call(template)
+                .is_some_and(|text| text.contains("<tool_call:opensource>probe_fn"))
+        };
+        (*self == XmlCalls::Hy3 && suffixed()).then_some(XmlCalls::Hy3OpenSource)
+    }
+
     fn stops(&self) -> Vec<String> {
         match self {
             XmlCalls::Ling => vec![ROLE_END.into()],
@@ -466,6 +532,8 @@ impl Native for XmlCalls {
             XmlCalls::MiniCpm5 => "<function name=\"NAME\"><param name=\"PARAMETER\">VALUE</param></function>",
             XmlCalls::Glm | XmlCalls::Ling => "<tool_call>NAME\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>",
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
+            XmlCalls::Hy3 => "<tool_calls>\n<tool_call>NAME<tool_sep>\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>\n</tool_calls>",
+            XmlCalls::Hy3OpenSource => "<tool_calls:opensource>\n<tool_call:opensource>NAME<tool_sep:opensource>\n<arg_key:opensource>PARAMETER</arg_key:opensource>\n<arg_value:opensource>VALUE</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         })
     }
@@ -648,7 +716,12 @@ impl Tags {
                         Expr::literal(format!("{end}{newline}")),
                     ]
                 }
-                None => vec![Expr::literal(format!("{open}{newline}"))],
+                None => {
+                    let value_open = self
+                        .value_open
+                        .map_or(String::new(), |tag| format!("{gap}{tag}"));
+                    vec![Expr::literal(format!("{open}{value_open}{newline}"))]
+                }
             };
             written.push(match self.cdata {
                 Some((open, close)) if parameter.is_string => Expr::group(Expr::Alt(vec![
@@ -710,6 +783,9 @@ impl Tags {
         ];
         if let Some((_, end)) = self.declared {
             parameter.push(Pat::until(end, 8));
+        }
+        if let Some(open) = self.value_open {
+            parameter.extend([Pat::Ws, Pat::lit(open)]);
         }
         let value = Pat::until(self.parameter_close, MAX_REGION);
         parameter.push(match self.cdata {

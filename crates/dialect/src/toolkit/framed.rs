@@ -166,6 +166,12 @@ impl Pat {
         }
     }
 
+    /// Text up to `delim`, or to the end of the output when it never comes (a model that
+    /// stopped before its closing token): captured, as prose, at most [`MAX_PROSE`] bytes.
+    pub fn until_or_end(delim: impl Into<String>) -> Pat {
+        Pat::Alt(vec![Pat::until(delim, MAX_PROSE), Pat::Rest])
+    }
+
     pub fn name(delim: impl Into<String>, max: usize) -> Pat {
         Pat::Name {
             delim: delim.into(),
