@@ -334,7 +334,13 @@ fn minimax_m1_reads_each_line_alone() {
             .replace("{WEATHER}", WEATHER_LINE);
         let expected: Vec<Call> = names
             .iter()
-            .map(|name| if *name == "add" { add.clone() } else { weather.clone() })
+            .map(|name| {
+                if *name == "add" {
+                    add.clone()
+                } else {
+                    weather.clone()
+                }
+            })
             .collect();
         let message = reads(dialect, &minimax_template(), &text, &expected);
         assert_eq!(message.content_text(), *content, "{text}");

@@ -53,7 +53,8 @@ fn outputs_parse_into_calls() {
     assert_eq!(message.content_text(), "Let me check.");
 }
 
-const ADD: &str = "<|tool_call_begin|>functions.add:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|>";
+const ADD: &str =
+    "<|tool_call_begin|>functions.add:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|>";
 
 /// Section markers without the rest: (output, whether it calls [`ADD`], reasoning,
 /// content). Markers are special tokens, never content.

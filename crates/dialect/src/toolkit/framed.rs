@@ -496,7 +496,8 @@ fn until(
     // the earliest cut start of a needle begins.
     let mut found: Option<(usize, usize, bool)> = None;
     let mut partial = window.len();
-    let needles = std::iter::once((delim, true)).chain(ends.iter().map(|end| (end.as_str(), false)));
+    let needles =
+        std::iter::once((delim, true)).chain(ends.iter().map(|end| (end.as_str(), false)));
     for (needle, consumed) in needles {
         match search(window, needle.as_bytes()) {
             Ok(offset) if found.is_none_or(|(first, _, _)| offset < first) => {
