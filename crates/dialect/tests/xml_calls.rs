@@ -361,11 +361,19 @@ fn argument_types_come_back_from_the_schema() {
     assert_eq!(message.content_text(), broken);
 }
 
+/// (family, output, calls as (name, arguments JSON), content).
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// A value whose closing tag the model left out ends at the next argument's tag, or at the
 /// call's closing tag on a line of its own; the argument after it is not swallowed into it.
 /// (family, output, calls, content); the first cases as SGLang's and the AI SDK tool-call
 /// middleware's tests write them.
-const LEFT_OUT_CLOSE: &[(&str, &str, &[(&str, &str)], &str)] = &[
+const LEFT_OUT_CLOSE: &[Case] = &[
     (
         "qwen3_coder",
         "<tool_call><function=add><parameter=a>1<parameter=b>2</parameter></function></tool_call>",
