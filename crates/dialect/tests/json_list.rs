@@ -281,6 +281,72 @@ fn more_outputs_parse_into_calls() {
     reads(get("minimax_m1"), &minimax_template(), text, &both);
 }
 
+const ADD_LINE: &str = "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}";
+const WEATHER_LINE: &str = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}";
+
+/// MiniMax M1 output with lines that are no call: (output, the calls' names, content).
+/// Each line is its own call: a bad line is content in its place, and the calls around it
+/// stand.
+const MINIMAX_BAD_LINES: &[(&str, &[&str], &str)] = &[
+    (
+        "<tool_calls>\n{ADD}\n{\"name\": \"oops\", \"arguments\": {\"x\": }\n{WEATHER}\n</tool_calls>",
+        &["add", "get_weather"],
+        "{\"name\": \"oops\", \"arguments\": {\"x\": }",
+    ),
+    (
+        "Sure.\n<tool_calls>\n{not json}\n{WEATHER}\n</tool_calls>",
+        &["get_weather"],
+        "Sure.\n{not json}",
+    ),
+    (
+        "<tool_calls>\n{\"city\": \"Rome\"}\n[1, 2]\n{ADD}\n</tool_calls>",
+        &["add"],
+        "{\"city\": \"Rome\"}\n[1, 2]",
+    ),
+    (
+        "<tool_calls>\n{ADD}\n{\"name\": \"get_weather\", \"arg",
+        &["add"],
+        "{\"name\": \"get_weather\", \"arg",
+    ),
+    // No call at all: content as written.
+    (
+        "<tool_calls>\n{bad}\n</tool_calls>",
+        &[],
+        "<tool_calls>\n{bad}\n</tool_calls>",
+    ),
+    // Prose after the marker ends the calls.
+    (
+        "<tool_calls>\n{ADD}\nDone.",
+        &["add"],
+        "Done.",
+    ),
+];
+
+#[test]
+fn minimax_m1_reads_each_line_alone() {
+    let registry = registry();
+    let dialect = registry.get("minimax_m1").expect("registered");
+    let add = call("add", json!({"a": 1, "b": 2}));
+    let weather = call("get_weather", json!({"city": "Rome"}));
+    for (text, names, content) in MINIMAX_BAD_LINES {
+        let text = text
+            .replace("{ADD}", ADD_LINE)
+            .replace("{WEATHER}", WEATHER_LINE);
+        let expected: Vec<Call> = names
+            .iter()
+            .map(|name| {
+                if *name == "add" {
+                    add.clone()
+                } else {
+                    weather.clone()
+                }
+            })
+            .collect();
+        let message = reads(dialect, &minimax_template(), &text, &expected);
+        assert_eq!(message.content_text(), *content, "{text}");
+    }
+}
+
 #[test]
 fn more_grammars_honour_tool_choice() {
     let registry = registry();

@@ -53,6 +53,62 @@ fn outputs_parse_into_calls() {
     assert_eq!(message.content_text(), "Let me check.");
 }
 
+const ADD: &str =
+    "<|tool_call_begin|>functions.add:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|>";
+
+/// Section markers without the rest: (output, whether it calls [`ADD`], reasoning,
+/// content). Markers are special tokens, never content.
+const STRAY_MARKERS: &[(&str, bool, &str, &str)] = &[
+    (
+        "Hi.<|tool_calls_section_begin|><|tool_calls_section_end|>",
+        false,
+        "",
+        "Hi.",
+    ),
+    ("Hi.<|tool_calls_section_end|>", false, "", "Hi."),
+    ("<|tool_calls_section_begin|>Hi.", false, "", "Hi."),
+    ("Hi.<|tool_call_begin|>", false, "", "Hi."),
+    (
+        "<|tool_calls_section_begin|>{ADD}<|tool_calls_section_end|><|tool_calls_section_end|>",
+        true,
+        "",
+        "",
+    ),
+    (
+        "Hi.<|tool_calls_section_begin|><|tool_calls_section_end|>\n<|tool_calls_section_begin|>{ADD}<|tool_calls_section_end|>",
+        true,
+        "",
+        "Hi.",
+    ),
+    (
+        "<think>Plan.<|tool_calls_section_begin|><|tool_calls_section_end|> More.</think>Hi.",
+        false,
+        "Plan. More.",
+        "Hi.",
+    ),
+];
+
+#[test]
+fn stray_section_markers_are_never_content() {
+    let registry = registry();
+    let dialect = registry.get("kimi_k2").expect("registered");
+    for (text, calls, reasoning, content) in STRAY_MARKERS {
+        let text = text.replace("{ADD}", ADD);
+        let expected = if *calls {
+            vec![call("add", json!({"a": 1}))]
+        } else {
+            Vec::new()
+        };
+        let message = reads(dialect, &kimi(), &text, &expected);
+        assert_eq!(
+            message.reasoning_content.as_deref().unwrap_or(""),
+            *reasoning,
+            "{text}"
+        );
+        assert_eq!(message.content_text(), *content, "{text}");
+    }
+}
+
 #[test]
 fn grammar_honours_tool_choice() {
     let registry = registry();

@@ -104,13 +104,93 @@ fn attributes_are_unescaped_and_garbage_stays_content() {
         [call("a&b", json!({"say \"hi\"": true}))]
     );
     for broken in [
-        "<|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"number\"<|sep|>1<|close|>call<|sep|>",
         "<|open|>tools<|sep|><|open|>call tool=\"add\" index=\"one\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         "<|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>json type=\"object\"<|sep|>[1]<|close|>json<|sep|><|close|>call<|sep|>",
     ] {
         let message = parsed_however_cut(&|| dialect.parser(), broken);
         assert!(message.calls().is_empty(), "{broken}");
-        assert_eq!(message.content_text(), broken);
+        // The tools frame's closing token is never content.
+        let written = broken
+            .strip_suffix("<|close|>tools<|sep|>")
+            .unwrap_or(broken);
+        assert_eq!(message.content_text(), written);
+    }
+}
+
+const CALL: &str = "<|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"number\"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>";
+
+/// Output after the prompt (which opened `think`) with frames a model wrote wrong:
+/// (output, whether it calls [`CALL`], reasoning, content). Frames are tokens, never
+/// content; the response frame ends reasoning left open.
+const IMPERFECT: &[(&str, bool, &str, &str)] = &[
+    // A tools frame with no call in it, then one closed twice.
+    (
+        "Done.<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|><|open|>tools<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        false,
+        "Done.",
+        "Hi.",
+    ),
+    (
+        "<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|><|open|>tools<|sep|>{CALL}<|close|>tools<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
+        true,
+        "",
+        "Hi.",
+    ),
+    // A tools frame opened with nothing after it, and one with words in it.
+    (
+        "<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|><|open|>tools<|sep|>",
+        false,
+        "",
+        "Hi.",
+    ),
+    (
+        "<|close|>think<|sep|><|open|>tools<|sep|>Hi.<|close|>tools<|sep|>",
+        false,
+        "",
+        "Hi.",
+    ),
+    // Straight to the response, no reasoning written and `think` left open.
+    (
+        "<|open|>response<|sep|>Let me check.<|close|>response<|sep|><|open|>tools<|sep|>{CALL}<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        true,
+        "",
+        "Let me check.",
+    ),
+    (
+        "Easy.<|open|>response<|sep|>Hi.<|close|>response<|sep|><|close|>message<|sep|>",
+        false,
+        "Easy.",
+        "Hi.",
+    ),
+    // An argument's closing frame left out: the call's closing frame ends its value.
+    (
+        "<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"number\"<|sep|>1<|close|>call<|sep|><|close|>tools<|sep|>",
+        true,
+        "",
+        "",
+    ),
+];
+
+#[test]
+fn frames_written_wrong_lose_nothing_and_never_show() {
+    let registry = registry();
+    let dialect = registry.get("kimi_k3").expect("registered");
+    let request = request(None);
+    for (text, calls, reasoning, content) in IMPERFECT {
+        let text = text.replace("{CALL}", CALL);
+        let message = parsed_however_cut(&|| prepare(dialect, &request, &kimi_k3()).parser, &text);
+        let expected = if *calls {
+            vec![call("add", json!({"a": 1}))]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(calls_of(&message), expected, "{text}");
+        assert_eq!(
+            message.reasoning_content.as_deref().unwrap_or(""),
+            *reasoning,
+            "{text}"
+        );
+        assert_eq!(message.content_text(), *content, "{text}");
     }
 }
 

@@ -11,7 +11,7 @@ use framed_common::{
     calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
 };
 use serde_json::{json, Value};
-use toolbridge_chat::{ChatRequest, Message, ToolChoice, ToolChoiceMode};
+use toolbridge_chat::{ChatRequest, FunctionDefinition, Message, Tool, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::detect::{choose, FALLBACK};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, RenderInput};
 use toolbridge_dialect::dialects::framed_native::NativeDialect;
@@ -145,6 +145,65 @@ fn vllm_tool_templates_are_learned_and_read_their_own_calls() {
             round_trip(&template, &learned).unwrap_or_else(|why| panic!("{file}: {why}"));
         println!("{file}: the forced grammar accepts the template's own calls: {accepted}");
         assert!(accepted, "{file}: the grammar refuses its own calls");
+    }
+}
+
+/// ToolACE's bare strings with commas in them, as its model writes them: (output, the
+/// calls read with the tools' schemas, the calls read without). A comma is the string's
+/// own unless a declared parameter follows it (any `NAME=`, without the schemas).
+const TOOLACE_BARE_STRINGS: &[(&str, &str, &str)] = &[
+    (
+        "[get_weather(location=Paris, France, unit=celsius)]",
+        r#"[["get_weather", {"location": "Paris, France", "unit": "celsius"}]]"#,
+        r#"[["get_weather", {"location": "Paris, France", "unit": "celsius"}]]"#,
+    ),
+    (
+        "[search(query=cats, dogs=friends, limit=3)]",
+        r#"[["search", {"query": "cats, dogs=friends", "limit": 3}]]"#,
+        r#"[["search", {"query": "cats", "dogs": "friends", "limit": 3}]]"#,
+    ),
+    (
+        "[get_weather(location=New York (NY), USA, unit=fahrenheit), get_weather(location=Rome, unit=celsius)]",
+        r#"[["get_weather", {"location": "New York (NY), USA", "unit": "fahrenheit"}], ["get_weather", {"location": "Rome", "unit": "celsius"}]]"#,
+        r#"[["get_weather", {"location": "New York (NY), USA", "unit": "fahrenheit"}], ["get_weather", {"location": "Rome", "unit": "celsius"}]]"#,
+    ),
+];
+
+#[test]
+fn toolace_bare_strings_keep_their_commas() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/learned/templates");
+    let source = std::fs::read_to_string(folder.join("tool_chat_template_toolace.jinja"))
+        .unwrap_or_else(|error| panic!("looked at {}: {error}", folder.display()));
+    let template = compile(&source).expect("compiles");
+    let dialect = NativeDialect(LearnedDialect::learn(&template).expect("learned"));
+    let tool = |name: &str, properties: Value| {
+        Tool::function(FunctionDefinition::new(
+            name,
+            "A tool.",
+            json!({"type": "object", "properties": properties}),
+        ))
+    };
+    let request = ChatRequest {
+        tools: Some(vec![
+            tool(
+                "get_weather",
+                json!({"location": {"type": "string"},
+                       "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}),
+            ),
+            tool(
+                "search",
+                json!({"query": {"type": "string"}, "limit": {"type": "integer"}}),
+            ),
+        ]),
+        ..ChatRequest::new("m", vec![Message::user("Weather in Paris?")])
+    };
+    let calls = |text: &str| -> Vec<Call> { serde_json::from_str(text).expect("calls") };
+    for (text, with_schemas, without) in TOOLACE_BARE_STRINGS {
+        let prepared = parsed_however_cut(&|| prepare(&dialect, &request, &template).parser, text);
+        assert_eq!(calls_of(&prepared), calls(with_schemas), "{text}");
+        assert_eq!(prepared.content_text(), "", "{text}");
+        let plain = parsed_however_cut(&|| dialect.parser(), text);
+        assert_eq!(calls_of(&plain), calls(without), "{text}");
     }
 }
 

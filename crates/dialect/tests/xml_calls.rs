@@ -352,13 +352,99 @@ fn argument_types_come_back_from_the_schema() {
         [call("get_weather", json!({"city": "Rome", "days": 2}))]
     );
     assert_eq!(message.reasoning_content.as_deref(), Some("Rome."));
-    let broken = "<tool_call>\n<function=add>\n<parameter=a>\n1\n</function>";
+    let broken = "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter";
     let message = parsed_however_cut(
         &|| prepare(dialect, &request, &template_of("qwen3_coder")).parser,
         broken,
     );
     assert!(message.calls().is_empty());
     assert_eq!(message.content_text(), broken);
+}
+
+/// (family, output, calls as (name, arguments JSON), content).
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+/// A value whose closing tag the model left out ends at the next argument's tag, or at the
+/// call's closing tag on a line of its own; the argument after it is not swallowed into it.
+/// (family, output, calls, content); the first cases as SGLang's and the AI SDK tool-call
+/// middleware's tests write them.
+const LEFT_OUT_CLOSE: &[Case] = &[
+    (
+        "qwen3_coder",
+        "<tool_call><function=add><parameter=a>1<parameter=b>2</parameter></function></tool_call>",
+        &[("add", r#"{"a": 1, "b": 2}"#)],
+        "",
+    ),
+    (
+        "qwen3_coder",
+        "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis, France\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        &[("get_weather", r#"{"city": "Paris, France", "days": 3}"#)],
+        "Sure.",
+    ),
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\n2\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>",
+        &[("add", r#"{"a": 1, "b": 2}"#), ("get_weather", r#"{"city": "Rome"}"#)],
+        "",
+    ),
+    // The call's end with no `</tool_call>` after it (read as content before).
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=add>\n<parameter=a>\n1\n</function>",
+        &[("add", r#"{"a": 1}"#)],
+        "",
+    ),
+    // `</function>` inside a line is the value's text.
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nx </function> y\n</parameter>\n</function>\n</tool_call>",
+        &[("get_weather", r#"{"city": "x </function> y"}"#)],
+        "",
+    ),
+    (
+        "seed_oss",
+        "<seed:tool_call>\n<function=add>\n<parameter=a>1\n<parameter=b>2</parameter>\n</function>\n</seed:tool_call>",
+        &[("add", r#"{"a": 1, "b": 2}"#)],
+        "",
+    ),
+    // MiniMax M2's prompt leaves the output inside `<think>`.
+    (
+        "minimax_m2",
+        "Hm.</think>\n<minimax:tool_call>\n<invoke name=\"add\">\n<parameter name=\"a\">1\n<parameter name=\"b\">2</parameter>\n</invoke>\n</minimax:tool_call>",
+        &[("add", r#"{"a": 1, "b": 2}"#)],
+        "",
+    ),
+    // Still no call: the value never ends.
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=add>\n<parameter=a>\n1",
+        &[],
+        "<tool_call>\n<function=add>\n<parameter=a>\n1",
+    ),
+];
+
+#[test]
+fn a_value_whose_closing_tag_is_left_out_ends_at_the_next_tag() {
+    let registry = registry();
+    let request = request(None);
+    for (name, text, calls, content) in LEFT_OUT_CLOSE {
+        let dialect = registry.get(name).expect("registered");
+        let message = parsed_however_cut(
+            &|| prepare(dialect, &request, &template_of(name)).parser,
+            text,
+        );
+        let expected: Vec<Call> = calls
+            .iter()
+            .map(|(tool, arguments)| call(tool, serde_json::from_str(arguments).unwrap()))
+            .collect();
+        assert_eq!(calls_of(&message), expected, "{name}: {text:?}");
+        assert_eq!(message.content_text(), *content, "{name}: {text:?}");
+    }
 }
 
 /// A parameter's value is as long as the file an agent writes: 300 KB of it (far past the

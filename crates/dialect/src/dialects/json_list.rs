@@ -25,7 +25,11 @@
 //!
 //! The parser is lenient where the grammar is strict: after a marker it reads one JSON value
 //! (a list, or a single object), or for line-framed families several, and the closing marker
-//! when there is one. Two templates write past calls in ways no JSON reader takes back, and
+//! when there is one. A line-framed family's lines are read one by one, as its model writes
+//! one call a line: a line that is no call (cut JSON, an object that is no call) is content
+//! in its place, set apart by a line break, and costs none of the calls around it (read as
+//! one region, one bad line turned every later call into content; vLLM skips such a line
+//! and loses its text). Two templates write past calls in ways no JSON reader takes back, and
 //! a model imitates its history: vLLM's Phi-4-mini template prints past calls bare, with no
 //! `functools`, comma-separated, and object arguments with Python's `str` (`{'a': 1}`). So a
 //! family may read [Python literals](crate::toolkit::pycall::parse_literal), and may take
@@ -45,7 +49,7 @@ use crate::dialects::framed_native::{
 };
 use crate::dialects::prep::named_alternatives;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::pycall;
 
 /// How the calls sit between the markers.
@@ -320,9 +324,10 @@ impl Native for JsonList {
 
     fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
         let mut markers = Vec::new();
-        if !self.open.is_empty() {
-            let several = self.layout == Layout::Lines;
-            markers.push((self.open.into(), self.region(self.close, several)));
+        if self.layout == Layout::Lines {
+            markers.push((self.open.into(), self.lines_region(self.close)));
+        } else if !self.open.is_empty() {
+            markers.push((self.open.into(), self.region(self.close, false)));
         }
         for (open, close) in self.also {
             markers.push((open.to_string(), self.region(close, false)));
@@ -448,6 +453,60 @@ impl JsonList {
             decode: Arc::new(move |captures| decode(captures, python, keys)),
         })
     }
+}
+
+impl JsonList {
+    /// The calls one a line up to `close`, each line read alone: a line that opens like a
+    /// call (`{`, `[`) but is none (bad JSON, an object that names no tool) is content in
+    /// its place ([`Call::text`]), and the calls before and after it stand. A line that
+    /// does not open like a call ends the region, so prose after the marker is not held
+    /// back. No call at all is no region: its text is content as written.
+    fn lines_region(&self, close: &str) -> Action {
+        let item = if self.python { Pat::Literal } else { Pat::Json };
+        let ends = [close].into_iter().filter(|close| !close.is_empty());
+        let bad = Pat::Seq(vec![
+            Pat::ahead(Pat::Alt(vec![Pat::lit("{"), Pat::lit("[")])),
+            Pat::until_or("\n", ends.map(String::from).collect(), MAX_REGION),
+        ]);
+        let line = Pat::Seq(vec![
+            Pat::Ws,
+            Pat::opt(","),
+            Pat::Ws,
+            Pat::Alt(vec![item, bad]),
+        ]);
+        let mut body = vec![Pat::repeat(line)];
+        if !close.is_empty() {
+            body.extend([Pat::Ws, Pat::opt(close)]);
+        }
+        let (python, keys) = (self.python, self.keys);
+        Action::Call(Region {
+            body: Pat::Seq(body),
+            decode: Arc::new(move |captures| lines(captures, python, keys)),
+        })
+    }
+}
+
+/// Each captured line's calls, or its text where it holds none (consecutive such lines
+/// one text); at least one call.
+fn lines(captures: &[String], python: bool, keys: Keys) -> Option<Vec<Call>> {
+    let mut read: Vec<Call> = Vec::new();
+    for capture in captures {
+        let text = capture.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match decode(std::slice::from_ref(capture), python, keys) {
+            Some(calls) => read.extend(calls),
+            None => match read.last_mut() {
+                Some(last) if last.is_text() => {
+                    last.arguments.push('\n');
+                    last.arguments.push_str(text);
+                }
+                _ => read.push(Call::text(text)),
+            },
+        }
+    }
+    read.iter().any(|call| !call.is_text()).then_some(read)
 }
 
 /// `[{"name": "<tool>", "arguments": <its schema>}, …]` in one fixed layout, for families

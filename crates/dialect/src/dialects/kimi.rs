@@ -9,6 +9,12 @@
 //! kept as the call's id, as llama.cpp and vLLM keep it: the template writes a past call
 //! back with its id, so the model sees its own `functions.<name>:<n>` again, not an id
 //! made up for OpenAI. Kimi K2 Thinking reasons in `<think>…</think>` first.
+//!
+//! The markers are special tokens, never text, so none of them is content: a section
+//! opened and closed with no call in it, a section or call marker with no call after it,
+//! and a closing or argument marker standing alone are dropped (the text around them
+//! stays). A model that opens a section and then thinks better of it, or that writes a
+//! section's end twice, leaves only its words.
 
 use std::sync::Arc;
 
@@ -86,10 +92,17 @@ impl Native for KimiK2 {
             Pat::repeat(Pat::Seq(vec![Pat::lit(CALL_BEGIN), call(), Pat::Ws])),
             Pat::opt(SECTION_END),
         ]);
-        let one = Pat::Seq(vec![call(), Pat::Ws, Pat::opt(SECTION_END)]);
+        // A call marker with no call after it reads as nothing (layout).
+        let one = Pat::Alt(vec![
+            Pat::Seq(vec![call(), Pat::Ws, Pat::opt(SECTION_END)]),
+            Pat::Ws,
+        ]);
         vec![
             (SECTION_BEGIN.into(), Action::Call(region(section))),
             (CALL_BEGIN.into(), Action::Call(region(one))),
+            (SECTION_END.into(), Action::Layout),
+            (ARGUMENT_BEGIN.into(), Action::Layout),
+            (CALL_END.into(), Action::Layout),
             think(),
         ]
     }
@@ -118,8 +131,9 @@ fn name_of(id: &str) -> Option<&str> {
 fn region(body: Pat) -> Region {
     Region {
         body,
+        // No call in the region (a section with nothing in it) is layout.
         decode: Arc::new(|captures| {
-            if captures.is_empty() || captures.len() % 2 != 0 {
+            if captures.len() % 2 != 0 {
                 return None;
             }
             captures

@@ -6,7 +6,9 @@
 //!
 //! A JSON call is read leniently (arguments as an object or JSON text); a Python call as
 //! [`pycall`] reads it, with strings the template printed bare (`city=Paris`) quoted first
-//! where it does so. The grammar writes a Python call's string arguments the way the
+//! where it does so, a comma being the string's own unless one of the tool's declared
+//! parameters follows it (ToolACE's `location=Paris, France, unit=celsius`,
+//! [`quote_bare_strings`]). The grammar writes a Python call's string arguments the way the
 //! template does (`'Paris'`, `Paris`, `"Paris"`) so the model writes what it was trained
 //! on; other values it writes as JSON, which the reader takes too. A bare string holds no
 //! quote, bracket, `,` or line break, and does not start like another literal (a digit,
@@ -33,6 +35,7 @@ use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
 use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use crate::toolkit::typed_args::ParameterTypes;
 use toolbridge_template::ArgumentsForm;
 
 /// A dialect learned from one template; see the module docs.
@@ -137,10 +140,12 @@ impl LearnedDialect {
         })
     }
 
-    /// The call region after the opening marker.
-    fn region(&self) -> Region {
+    /// The call region after the opening marker; bare strings are told apart by `tools`'
+    /// declared parameters ([`quote_bare_strings`]).
+    fn region(&self, tools: &[&Tool]) -> Region {
         let close = self.learned.close.trim();
-        let bare = self.learned.strings == Strings::Bare;
+        let bare =
+            (self.learned.strings == Strings::Bare).then(|| Arc::new(ParameterTypes::new(tools)));
         match self.learned.shape.clone() {
             Shape::Python { .. } => Region {
                 body: if close.is_empty() {
@@ -148,7 +153,7 @@ impl LearnedDialect {
                 } else {
                     Pat::Alt(vec![Pat::until(close, MAX_PROSE), Pat::Rest])
                 },
-                decode: Arc::new(move |captures| python_calls(captures.first()?, bare)),
+                decode: Arc::new(move |captures| python_calls(captures.first()?, bare.as_deref())),
             },
             shape => {
                 let mut body = vec![Pat::Ws, Pat::Json];
@@ -208,10 +213,10 @@ impl Native for LearnedDialect {
         words(&[open])
     }
 
-    fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
+    fn markers(&self, tools: &[&Tool]) -> Vec<(String, Action)> {
         let mut markers = vec![(
             self.learned.open.trim().to_string(),
-            Action::Call(self.region()),
+            Action::Call(self.region(tools)),
         )];
         if let Some((open, close)) = &self.learned.reasoning {
             markers.push(reasoning_tags(open, close));
@@ -370,8 +375,9 @@ fn json_call(item: &Value, shape: &Shape) -> Option<Call> {
 }
 
 /// Python calls: a list `[f(a=1)]`, or calls one after another (`f(a=1)\ng(b=2)`),
-/// separated by blanks or commas.
-fn python_calls(text: &str, bare_strings: bool) -> Option<Vec<Call>> {
+/// separated by blanks or commas; with `bare_strings`, the declared parameters, strings
+/// may be written bare.
+fn python_calls(text: &str, bare_strings: Option<&ParameterTypes>) -> Option<Vec<Call>> {
     let mut calls = Vec::new();
     let mut rest = text.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
     while !rest.is_empty() {
@@ -386,7 +392,7 @@ fn python_calls(text: &str, bare_strings: bool) -> Option<Vec<Call>> {
         };
         let written = &rest[..length];
         let read = parse_calls(written)
-            .or_else(|| bare_strings.then(|| parse_calls(&quote_bare_strings(written)))?)?;
+            .or_else(|| parse_calls(&quote_bare_strings(written, bare_strings?)))?;
         for (name, arguments) in read {
             calls.push(Call::new(name, serde_json::to_string(&arguments).ok()?));
         }

@@ -42,7 +42,13 @@
 //! parameter in schema order, required ones always, a string as text without its closing
 //! tag (an enum of strings as one of them) and anything else as JSON of its schema.
 //! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
-//! is dropped. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
+//! is dropped. A model that leaves a value's closing tag out (`<parameter=a>\n1\n<parameter=b>`)
+//! has the value end at the next argument's tag, or at the call's closing tag on a line of
+//! its own (either anywhere where tags are tokens: Kimi K3), as SGLang and vLLM read
+//! Qwen3-Coder: otherwise the next argument is swallowed into the value (or the value runs
+//! on into the next call). A closing tag inside a line stays the value's text. So a
+//! string value that holds its family's argument tag is read as two arguments; the
+//! grammar does not yet keep a constrained value from writing one. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
 //! it is, its closing tag and all (the grammar allows either). Reasoning (`<think>`,
 //! Seed's `<seed:think>`) at the start is reasoning, and a prompt that opened it leaves
 //! the output inside it.
@@ -78,7 +84,12 @@
 //! arguments as one `<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>` (as the
 //! template writes arguments given as a string). The response, think and message frames
 //! are layout around the content and reasoning; a forced grammar writes the (maybe empty)
-//! response frame before the calls, the lazy one starts at `<|open|>tools<|sep|>`.
+//! response frame before the calls, the lazy one starts at `<|open|>tools<|sep|>`. The
+//! frames are special tokens, never text ([`Tags::tokens`]): a tools frame with no call in
+//! it, or a closing frame alone, is dropped, not shown as content. A model with nothing to
+//! reason about goes straight to its response frame without closing `think`: the response
+//! frame ends the reasoning ([`Action::Answer`]), or the answer and calls were read as
+//! reasoning.
 //!
 //! Tencent Hy3 writes GLM's key and value pairs, but as a tagged family does: its name
 //! ends at `<tool_sep>` and its calls sit in one `<tool_calls>` block, so it is [`Tags`]
@@ -188,8 +199,12 @@ pub struct Tags {
     /// The reasoning tags.
     pub think: (&'static str, &'static str),
     /// The frame around the answer's content, which a forced grammar writes before the
-    /// calls (empty or not).
+    /// calls (empty or not); its opening ends reasoning left open ([`Action::Answer`]).
     pub response: Option<(&'static str, &'static str)>,
+    /// The tags are special tokens, never text: a block with no call in it (or none after
+    /// its opening) is dropped, and so is its closing tag standing alone. (A block whose
+    /// calls do not read is still content as written, its closing tag aside.)
+    pub tokens: bool,
     /// Headers and frames that carry no calls (around the answer, the ends).
     pub layout: &'static [&'static str],
     /// Each call is its own message with this header, or the calls stand alone.
@@ -250,6 +265,7 @@ const QWEN3_CODER: Tags = Tags {
     cdata: None,
     think: ("<think>", "</think>"),
     response: None,
+    tokens: false,
     layout: &[],
     recipient: None,
 };
@@ -347,9 +363,9 @@ const KIMI_K3: Tags = Tags {
     cdata: None,
     think: ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     response: Some(("<|open|>response<|sep|>", "<|close|>response<|sep|>")),
+    tokens: true,
     layout: &[
         "<|close|>think<|sep|>",
-        "<|open|>response<|sep|>",
         "<|close|>response<|sep|>",
         "<|close|>message<|sep|>",
         "<|end_of_msg|>",
@@ -476,6 +492,14 @@ impl Native for XmlCalls {
             None => &[],
         };
         markers.extend(layout.iter().map(|word| (word.to_string(), Action::Layout)));
+        if let Some(tags) = self.tags() {
+            if let Some((answer, _)) = tags.response {
+                markers.push((answer.into(), Action::Answer));
+            }
+            if tags.tokens {
+                markers.push((tags.close.to_string(), Action::Layout));
+            }
+        }
         // A family that addresses its messages reasons again between calls.
         let addressed = self.tags().is_some_and(|tags| tags.recipient.is_some());
         markers.push(if addressed {
@@ -755,6 +779,26 @@ impl Tags {
             .map_or(close, |at| &close[..first.len_utf8() + at])
     }
 
+    /// Where a value whose closing tag the model left out ends, at the value's level: the
+    /// next argument's tag (`<parameter=`, which only a writer of this very format puts in
+    /// a value), or the call's closing tag on a line of its own, as after a value (a file
+    /// an agent writes may hold `</function>` inside a line). Where the tags are tokens,
+    /// which no text holds, either anywhere. Not consumed, they are read as what they
+    /// are. A family whose tags neither are tokens nor stand on lines of their own
+    /// (MiniCPM5) has no such end.
+    fn value_ends(&self) -> Vec<String> {
+        if self.tokens {
+            return vec![self.parameter.0.into(), self.invoke_close.into()];
+        }
+        if self.gap.is_empty() {
+            return Vec::new();
+        }
+        vec![
+            self.parameter.0.into(),
+            format!("{}{}", self.gap, self.invoke_close),
+        ]
+    }
+
     /// A name or key as the tag writes it.
     fn written(&self, text: &str) -> String {
         if self.escaped {
@@ -787,7 +831,7 @@ impl Tags {
         if let Some(open) = self.value_open {
             parameter.extend([Pat::Ws, Pat::lit(open)]);
         }
-        let value = Pat::until(self.parameter_close, MAX_REGION);
+        let value = Pat::until_or(self.parameter_close, self.value_ends(), MAX_REGION);
         parameter.push(match self.cdata {
             Some((open, close)) => Pat::Alt(vec![
                 Pat::Seq(vec![
@@ -842,9 +886,13 @@ impl Tags {
             ));
         }
         if !self.open.is_empty() {
+            let mut body = Pat::Seq(block);
+            if self.tokens {
+                body = Pat::Alt(vec![body, Pat::Seq(vec![Pat::Ws, Pat::opt(self.close)])]);
+            }
             markers.push((
                 self.open.to_string(),
-                Action::Call(self.region(Pat::Seq(block), 0, types)),
+                Action::Call(self.region(body, 0, types)),
             ));
         }
         if !self.many {

@@ -19,7 +19,8 @@
 //!   in order; anything else gives the opening marker back as content and reads the text
 //!   after it again, as content (a call may start inside it). So a call is never emitted
 //!   garbled, and text that is no call comes out as written.
-//! - Reasoning runs to its closing marker; whitespace right after it is dropped. A call
+//! - Reasoning runs to its closing marker, or to a marker that opens the answer
+//!   ([`Action::Answer`]); whitespace right after it is dropped. A call
 //!   written inside reasoning is reasoning, except in families whose models start calling
 //!   before they close their reasoning ([`FramedParser::calls_end_reasoning`]: Qwen 3.5,
 //!   Kimi K2 Thinking, as llama.cpp reads them): there a call's marker opens its region as
@@ -75,6 +76,19 @@ impl Call {
             id: None,
         }
     }
+
+    /// Text a region holds among its calls that is no call (a bad line of MiniMax M1's
+    /// list, one call a line): content in its place, set apart from the content before, so
+    /// one bad line costs neither the calls around it nor its own text. A call's name is
+    /// never empty (every decoder refuses one), so an empty name marks it.
+    pub fn text(text: impl Into<String>) -> Self {
+        Call::new("", text)
+    }
+
+    /// Whether this is [`Call::text`].
+    pub fn is_text(&self) -> bool {
+        self.name.is_empty()
+    }
 }
 
 /// Turns a region's captures (in pattern order) into its calls; `None` when the region is
@@ -94,6 +108,11 @@ pub struct Region {
 pub enum Action {
     /// Dropped: it frames the answer (`<|START_RESPONSE|>`, `<|end|>`).
     Layout,
+    /// Dropped, as layout: it opens the answer (Kimi K3's `<|open|>response<|sep|>`), so
+    /// inside reasoning it ends the reasoning too. A model with nothing to reason about
+    /// goes straight to its answer without closing the reasoning its prompt opened; read
+    /// as reasoning, its content and calls were lost.
+    Answer,
     /// Opens reasoning, which runs to `close`.
     Reasoning {
         close: String,
@@ -123,10 +142,15 @@ pub enum Pat {
     /// captured whole, for the decoder to read. Only where the brackets pair up is decided
     /// here, so it holds longer than [`Pat::Json`] on text that is neither.
     Literal,
-    /// Text up to `delim`, at most `max` bytes; captured, and `delim` consumed.
+    /// Text up to `delim`, at most `max` bytes; captured, and `delim` consumed. Where one
+    /// of `ends` comes first, the text ends there instead and that end is not consumed: the
+    /// next tag a model writes after leaving a closing tag out (Qwen3-Coder's
+    /// `<parameter=` after a value with no `</parameter>`) is read as that tag, not as
+    /// more of the value ([`Pat::until_or`]).
     Until {
         delim: String,
         max: usize,
+        ends: Vec<String>,
     },
     /// A function's name (letters, digits, `_`, `-`, `.`), at most `max` bytes, then
     /// `delim`; the name captured, `delim` consumed. Decided at the first character that is
@@ -160,9 +184,15 @@ impl Pat {
     }
 
     pub fn until(delim: impl Into<String>, max: usize) -> Pat {
+        Pat::until_or(delim, Vec::new(), max)
+    }
+
+    /// Text up to `delim` or, where one comes first, up to one of `ends` (not consumed).
+    pub fn until_or(delim: impl Into<String>, ends: Vec<String>, max: usize) -> Pat {
         Pat::Until {
             delim: delim.into(),
             max,
+            ends,
         }
     }
 
@@ -359,7 +389,9 @@ impl Pat {
             }
             Pat::Json => json_value(rest, at, ended, captures, resume),
             Pat::Literal => bracketed_literal(rest, at, ended, captures, resume),
-            Pat::Until { delim, max } => until(rest, at, (delim, *max), ended, captures, resume),
+            Pat::Until { delim, max, ends } => {
+                until(rest, at, (delim, ends, *max), ended, captures, resume)
+            }
             Pat::Name { delim, max } => name(rest, at, delim, *max, ended, captures),
             Pat::Rest if rest.len() > MAX_PROSE => Match::No,
             Pat::Rest if ended => {
@@ -568,28 +600,50 @@ fn json_value(
     }
 }
 
-/// [`Pat::Until`]: the delimiter is looked for only in the text not searched before (from
-/// where a delimiter may have begun at its end), and not past `max`.
+/// [`Pat::Until`]: the delimiter (and each end) is looked for only in the text not searched
+/// before (from where one may have begun at its end), and not past `max`. The first found
+/// decides, the delimiter on a tie, but not while a needle that may still start before it
+/// is cut by the end of the text.
 fn until(
     rest: &str,
     at: usize,
-    (delim, max): (&str, usize),
+    (delim, ends, max): (&str, &[String], usize),
     ended: bool,
     captures: &mut Vec<String>,
     resume: &mut Resume,
 ) -> Match {
     let searched = resume.read.min(rest.len());
-    let end = rest.len().min(max.saturating_add(delim.len()));
+    let longest = ends.iter().map(String::len).fold(delim.len(), usize::max);
+    let end = rest.len().min(max.saturating_add(longest));
     let window = rest.as_bytes().get(searched..end).unwrap_or_default();
-    match search(window, delim.as_bytes()) {
-        Ok(found) if searched + found <= max => {
-            let found = searched + found;
-            captures.push(rest.get(..found).unwrap_or_default().to_string());
-            Match::Full(at + found + delim.len())
+    // The first needle found (its offset, length, and whether it is consumed), and where
+    // the earliest cut start of a needle begins.
+    let mut found: Option<(usize, usize, bool)> = None;
+    let mut partial = window.len();
+    let needles =
+        std::iter::once((delim, true)).chain(ends.iter().map(|end| (end.as_str(), false)));
+    for (needle, consumed) in needles {
+        match search(window, needle.as_bytes()) {
+            Ok(offset) if found.is_none_or(|(first, _, _)| offset < first) => {
+                found = Some((offset, needle.len(), consumed));
+            }
+            Ok(_) => {}
+            Err(cut) => partial = partial.min(cut),
         }
-        Ok(_) => Match::No,
-        Err(_) if ended || rest.len() >= max.saturating_add(delim.len()) => Match::No,
-        Err(partial) => {
+    }
+    match found {
+        Some((offset, _, _)) if !ended && partial < offset => {
+            resume.read = searched + partial;
+            Match::Partial
+        }
+        Some((offset, len, consumed)) if searched + offset <= max => {
+            let found = searched + offset;
+            captures.push(rest.get(..found).unwrap_or_default().to_string());
+            Match::Full(at + found + if consumed { len } else { 0 })
+        }
+        Some(_) => Match::No,
+        None if ended || rest.len() >= max.saturating_add(longest) => Match::No,
+        None => {
             resume.read = searched + partial;
             Match::Partial
         }
@@ -851,7 +905,7 @@ impl FramedParser {
     fn on_marker(&mut self, index: usize) {
         self.seen_output = true;
         match &self.markers[index].1 {
-            Action::Layout => {}
+            Action::Layout | Action::Answer => {}
             Action::Reasoning { close, .. } => {
                 self.mode = Mode::Reasoning {
                     close: close.as_str().into(),
@@ -868,12 +922,17 @@ impl FramedParser {
     fn scan_reasoning(&mut self, close: &Arc<str>, ended: bool) -> bool {
         let text = self.pending.from(0);
         let closed_at = text.find(&**close);
-        let call = self.first_call_marker(text);
+        let call = self.first_reasoning_end(text);
         if let Some((at, index)) = call.filter(|&(at, _)| closed_at.is_none_or(|end| at < end)) {
             self.emit_reasoning(at);
             self.pending.take(self.markers[index].0.len());
-            self.region_in_reasoning = Some(Arc::clone(close));
-            self.mode = Mode::Region(index);
+            if matches!(self.markers[index].1, Action::Answer) {
+                self.writer.skip_leading_whitespace = true;
+                self.mode = Mode::Content;
+            } else {
+                self.region_in_reasoning = Some(Arc::clone(close));
+                self.mode = Mode::Region(index);
+            }
             return true;
         }
         if let Some(found) = closed_at {
@@ -886,7 +945,7 @@ impl FramedParser {
         let keep = if ended {
             0
         } else {
-            self.call_markers()
+            self.reasoning_ends()
                 .map(|(marker, _)| held_prefix(text, marker))
                 .fold(held_prefix(text, close), usize::max)
         };
@@ -902,25 +961,29 @@ impl FramedParser {
         }
     }
 
-    /// The markers that end reasoning by opening call regions, with their indexes: none
-    /// unless [`FramedParser::calls_end_reasoning`].
-    fn call_markers(&self) -> impl Iterator<Item = (&str, usize)> {
-        let markers = if self.calls_end_reasoning {
-            &self.markers[..]
-        } else {
-            &[]
-        };
-        markers
+    /// The markers that end reasoning, with their indexes: those that open the answer
+    /// ([`Action::Answer`]), and with [`FramedParser::calls_end_reasoning`] those that open
+    /// call regions.
+    fn reasoning_ends(&self) -> impl Iterator<Item = (&str, usize)> {
+        let calls = self.calls_end_reasoning;
+        self.markers
             .iter()
             .enumerate()
-            .filter(|(_, (marker, action))| !marker.is_empty() && matches!(action, Action::Call(_)))
+            .filter(move |(_, (marker, action))| {
+                !marker.is_empty()
+                    && match action {
+                        Action::Answer => true,
+                        Action::Call(_) => calls,
+                        _ => false,
+                    }
+            })
             .map(|(index, (marker, _))| (marker.as_str(), index))
     }
 
-    /// Where the first call marker in `text` is, and which (the longest where several start
-    /// there).
-    fn first_call_marker(&self, text: &str) -> Option<(usize, usize)> {
-        self.call_markers()
+    /// Where the first marker that ends reasoning is in `text`, and which (the longest
+    /// where several start there).
+    fn first_reasoning_end(&self, text: &str) -> Option<(usize, usize)> {
+        self.reasoning_ends()
             .filter_map(|(marker, index)| Some((text.find(marker)?, index)))
             .min_by_key(|&(at, index)| (at, usize::MAX - self.markers[index].0.len()))
     }
@@ -963,6 +1026,12 @@ impl FramedParser {
         let in_reasoning = self.region_in_reasoning.take();
         let prose = inline || region.body.may_hold_prose();
         match (calls, in_reasoning) {
+            // A region that calls nothing (a stray section marker) is layout: the
+            // reasoning it was opened in goes on.
+            (Some((end, calls)), Some(close)) if calls.is_empty() && !cut => {
+                self.pending.take(end);
+                self.mode = Mode::Reasoning { close };
+            }
             (Some((end, calls)), _) if !calls.is_empty() || !cut => {
                 self.pending.take(end);
                 self.emit_calls(calls.whole);
@@ -997,6 +1066,10 @@ impl FramedParser {
     fn emit_calls(&mut self, calls: Vec<Call>) {
         self.writer.end_of_call();
         for call in calls {
+            if call.is_text() {
+                self.writer.write_apart(&call.arguments, &mut self.events);
+                continue;
+            }
             let index = self.open_call(call);
             self.events.push(Event::ToolCallEnd { index });
         }
@@ -1066,7 +1139,7 @@ fn cut_calls(region: &Region, text: &str) -> Option<CutCalls> {
         Some(at) => whole
             .drain(at..)
             .next()
-            .filter(|call| !call.name.contains(CUT_MARK))
+            .filter(|call| !call.is_text() && !call.name.contains(CUT_MARK))
             .map(|call| Call {
                 arguments: written_part(&call.arguments, &completion),
                 ..call
@@ -1193,6 +1266,8 @@ struct ContentWriter {
     held_whitespace: String,
     held_follows_call: bool,
     skip_leading_whitespace: bool,
+    /// Whether any content has been written.
+    wrote: bool,
 }
 
 impl ContentWriter {
@@ -1217,6 +1292,7 @@ impl ContentWriter {
             return;
         }
         self.held_follows_call = false;
+        self.wrote = true;
         match events.last_mut() {
             Some(Event::Content(previous)) => {
                 previous.push_str(&self.held_whitespace);
@@ -1228,6 +1304,16 @@ impl ContentWriter {
         }
         self.held_whitespace.clear();
         self.held_whitespace.push_str(&text[body.len()..]);
+    }
+
+    /// `text` after a line break where content came before it, which the layout around
+    /// it (dropped) no longer separates it from.
+    fn write_apart(&mut self, text: &str, events: &mut Vec<Event>) {
+        if self.wrote {
+            self.write(&format!("\n{text}"), events);
+        } else {
+            self.write(text, events);
+        }
     }
 
     fn end_of_call(&mut self) {

@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::dialect::ChatTemplate;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use crate::toolkit::typed_args::ParameterTypes;
 use toolbridge_template::ArgumentsForm;
 
 const USER: &str = "Sentinel question q7";
@@ -367,7 +368,10 @@ fn python_call(
     };
     for (candidate, strings) in [
         (written.to_string(), quoted),
-        (quote_bare_strings(written), Strings::Bare),
+        (
+            quote_bare_strings(written, &ParameterTypes::default()),
+            Strings::Bare,
+        ),
     ] {
         let calls = parse_calls(&candidate).unwrap_or_default();
         if let Some((first, read)) = calls.first() {
@@ -388,30 +392,127 @@ fn bracketed(text: &str) -> Option<usize> {
 }
 
 /// `text` with each keyword argument's value that is no Python literal (`city=Paris`, as
-/// a template that prints strings with `%s` writes them) quoted as a string, up to the
-/// next `,` or `)` at its depth.
-pub fn quote_bare_strings(text: &str) -> String {
+/// a template that prints strings with `%s` writes them) quoted as a string.
+///
+/// Such a value runs to the `)` that closes its call (parentheses inside it pair up), or
+/// to a `,` that the next argument follows: `, NAME=` where `NAME` is a parameter `types`
+/// declares for the call's tool, or any `NAME` where the tool is not known. A comma before
+/// anything else is the value's own: ToolACE writes `location=Paris, France, unit=celsius`,
+/// which split at every comma lost `France` and then the call. Quoted strings are skipped
+/// whole, so an `=` inside one starts nothing.
+pub fn quote_bare_strings(text: &str, types: &ParameterTypes) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    let mut rest = text;
-    while let Some(at) = rest.find('=') {
-        out.push_str(&rest[..=at]);
-        rest = &rest[at + 1..];
-        let literal = rest.starts_with(['\'', '"', '[', '{', '(', '-'])
-            || rest.starts_with(|c: char| c.is_ascii_digit())
-            || ["True", "False", "None", "true", "false", "null"]
-                .iter()
-                .any(|word| {
-                    rest.starts_with(word) && !rest[word.len()..].starts_with(char::is_alphanumeric)
-                });
-        if literal {
-            continue;
+    // Each open bracket, with the name of the call a `(` opens.
+    let mut open: Vec<Option<&str>> = Vec::new();
+    let mut at = 0;
+    while let Some(c) = text[at..].chars().next() {
+        let next = at + c.len_utf8();
+        match c {
+            '\'' | '"' => {
+                let end = quoted_end(text, next, c);
+                out.push_str(&text[at..end]);
+                at = end;
+                continue;
+            }
+            '(' => open.push(Some(name_before(&text[..at]))),
+            '[' | '{' => open.push(None),
+            ')' | ']' | '}' => {
+                open.pop();
+            }
+            '=' if !text[next..].starts_with('=')
+                && !text[..at].ends_with(['=', '!', '<', '>']) =>
+            {
+                if let Some(Some(call)) = open.last() {
+                    out.push('=');
+                    let rest = &text[next..];
+                    if is_literal(rest) {
+                        at = next;
+                        continue;
+                    }
+                    let end = bare_end(rest, types.properties(call));
+                    out.push_str(&Value::String(rest[..end].to_string()).to_string());
+                    at = next + end;
+                    continue;
+                }
+            }
+            _ => {}
         }
-        let end = rest.find([',', ')']).unwrap_or(rest.len());
-        out.push_str(&Value::String(rest[..end].to_string()).to_string());
-        rest = &rest[end..];
+        out.push(c);
+        at = next;
     }
-    out.push_str(rest);
     out
+}
+
+/// Where the quoted string whose body starts at `from` ends (past its closing `quote`, or
+/// the end of `text`).
+fn quoted_end(text: &str, from: usize, quote: char) -> usize {
+    let mut escaped = false;
+    for (offset, c) in text[from..].char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            _ if c == quote => return from + offset + c.len_utf8(),
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The name a call's `(` follows: the identifier that ends `text`.
+fn name_before(text: &str) -> &str {
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        .last()
+        .map_or(text.len(), |(at, _)| at);
+    &text[start..]
+}
+
+/// Whether `rest` starts with a Python literal: a quoted or bracketed one, a number, a
+/// constant.
+fn is_literal(rest: &str) -> bool {
+    rest.starts_with(['\'', '"', '[', '{', '(', '-'])
+        || rest.starts_with(|c: char| c.is_ascii_digit())
+        || ["True", "False", "None", "true", "false", "null"]
+            .iter()
+            .any(|word| {
+                rest.starts_with(word) && !rest[word.len()..].starts_with(char::is_alphanumeric)
+            })
+}
+
+/// The length of the bare value `rest` starts with: up to the `)` that closes its call,
+/// or a `,` that the next argument (`NAME=`, a declared one where `declared` is known)
+/// or nothing but the call's end follows.
+fn bare_end(rest: &str, declared: Option<&Map<String, Value>>) -> usize {
+    let mut depth = 0usize;
+    for (at, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return at,
+            ')' => depth -= 1,
+            ',' if depth == 0 && argument_follows(&rest[at + 1..], declared) => return at,
+            _ => {}
+        }
+    }
+    rest.len()
+}
+
+/// Whether `after` (the text after a `,`) is the next argument, `NAME=`, or the call's end.
+fn argument_follows(after: &str, declared: Option<&Map<String, Value>>) -> bool {
+    let after = after.trim_start();
+    if after.is_empty() || after.starts_with(')') {
+        return true;
+    }
+    let name_len = after
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    let (name, tail) = after.split_at(name_len);
+    let tail = tail.trim_start();
+    !name.is_empty()
+        && tail.starts_with('=')
+        && !tail.starts_with("==")
+        && declared.is_none_or(|declared| declared.contains_key(name))
 }
 
 /// The length of the common prefix of `a` and `b`, at a character boundary.
@@ -459,12 +560,17 @@ mod tests {
 
     #[test]
     fn bare_strings_are_quoted_and_literals_kept() {
+        let quote = |text: &str| quote_bare_strings(text, &ParameterTypes::default());
         assert_eq!(
-            quote_bare_strings("[f(city=New York, days=3, ok=True), g(x='a', y=[1])]"),
+            quote("[f(city=New York, days=3, ok=True), g(x='a', y=[1])]"),
             r#"[f(city="New York", days=3, ok=True), g(x='a', y=[1])]"#
         );
-        assert_eq!(quote_bare_strings("f(a=Nonesuch)"), r#"f(a="Nonesuch")"#);
-        assert_eq!(quote_bare_strings("=="), r#"="=""#);
+        assert_eq!(quote("f(a=Nonesuch)"), r#"f(a="Nonesuch")"#);
+        assert_eq!(quote("=="), "==");
+        assert_eq!(
+            quote("[f(q='a=b, c', where=Paris, France (FR), n=1)]"),
+            r#"[f(q='a=b, c', where="Paris, France (FR)", n=1)]"#
+        );
     }
 
     #[test]
