@@ -38,6 +38,7 @@ impl Syntax {
             | Syntax::KimiSection
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::Hy3Xml
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::Dsml
@@ -431,8 +432,9 @@ impl Syntax {
     /// Whether text that is no call comes out exactly as written. `mixtral` unescapes
     /// markdown's `\\_` everywhere, a `thoughtful_steps` answer is JSON whose `result` is
     /// the content, `functionary_v2` drops the `all\n<|content|>` routing of its text,
-    /// Solar Open drops the tokens that frame its messages, and GLM-4 the line break that
-    /// ends an answer's empty metadata.
+    /// Solar Open drops the tokens that frame its messages, GLM-4 the line break that
+    /// ends an answer's empty metadata, and Kimi K2 its section and call markers left
+    /// without a call (markers are never content).
     fn carries_text_verbatim(self) -> bool {
         matches!(
             self,
@@ -440,6 +442,7 @@ impl Syntax {
                 | Syntax::FunctionTags
                 | Syntax::Qwen3Xml
                 | Syntax::GlmXml
+                | Syntax::Hy3Xml
                 | Syntax::SeedXml
                 | Syntax::MiniMaxXml
                 | Syntax::Dsml
@@ -452,7 +455,6 @@ impl Syntax {
                 | Syntax::DeepSeekV3
                 | Syntax::DeepSeekV31
                 | Syntax::GraniteList
-                | Syntax::KimiSection
                 | Syntax::CohereAction
                 | Syntax::LlamaJson
                 | Syntax::Pythonic
@@ -480,6 +482,7 @@ impl Syntax {
             | Syntax::FunctionTags
             | Syntax::Qwen3Xml
             | Syntax::GlmXml
+            | Syntax::Hy3Xml
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::Dsml

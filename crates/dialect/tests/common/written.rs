@@ -13,7 +13,7 @@ use toolbridge_dialect::toolkit::gemma_notation::write_value;
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 55] = [
+pub const SYNTAXES: [&str; 56] = [
     "hermes",
     "llama3",
     "llama3 (python tag)",
@@ -60,6 +60,7 @@ pub const SYNTAXES: [&str; 55] = [
     "kimi_k2",
     "qwen3_coder",
     "glm",
+    "hy3",
     "gpt_oss",
     "functionary_v3_1",
     "functionary_v3",
@@ -186,6 +187,9 @@ pub enum Syntax {
     Glm4Call,
     /// GLM 4.5+: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…`.
     GlmXml,
+    /// Tencent Hy3: text, then `<tool_calls>` holding per call `<tool_call>name<tool_sep>`
+    /// and GLM's key and value pairs.
+    Hy3Xml,
     /// Seed-OSS: `<seed:tool_call><function=name><parameter=k>v</parameter>…`.
     SeedXml,
     /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
@@ -266,6 +270,7 @@ impl Syntax {
             "qwen3_coder" => Syntax::Qwen3Xml,
             "glm" => Syntax::GlmXml,
             "ling" => Syntax::GlmXml,
+            "hy3" => Syntax::Hy3Xml,
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
             "solar_open" => Syntax::SolarCalls,
@@ -306,6 +311,7 @@ impl Syntax {
             Syntax::KimiSection => kimi_k2(text, calls),
             Syntax::Qwen3Xml => qwen3_coder(text, calls),
             Syntax::GlmXml => glm(text, calls),
+            Syntax::Hy3Xml => hy3(text, calls),
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
             Syntax::Dsml => dsml(text, calls, "function_calls"),
@@ -589,6 +595,23 @@ fn glm(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}{}", calls.join("\n"))
+}
+
+/// Tencent Hy3's calls, as its template writes past calls.
+fn hy3(text: &str, calls: &[ToolCall]) -> String {
+    let calls: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| {
+                    format!("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n")
+                })
+                .collect();
+            format!("<tool_call>{name}<tool_sep>\n{parameters}</tool_call>\n")
+        })
+        .collect();
+    format!("{text}<tool_calls>\n{calls}</tool_calls>")
 }
 
 /// GPT-OSS: the text as an analysis message, then one commentary message per call; `gap`
