@@ -427,7 +427,11 @@ fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool, notes
         model.dialect_name()
     );
     // Whether the dialect reads back the calls the template itself writes.
-    for proof in model.why().iter().filter(|line| line.starts_with("proof: ")) {
+    for proof in model
+        .why()
+        .iter()
+        .filter(|line| line.starts_with("proof: "))
+    {
         println!("{proof}");
     }
     for note in notes {
