@@ -8,7 +8,10 @@
 //! ([`detect::choose`]), and `--explain` prints the tell that named the family
 //! ([`detect::Chosen::explain`]), what was learned (markers, call shape, key
 //! names, separator, reasoning) or why learning was refused, in which case a prompt style
-//! stands in. Jinja templates are read as `parse --template` reads them (`.jinja`,
+//! stands in. Its last line is the proof ([`toolbridge_dialect::proof`]): how many of the
+//! template's own renderings of calls the chosen dialect reads back (`proof: 2/2 renderings
+//! read back (by hermes)`), or the first that did not, with the text the template wrote and
+//! what was read; a template that renders no calls is `not provable`. Jinja templates are read as `parse --template` reads them (`.jinja`,
 //! `tokenizer_config.json`, `.gguf`); Ollama Go templates (`.gotmpl`) and Modelfiles as
 //! Ollama renders them.
 
@@ -38,7 +41,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         for line in choice.explain(&text) {
             println!("{line}");
         }
-    } else if matches!(choice.learned, Some(Ok(_))) {
+    } else if choice.uses_learned() {
         println!("learned");
     } else {
         println!("{}", choice.detection.dialect);

@@ -426,6 +426,14 @@ fn print_banner(address: SocketAddr, model: &ServedModel, needs_key: bool, notes
         model.id(),
         model.dialect_name()
     );
+    // Whether the dialect reads back the calls the template itself writes.
+    for proof in model
+        .why()
+        .iter()
+        .filter(|line| line.starts_with("proof: "))
+    {
+        println!("{proof}");
+    }
     for note in notes {
         println!("{note}");
     }

@@ -65,14 +65,50 @@ fn detect_prints_the_dialect_of_each_family() {
 fn explain_says_when_a_prompt_style_stands_in() {
     let template = corpus("jinja/llama.cpp/meta-llama-Llama-3.1-8B-Instruct.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    // Llama 3.1's template raises on two calls in a turn: the one call reads back.
     assert_eq!(
         stdout(&output),
         "family: llama3\nbecause: the template contains `<|python_tag|>`, \
-         `\"parameters\": dictionary of argument name` (the llama3 rule)\ndialect: llama3\n"
+         `\"parameters\": dictionary of argument name` (the llama3 rule)\ndialect: llama3\n\
+         proof: 1/1 renderings read back (by llama3); not written: two calls: the template \
+         raised: render with the turn: chat template: invalid operation: TemplateError: This \
+         model only supports single tool-calls at once!\n"
     );
     let template = corpus("jinja/hfjs-e2e/llama.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
-    assert!(stdout(&output).starts_with("family: none\ndialect: hermes_2_pro (prompt style"));
+    let explained = stdout(&output);
+    assert!(explained.starts_with("family: none\ndialect: hermes_2_pro (prompt style"));
+    assert!(
+        explained.ends_with("proof: not provable: the template renders no calls\n"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn explain_prints_the_proof_and_the_text_it_failed_on() {
+    let template = corpus("jinja/llama.cpp/Qwen-Qwen2.5-7B-Instruct.jinja");
+    let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    assert!(
+        stdout(&output).ends_with("\nproof: 2/2 renderings read back (by hermes)\n"),
+        "{}",
+        stdout(&output)
+    );
+    // LFM2.5-VL quotes strings without escaping the quotes inside them.
+    let template = corpus("jinja/hfjs-e2e/LiquidAI_LFM2.5-VL-450M.jinja");
+    let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
+    let explained = stdout(&output);
+    let proof = explained
+        .lines()
+        .find(|line| line.starts_with("proof: "))
+        .unwrap_or_else(|| panic!("no proof line in\n{explained}"));
+    assert!(
+        proof.starts_with(
+            "proof: 0/2 renderings read back (by lfm2); one call: the template wrote \
+             \"<|tool_call_start|>[proof_lookup(city=\\\"Paris\\\""
+        ),
+        "{proof}"
+    );
+    assert!(proof.ends_with(", read 0 calls []"), "{proof}");
 }
 
 #[test]

@@ -16,16 +16,20 @@
 //! [`Detection::fallback`] says when that happened, so the checked-in detection table shows
 //! which families still lack a dialect.
 //!
-//! [`choose`] goes one step further where the compiled template is at hand: a template
-//! whose text shows no family with a dialect, but which renders tool calls, gets a dialect
-//! learned from its own renders ([`LearnedDialect`]); the prompt style stands in only when
-//! learning is refused, and [`Chosen`] says why.
+//! [`choose`] goes further where the compiled template is at hand, because markers are a
+//! guess: the chosen dialect must read back the calls the template itself writes (the
+//! proof, [`crate::proof`]). A template whose text shows no family with a dialect, but
+//! which renders tool calls, gets a dialect learned from its own renders
+//! ([`LearnedDialect`]); so does one whose family's dialect fails the proof, where the
+//! learned dialect reads more of the renderings back. The prompt style stands in only when
+//! learning is refused, and [`Chosen`] says why, with the proof's result.
 
 use std::sync::Arc;
 
 use crate::dialect::{ChatTemplate, Dialect};
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::learned::LearnedDialect;
+use crate::proof::{self, Proof};
 use crate::registry::Registry;
 use crate::toolkit::learn::Refusal;
 
@@ -299,53 +303,126 @@ pub fn dialect_name(source: &str) -> &'static str {
 pub struct Chosen {
     /// What the template's text showed.
     pub detection: Detection,
-    /// Where the family has no dialect of its own: the dialect learned from the template,
-    /// or why none was.
+    /// The dialect learned from the template, or why none was, where learning was tried:
+    /// the family has no dialect of its own, or its dialect failed the proof. Whether the
+    /// learned one is used is [`Chosen::uses_learned`].
     pub learned: Option<Result<LearnedDialect, Refusal>>,
+    /// The proof of the chosen dialect: the template's own calls, read back.
+    pub proof: Proof,
+    /// Where the family's dialect failed the proof and another took its place or was tried:
+    /// its proof.
+    pub family_proof: Option<Proof>,
+    uses_learned: bool,
 }
 
-/// The dialect for `template`, whose text is `source`: its family's when the registry has
-/// one, else one learned from its renders, else [`FALLBACK`].
+/// The dialect for `template`, whose text is `source`, proven on the template's own
+/// renders of calls ([`crate::proof`]): its family's when the registry has one and it reads
+/// them back; else the one learned from the template where that reads them (or, the family
+/// having none, where one could be learned); else the family's again, its failure recorded;
+/// else [`FALLBACK`].
 pub fn choose(source: &str, template: &ChatTemplate, registry: &Registry) -> Chosen {
     let detection = resolve(source, registry);
-    let learned = detection
-        .fallback()
-        .then(|| LearnedDialect::learn(template));
-    Chosen { detection, learned }
+    let own = registry.get(detection.dialect);
+    let family_proof = own
+        .filter(|_| detection.native)
+        .map(|dialect| proof::prove(template, dialect));
+    if let Some(proof) = family_proof.as_ref().filter(|proof| !proof.failed()) {
+        return Chosen {
+            detection,
+            learned: None,
+            proof: proof.clone(),
+            family_proof: None,
+            uses_learned: false,
+        };
+    }
+    let learned = LearnedDialect::learn(template);
+    let learned_proof = learned
+        .as_ref()
+        .ok()
+        .map(|learned| proof::prove(template, &NativeDialect(learned.clone())));
+    let (proof, uses_learned) = match (family_proof.clone(), learned_proof) {
+        // The learned dialect takes a failing family's place only where it reads more.
+        (Some(family), Some(learned)) if learned.score() > family.score() => (learned, true),
+        (Some(family), _) => (family, false),
+        (None, Some(learned)) => (learned, true),
+        (None, None) => (
+            own.map_or(Proof::NotProvable, |dialect| {
+                proof::prove(template, dialect)
+            }),
+            false,
+        ),
+    };
+    Chosen {
+        detection,
+        learned: Some(learned),
+        proof,
+        family_proof,
+        uses_learned,
+    }
 }
 
 impl Chosen {
+    /// Whether the dialect learned from the template is the one chosen.
+    pub fn uses_learned(&self) -> bool {
+        self.uses_learned
+    }
+
+    /// The dialect learned from the template, where it is the one chosen.
+    pub fn learned_dialect(&self) -> Option<&LearnedDialect> {
+        match &self.learned {
+            Some(Ok(learned)) if self.uses_learned => Some(learned),
+            _ => None,
+        }
+    }
+
     /// Why this dialect, a line each, as `toolbridge detect --explain` prints it and the
-    /// `/inspect` page shows it: the family and the tell that named it, the dialect, and
-    /// what was learned from the template or why learning was refused.
+    /// `/inspect` page shows it: the family and the tell that named it, the dialect, what
+    /// was learned from the template or why learning was refused, and the proof.
     pub fn explain(&self, source: &str) -> Vec<String> {
         let detection = &self.detection;
         let mut lines = vec![format!("family: {}", detection.family.unwrap_or("none"))];
         if let Some(rule) = RULES.iter().find(|rule| rule.matches(source)) {
             lines.push(format!("because: {}", rule.tells(source)));
         }
+        if let Some(family) = self.family_proof.as_ref().filter(|_| self.uses_learned) {
+            lines.push(format!(
+                "the {} dialect failed the proof: {family}",
+                detection.dialect
+            ));
+        }
         match &self.learned {
-            Some(Ok(learned)) => {
+            Some(Ok(learned)) if self.uses_learned => {
                 lines.push(
                     "dialect: learned (from the template's own renders of past calls)".into(),
                 );
                 lines.extend(learned.learned().describe());
             }
+            Some(Ok(_)) => {
+                lines.push(format!(
+                    "dialect: {} (the learned dialect read no more renderings back)",
+                    detection.dialect
+                ));
+            }
             Some(Err(why)) => {
-                lines.push(fallback_line(detection));
+                lines.push(if detection.fallback() {
+                    fallback_line(detection)
+                } else {
+                    format!("dialect: {}", detection.dialect)
+                });
                 lines.push(format!("learning refused: {why}"));
             }
             None if detection.fallback() => lines.push(fallback_line(detection)),
             None => lines.push(format!("dialect: {}", detection.dialect)),
         }
+        lines.push(format!("proof: {}", self.proof));
         lines
     }
 
-    /// The name of the chosen dialect, with the learned one added to `registry` when one
-    /// was learned.
+    /// The name of the chosen dialect, with the learned one added to `registry` when it is
+    /// the one chosen.
     pub fn register_into(self, registry: &mut Registry) -> &'static str {
         match self.learned {
-            Some(Ok(learned)) => {
+            Some(Ok(learned)) if self.uses_learned => {
                 let dialect = Arc::new(NativeDialect(learned));
                 let name = dialect.name();
                 registry.register(dialect, &[]);

@@ -13,6 +13,7 @@ pub mod dialects;
 pub mod events;
 pub mod items;
 pub mod parser;
+pub mod proof;
 pub mod registry;
 pub mod rewrite;
 mod shapes;

@@ -236,6 +236,11 @@ fn corpus_templates_without_a_family_read_their_own_calls() {
             continue;
         };
         let choice = choose(&source, &template, &registry);
+        if !choice.detection.fallback() {
+            // A family's dialect that fails the proof is tried against the learned one in
+            // `template_round_trip`'s proof test; here, the templates with no family.
+            continue;
+        }
         match choice.learned {
             Some(Ok(dialect)) => {
                 learned += 1;

@@ -98,8 +98,8 @@ fn prepare_case(
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let (source, template) = load_template(&case, clock);
     let learned = detect::choose(&source, &template, registry)
-        .learned
-        .and_then(Result::ok)
+        .learned_dialect()
+        .cloned()
         .map(NativeDialect);
     let (name, dialect): (&str, &dyn Dialect) = match &learned {
         Some(learned) => (learned.name(), learned),

@@ -155,7 +155,7 @@ impl ServedModel {
     }
 
     /// Why the dialect was chosen, a line each: the tell the template showed, or that it
-    /// was named, and what was learned from the template.
+    /// was named, what was learned from the template, and the proof (`proof: …`).
     pub fn why(&self) -> &[String] {
         &self.why
     }

@@ -516,7 +516,7 @@ fn argument_follows(after: &str, declared: Option<&Map<String, Value>>) -> bool 
 }
 
 /// The length of the common prefix of `a` and `b`, at a character boundary.
-fn common_prefix(a: &str, b: &str) -> usize {
+pub(crate) fn common_prefix(a: &str, b: &str) -> usize {
     a.char_indices()
         .zip(b.chars())
         .find(|((_, x), y)| x != y)

@@ -93,6 +93,20 @@ pub fn write_list<'a>(
     format!("[{}]", calls.join(", "))
 }
 
+/// Whether a constant (`True`, `null`) ends where `after` starts: at anything but a
+/// name's character, or at the next keyword with no comma before it (`b=True` + `c=1`,
+/// as vLLM's Gemma 3 template writes `f(b=truec=1)`).
+fn word_ends(after: &str) -> bool {
+    let name = after
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    if name == 0 {
+        return true;
+    }
+    let tail = after[name..].trim_start();
+    tail.starts_with('=') && !tail.starts_with("==")
+}
+
 struct Reader<'a> {
     text: &'a str,
     at: usize,
@@ -129,15 +143,6 @@ impl<'a> Reader<'a> {
     fn blank(&mut self) {
         while self.peek().is_some_and(char::is_whitespace) {
             self.bump();
-        }
-    }
-
-    fn eat(&mut self, word: &str) -> bool {
-        if self.rest().starts_with(word) {
-            self.at += word.len();
-            true
-        } else {
-            false
         }
     }
 
@@ -237,9 +242,11 @@ impl<'a> Reader<'a> {
                     ("false", Value::Bool(false)),
                     ("null", Value::Null),
                 ] {
-                    if self.eat(word)
-                        && !self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_')
-                    {
+                    let Some(after) = self.rest().strip_prefix(word) else {
+                        continue;
+                    };
+                    if word_ends(after) {
+                        self.at += word.len();
                         return Some(value);
                     }
                 }
@@ -479,6 +486,13 @@ mod tests {
             Value::Object(calls[0].1.clone()),
             json!({"a": 1000, "b": [3, 5], "c": "x", "d": 2.5})
         );
+        let calls = parse_calls("[f(a=truec=Noned=False)]").unwrap_or_default();
+        assert_eq!(
+            Value::Object(calls[0].1.clone()),
+            json!({"a": true, "c": null, "d": false})
+        );
+        assert_eq!(parse_calls("[f(a=truex)]"), None);
+        assert_eq!(parse_calls("[f(a=TrueTrue)]"), None);
         assert_eq!(parse_calls("[f(a=12abc)]"), None);
         assert_eq!(parse_calls("[f(a=[12abc])]"), None);
     }
