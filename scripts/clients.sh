@@ -269,7 +269,10 @@ run_engine() {
         start_llama_server "$home/runs/$engine/llama-server.log"
         start_toolbridge "$log" --engine "$upstream_url"
     else
-        start_toolbridge "$log" --model "$model_file"
+        # The agents' own prompts (instructions and tool lists) run past the embedded
+        # engine's default 8192 tokens: the model's whole trained context, as llama-server
+        # gets it above.
+        start_toolbridge "$log" --model "$model_file" --ctx-size 32768
     fi
     echo "clients.sh: $engine engine: toolbridge at $base_url, model $model" >&2
     local client
