@@ -250,7 +250,7 @@ measure() {
     # The Anthropic tool runner's thread refusal is expected: its SDK resends the whole
     # conversation on it (toolbridge keeps no server-side threads).
     faults="$(grep -E ' request .*status=[45][0-9]{2}|generation failed' "$dir/server.log" |
-        grep -v 'code=thread_unsupported_request' |
+        grep -vE 'code="?thread_unsupported_request' |
         sed -E 's/.*(method=[A-Z]+ path=[^ ]+ status=[0-9]+( code=[^ ]+)?).*/\1/; s/.*(generation failed.*)/\1/' |
         sort | uniq -c | sed -E 's/^ +//' | paste -sd ';' || true)"
     local wire=yes tool=no
