@@ -189,7 +189,7 @@ pub trait Engine: Send + Sync {
     /// until the model ends, a stop string appears, `max_tokens` is reached or `on_piece`
     /// returns [`Flow::Stop`]. The pieces together are the whole output, stop string
     /// excluded; a piece is never a partial UTF-8 character. An engine waiting long for
-    /// its first piece (a remote engine evaluating the prompt) may pass an empty piece
+    /// its first piece (evaluating a long prompt, here or remotely) may pass an empty piece
     /// now and then, to learn whether to go on.
     fn generate(
         &self,

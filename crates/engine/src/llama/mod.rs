@@ -256,7 +256,9 @@ impl Engine for LlamaEngine {
                     if cancelled.load(Ordering::Relaxed) {
                         continue;
                     }
-                    first_piece_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1e3);
+                    if !text.is_empty() {
+                        first_piece_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1e3);
+                    }
                     if on_piece(&text) == Flow::Stop {
                         cancelled.store(true, Ordering::Relaxed);
                     }

@@ -116,9 +116,24 @@ impl Sequence {
         let _ = self.job.events.send(Event::Done(Err(error)));
     }
 
+    /// Tells the caller a batch of its prompt was evaluated, with an empty piece: a long
+    /// prompt takes minutes on a CPU, and a caller that learns nothing meanwhile cannot
+    /// say it went away (a killed agent's 13,609-token prompt held the one slot for 4.5
+    /// minutes after its client was gone, and the requests behind it timed out in the
+    /// queue). One send per batch of prompt tokens.
+    pub(super) fn prompt_progress(&mut self) {
+        self.send_piece_even_empty(String::new());
+    }
+
     /// A caller that went away cancels its generation.
     fn send_piece(&mut self, text: String) {
-        if !text.is_empty() && self.job.events.send(Event::Piece(text)).is_err() {
+        if !text.is_empty() {
+            self.send_piece_even_empty(text);
+        }
+    }
+
+    fn send_piece_even_empty(&mut self, text: String) {
+        if self.job.events.send(Event::Piece(text)).is_err() {
             self.job.cancelled.store(true, Ordering::Relaxed);
         }
     }

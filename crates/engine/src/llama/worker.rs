@@ -173,6 +173,9 @@ impl<'m> Worker<'m> {
             let slot = &mut self.slots[fed.slot];
             if let Some(sequence) = slot.sequence.as_mut() {
                 slot.cached.extend(sequence.pending.drain(..fed.tokens));
+                if fed.logits_at.is_none() {
+                    sequence.prompt_progress();
+                }
             }
             if let Some(logits_at) = fed.logits_at {
                 sampling.push((fed.slot, logits_at));
