@@ -584,34 +584,31 @@ fn solar_open(text: &str, calls: &[ToolCall]) -> String {
 fn glm(text: &str, calls: &[ToolCall]) -> String {
     let calls: Vec<String> = calls_json(calls)
         .iter()
-        .map(|(name, arguments)| {
-            let parameters: String = xml_arguments(arguments)
-                .iter()
-                .map(|(key, value)| {
-                    format!("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n")
-                })
-                .collect();
-            format!("<tool_call>{name}\n{parameters}</tool_call>")
-        })
+        .map(|(name, arguments)| format!("<tool_call>{name}\n{}</tool_call>", arg_pairs(arguments)))
         .collect();
     format!("{text}{}", calls.join("\n"))
 }
 
-/// Tencent Hy3's calls, as its template writes past calls.
+/// Tencent Hy3's calls, as its template writes past calls: GLM's pairs in a block.
 fn hy3(text: &str, calls: &[ToolCall]) -> String {
     let calls: String = calls_json(calls)
         .iter()
         .map(|(name, arguments)| {
-            let parameters: String = xml_arguments(arguments)
-                .iter()
-                .map(|(key, value)| {
-                    format!("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n")
-                })
-                .collect();
-            format!("<tool_call>{name}<tool_sep>\n{parameters}</tool_call>\n")
+            format!(
+                "<tool_call>{name}<tool_sep>\n{}</tool_call>\n",
+                arg_pairs(arguments)
+            )
         })
         .collect();
     format!("{text}<tool_calls>\n{calls}</tool_calls>")
+}
+
+/// A call's arguments as GLM's and Hy3's key and value pairs, a line each.
+fn arg_pairs(arguments: &Value) -> String {
+    xml_arguments(arguments)
+        .iter()
+        .map(|(key, value)| format!("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n"))
+        .collect()
 }
 
 /// GPT-OSS: the text as an analysis message, then one commentary message per call; `gap`
