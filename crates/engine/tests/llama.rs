@@ -412,6 +412,26 @@ fn an_uncompilable_constraint_is_a_constraint_error() {
     assert!(matches!(error, EngineError::Constraint(_)), "{error}");
 }
 
+/// A prompt longer than a batch reports each batch evaluated with an empty piece, so a
+/// caller that has gone stops it before its first token instead of holding the slot for
+/// the whole prompt.
+#[test]
+fn a_long_prompt_reports_progress_and_stops_before_its_first_token() {
+    let engine = engine(1);
+    let story = "The dragon flew over the hills and slept. ".repeat(150);
+    let generation = greedy(chat(ASSISTANT, &story), 16);
+    let mut pieces = Vec::new();
+    let completion = engine
+        .generate(&generation, &mut |piece| {
+            pieces.push(piece.to_owned());
+            Flow::Stop
+        })
+        .unwrap();
+    assert_eq!(pieces, [""]);
+    assert_eq!(completion.finish_reason, FinishReason::Cancelled);
+    assert_eq!(completion.usage.completion_tokens, 0);
+}
+
 #[test]
 fn flow_stop_cancels_and_frees_the_slot() {
     let engine = engine(1);
