@@ -112,9 +112,14 @@ impl Constraint {
     }
 
     /// The constraint with every occurrence of `tokens` inside a literal matched as that
-    /// special token rather than spelled as text. llama.cpp's grammars match a quoted
-    /// literal only with text tokens, so `"</tool_call>"` would make a model spell out the
-    /// tag it was trained to write as one token.
+    /// special token or spelled as text, whichever the model writes. llama.cpp's grammars
+    /// match a quoted literal only with text tokens, so `"</tool_call>"` alone would make
+    /// a model spell out the tag it was trained to write as one token; the token alone
+    /// turns a model that spells it away from the path it prefers. Measured on the default
+    /// model with a forced call on llama-server: offered only the `</tool_call>` token, it
+    /// wrote the token and then call after call until `max_tokens`; offered both, it spelled
+    /// the tag and ended after one call, as it does on the embedded engine, whose
+    /// vocabulary trie admits either for a literal.
     pub fn with_tokens(&self, tokens: &[String]) -> Constraint {
         let mut constrained = self.clone();
         if tokens.is_empty() {
@@ -184,7 +189,13 @@ fn split_at_tokens(text: &str, tokens: &[String]) -> Option<Expr> {
         if at > 0 {
             parts.push(Expr::literal(&rest[..at]));
         }
-        parts.push(Expr::Token(Token::Text(token.clone())));
+        parts.push(Expr::Group {
+            inner: Box::new(Expr::Alt(vec![
+                Expr::Token(Token::Text(token.clone())),
+                Expr::literal(token),
+            ])),
+            padded: false,
+        });
         rest = &rest[at + token.len()..];
     }
     match parts.len() {
@@ -273,7 +284,7 @@ mod tests {
         let gbnf = constraint.with_tokens(&tokens).gbnf().expect("prints").text;
         assert_eq!(
             gbnf,
-            "root ::= <tool_call> \"\\n{\\\"a\\\": 1}\\n\" </tool_call>\n"
+            "root ::= (<tool_call> | \"<tool_call>\") \"\\n{\\\"a\\\": 1}\\n\" (</tool_call> | \"</tool_call>\")\n"
         );
         assert_eq!(constraint.with_tokens(&[]), constraint);
     }

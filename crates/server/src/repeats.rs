@@ -7,7 +7,10 @@
 //! calls is valid. [`RepeatGuard`] watches the parser's events instead: a call with the
 //! same name and the same argument text as an earlier call of the answer is dropped, with
 //! everything after it, and the generation is told to stop. The answer keeps the calls
-//! before the repeat and ends as a tool-call answer.
+//! before the repeat and ends as a tool-call answer. Argument texts are compared without
+//! the whitespace outside their strings: the model repeats a call laid out anew
+//! (`{"city": "Paris"}`, then `{\n    "city": "Paris"\n  }`), measured on the default
+//! model on llama-server.
 //!
 //! A call is held back only while it may still turn out a repeat — while an earlier call
 //! has its name and its argument text so far is a prefix of that call's — so calls that
@@ -18,7 +21,7 @@ use toolbridge_dialect::events::Event;
 /// Filters a generation's events; see the module docs.
 #[derive(Debug, Default)]
 pub struct RepeatGuard {
-    /// The answer's finished calls: name and argument text.
+    /// The answer's finished calls: name and argument text, squeezed.
     done: Vec<(String, String)>,
     /// The call being parsed.
     current: Option<Current>,
@@ -29,7 +32,7 @@ pub struct RepeatGuard {
 #[derive(Debug)]
 struct Current {
     name: String,
-    arguments: String,
+    arguments: Squeezed,
     /// Its events, while it may still be a repeat; `None` once it is known not to be.
     held: Option<Vec<Event>>,
 }
@@ -57,7 +60,7 @@ impl RepeatGuard {
             Event::ToolCallStart { name, .. } => {
                 let name = name.clone();
                 self.current = Some(Current {
-                    arguments: String::new(),
+                    arguments: Squeezed::default(),
                     held: Some(Vec::new()),
                     name,
                 });
@@ -65,7 +68,7 @@ impl RepeatGuard {
             }
             Event::ToolCallArguments { fragment, .. } => {
                 if let Some(current) = &mut self.current {
-                    current.arguments.push_str(fragment);
+                    current.arguments.push(fragment);
                 }
                 self.keep(event, out);
             }
@@ -78,7 +81,7 @@ impl RepeatGuard {
     fn keep(&mut self, event: Event, out: &mut Vec<Event>) {
         let may_repeat = self.current.as_ref().is_some_and(|current| {
             self.done.iter().any(|(name, arguments)| {
-                *name == current.name && arguments.starts_with(&current.arguments)
+                *name == current.name && arguments.starts_with(&current.arguments.text)
             })
         });
         match self
@@ -107,14 +110,40 @@ impl RepeatGuard {
             && self
                 .done
                 .iter()
-                .any(|(name, arguments)| *name == current.name && *arguments == current.arguments);
+                .any(|(name, arguments)| {
+                    *name == current.name && *arguments == current.arguments.text
+                });
         if repeat {
             self.tripped = true;
             return;
         }
         out.extend(current.held.into_iter().flatten());
         out.push(event);
-        self.done.push((current.name, current.arguments));
+        self.done.push((current.name, current.arguments.text));
+    }
+}
+
+/// JSON text as it arrives, without the whitespace outside its strings.
+#[derive(Debug, Default)]
+struct Squeezed {
+    text: String,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Squeezed {
+    fn push(&mut self, fragment: &str) {
+        for c in fragment.chars() {
+            if self.in_string {
+                self.in_string = self.escaped || c != '"';
+                self.escaped = !self.escaped && c == '\\';
+            } else if c.is_ascii_whitespace() {
+                continue;
+            } else {
+                self.in_string = c == '"';
+            }
+            self.text.push(c);
+        }
     }
 }
 
@@ -177,5 +206,26 @@ mod tests {
         assert_eq!(guard.pass(events), kept);
         assert!(guard.tripped());
         assert!(guard.pass(vec![Event::Content("more".into())]).is_empty());
+    }
+
+    #[test]
+    fn a_call_laid_out_anew_is_a_repeat() {
+        let mut guard = RepeatGuard::default();
+        let first = call(0, "get_weather", &["{\"city\": \"Paris\"}"]);
+        assert_eq!(guard.pass(first.clone()), first);
+        let again = call(1, "get_weather", &["{\n    \"city\"", ": \"Paris\"\n  }"]);
+        assert!(guard.pass(again).is_empty());
+        assert!(guard.tripped());
+    }
+
+    #[test]
+    fn blanks_inside_strings_still_differ() {
+        let mut guard = RepeatGuard::default();
+        guard.pass(call(0, "say", &["{\"text\": \"a b\"}"]));
+        let other = call(1, "say", &["{\"text\": \"ab\"}"]);
+        assert_eq!(guard.pass(other.clone()), other);
+        let quoted = call(2, "say", &["{\"text\": \"\\\" a\"}"]);
+        assert_eq!(guard.pass(quoted.clone()), quoted);
+        assert!(!guard.tripped());
     }
 }
