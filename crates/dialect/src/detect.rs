@@ -196,6 +196,7 @@ pub const RULES: &[Rule] = &[
     ),
     rule("minicpm3", &["<|tool_call_start|>"], &[], &[]),
     rule("gemma4", &["<|tool_call>"], &[], &[]),
+    rule("functiongemma", &["<start_function_call>"], &[], &[]),
     rule(
         "gemma3_pythonic",
         &["python list of the function calls"],

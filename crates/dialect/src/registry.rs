@@ -12,7 +12,7 @@ use crate::dialects::firefunction;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma3::Gemma3Pythonic;
-use crate::dialects::gemma4::Gemma4;
+use crate::dialects::gemma_calls::GemmaCalls;
 use crate::dialects::gigachat::GigaChat;
 use crate::dialects::glm4::Glm4;
 use crate::dialects::gpt_oss::GptOss;
@@ -104,7 +104,8 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::Hy3)), &["hunyuan_v3"]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
         registry.register(Arc::new(NativeDialect(Gemma3Pythonic)), &[]);
-        registry.register(Arc::new(NativeDialect(Gemma4)), &[]);
+        registry.register(Arc::new(NativeDialect(GemmaCalls::Gemma4)), &[]);
+        registry.register(Arc::new(NativeDialect(GemmaCalls::FunctionGemma)), &[]);
         registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);
         registry.register(Arc::new(NativeDialect(GigaChat)), &[]);
         registry.register(Arc::new(NativeDialect(GptOss::OpenAi)), &["harmony"]);

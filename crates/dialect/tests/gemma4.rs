@@ -6,7 +6,7 @@ mod framed_common;
 use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::toolkit::gemma_notation::write_value;
+use toolbridge_dialect::toolkit::gemma_notation::GEMMA4;
 
 fn gemma4() -> ChatTemplate {
     template("llama.cpp/google-gemma-4-31B-it.jinja", "<bos>", "<turn|>")
@@ -16,7 +16,7 @@ fn gemma4_calls(text: &str, calls: &[Call]) -> String {
     let calls: String = calls
         .iter()
         .map(|(name, arguments)| {
-            let arguments = write_value(arguments);
+            let arguments = GEMMA4.write_value(arguments);
             format!("<|tool_call>call:{name}{arguments}<tool_call|>")
         })
         .collect();
@@ -61,5 +61,7 @@ fn gemma4_grammar_honours_tool_choice_and_round_trips() {
     random_calls_round_trip(dialect, &gemma4(), gemma4_calls, 24);
     random_bytes_are_safe(dialect);
     let value: Value = json!({"nested": {"k": [1, "x"]}});
-    assert!(write_value(&value).contains("nested:{k:[1,<|\"|>x<|\"|>]}"));
+    assert!(GEMMA4
+        .write_value(&value)
+        .contains("nested:{k:[1,<|\"|>x<|\"|>]}"));
 }

@@ -46,6 +46,7 @@ impl Syntax {
             | Syntax::Cpm5
             | Syntax::Lfm2List
             | Syntax::Gemma4Calls
+            | Syntax::FunctionGemmaCalls
             | Syntax::SolarCalls
             | Syntax::Harmony
             | Syntax::SpacedHarmony
@@ -450,6 +451,7 @@ impl Syntax {
                 | Syntax::Cpm5
                 | Syntax::Lfm2List
                 | Syntax::Gemma4Calls
+                | Syntax::FunctionGemmaCalls
                 | Syntax::GigaChatCall
                 | Syntax::ReAct
                 | Syntax::DeepSeekV3
@@ -490,6 +492,7 @@ impl Syntax {
             | Syntax::Cpm5
             | Syntax::Lfm2List
             | Syntax::Gemma4Calls
+            | Syntax::FunctionGemmaCalls
             | Syntax::SolarCalls
             | Syntax::GigaChatCall
             | Syntax::ReAct

@@ -107,12 +107,9 @@ impl RepeatGuard {
             return;
         };
         let repeat = current.held.is_some()
-            && self
-                .done
-                .iter()
-                .any(|(name, arguments)| {
-                    *name == current.name && *arguments == current.arguments.text
-                });
+            && self.done.iter().any(|(name, arguments)| {
+                *name == current.name && *arguments == current.arguments.text
+            });
         if repeat {
             self.tripped = true;
             return;

@@ -6,7 +6,7 @@ pub mod firefunction;
 pub mod framed_native;
 pub mod functionary;
 pub mod gemma3;
-pub mod gemma4;
+pub mod gemma_calls;
 pub mod gigachat;
 pub mod glm4;
 pub mod gpt_oss;

@@ -1,56 +1,77 @@
-//! Gemma 4's argument notation: objects with bare keys, strings between `<|"|>` tokens and
-//! no escapes, everything else as JSON writes it.
+//! Google's argument notation: objects with bare keys, strings between quote tokens and
+//! no escapes, everything else as JSON writes it. Gemma 4 quotes with `<|"|>`,
+//! FunctionGemma with `<escape>`:
 //!
 //! ```text
 //! {city:<|"|>Paris<|"|>,days:2,tags:[<|"|>a<|"|>,<|"|>b<|"|>],strict:true}
+//! {city:<escape>Paris<escape>,days:2}
 //! ```
 //!
-//! Gemma 4's templates write past calls this way (keys sorted) and the model answers in
-//! kind, so a call's arguments are read here into JSON. A bare value that is no JSON
-//! scalar (a model that left out the quote tokens) is read as the string it spells.
-//! Nesting is bounded and nothing panics: text that is no object is `None`.
+//! The templates write past calls this way (keys sorted) and the model answers in kind,
+//! so a call's arguments are read here into JSON. A bare value that is no JSON scalar (a
+//! model that left out the quote tokens) is read as the string it spells; a member that
+//! follows a quoted string without its `,` (FunctionGemma writes
+//! `city:<escape>NYC<escape>unit:<escape>celsius<escape>`) is still a member, since the
+//! quote token ends the string beyond doubt. Nesting is bounded and nothing panics: text
+//! that is no object is `None`.
 
 use serde_json::{Map, Value};
 
-/// The token that opens and closes a string.
-pub const QUOTE: &str = "<|\"|>";
+/// One spelling of the notation: the token that opens and closes a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notation {
+    pub quote: &'static str,
+}
+
+/// Gemma 4's spelling.
+pub const GEMMA4: Notation = Notation { quote: "<|\"|>" };
+
+/// FunctionGemma's spelling.
+pub const FUNCTION_GEMMA: Notation = Notation { quote: "<escape>" };
 
 /// How deep values may nest before the text is taken for no object.
 const MAX_DEPTH: usize = 64;
 
-/// The object `text` spells (blanks around it allowed), or `None`.
-pub fn parse_object(text: &str) -> Option<Map<String, Value>> {
-    let mut reader = Reader { rest: text.trim() };
-    let value = reader.value(0)?;
-    match (reader.rest.trim().is_empty(), value) {
-        (true, Value::Object(object)) => Some(object),
-        _ => None,
+impl Notation {
+    /// The object `text` spells (blanks around it allowed), or `None`.
+    pub fn parse_object(self, text: &str) -> Option<Map<String, Value>> {
+        let mut reader = Reader {
+            rest: text.trim(),
+            quote: self.quote,
+        };
+        let value = reader.value(0)?;
+        match (reader.rest.trim().is_empty(), value) {
+            (true, Value::Object(object)) => Some(object),
+            _ => None,
+        }
     }
-}
 
-/// `value` in the notation, keys sorted as the templates write them.
-pub fn write_value(value: &Value) -> String {
-    match value {
-        Value::String(text) => format!("{QUOTE}{text}{QUOTE}"),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(write_value).collect();
-            format!("[{}]", items.join(","))
+    /// `value` in the notation, keys sorted as the templates write them.
+    pub fn write_value(self, value: &Value) -> String {
+        let quote = self.quote;
+        match value {
+            Value::String(text) => format!("{quote}{text}{quote}"),
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(|item| self.write_value(item)).collect();
+                format!("[{}]", items.join(","))
+            }
+            Value::Object(members) => {
+                let mut members: Vec<(&String, &Value)> = members.iter().collect();
+                members.sort_by(|a, b| a.0.cmp(b.0));
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(key, value)| format!("{key}:{}", self.write_value(value)))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            other => other.to_string(),
         }
-        Value::Object(members) => {
-            let mut members: Vec<(&String, &Value)> = members.iter().collect();
-            members.sort_by(|a, b| a.0.cmp(b.0));
-            let members: Vec<String> = members
-                .into_iter()
-                .map(|(key, value)| format!("{key}:{}", write_value(value)))
-                .collect();
-            format!("{{{}}}", members.join(","))
-        }
-        other => other.to_string(),
     }
 }
 
 struct Reader<'a> {
     rest: &'a str,
+    quote: &'static str,
 }
 
 impl Reader<'_> {
@@ -74,7 +95,7 @@ impl Reader<'_> {
             return None;
         }
         self.blank();
-        if self.eat(QUOTE) {
+        if self.eat(self.quote) {
             return self.quoted().map(Value::String);
         }
         if self.eat("{") {
@@ -88,7 +109,7 @@ impl Reader<'_> {
 
     /// A string's text after its opening quote token, and that closing one.
     fn quoted(&mut self) -> Option<String> {
-        let (text, rest) = self.rest.split_once(QUOTE)?;
+        let (text, rest) = self.rest.split_once(self.quote)?;
         self.rest = rest;
         Some(text.to_string())
     }
@@ -104,11 +125,13 @@ impl Reader<'_> {
                 return None;
             }
             let value = self.value(depth + 1)?;
+            // A string ends at its quote token (or, bare, at a `,` anyway).
+            let quoted = value.is_string();
             members.insert(key, value);
             if self.eat("}") {
                 return Some(Value::Object(members));
             }
-            if !self.eat(",") {
+            if !self.eat(",") && !quoted {
                 return None;
             }
         }
@@ -132,7 +155,7 @@ impl Reader<'_> {
 
     /// A key: quoted, or bare up to its `:`.
     fn key(&mut self) -> Option<String> {
-        if self.eat(QUOTE) {
+        if self.eat(self.quote) {
             return self.quoted();
         }
         self.blank();
@@ -166,8 +189,11 @@ mod tests {
     fn reads_what_the_templates_write() {
         let value = json!({"city": "Paris, \"FR\"", "days": 2, "tags": ["a", "b"],
             "deep": {"x": [1.5, null, true]}, "empty": {}});
-        let text = write_value(&value);
-        assert_eq!(parse_object(&text), value.as_object().cloned());
+        for notation in [GEMMA4, FUNCTION_GEMMA] {
+            let text = notation.write_value(&value);
+            assert_eq!(notation.parse_object(&text), value.as_object().cloned());
+        }
+        let parse_object = |text: &str| GEMMA4.parse_object(text);
         assert_eq!(
             parse_object("{lower_limit:1,multiples:[3,5]}"),
             json!({"lower_limit": 1, "multiples": [3, 5]})
@@ -192,5 +218,16 @@ mod tests {
         }
         let deep = "[".repeat(200);
         assert_eq!(parse_object(&format!("{{a:{deep}}}")), None);
+    }
+
+    #[test]
+    fn a_member_may_follow_a_quoted_string_without_its_comma() {
+        assert_eq!(
+            FUNCTION_GEMMA.parse_object("{city:<escape>NYC<escape>unit:<escape>celsius<escape>}"),
+            json!({"city": "NYC", "unit": "celsius"})
+                .as_object()
+                .cloned()
+        );
+        assert_eq!(FUNCTION_GEMMA.parse_object("{a:1 b:2}"), None);
     }
 }

@@ -21,8 +21,8 @@
 //! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
 //! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
 //!   whole by a small pattern, the parser most native families are made of.
-//! - [`gemma_notation`]: Gemma 4's argument notation (bare keys, `<|"|>` strings) read
-//!   into JSON.
+//! - [`gemma_notation`]: Google's argument notation (bare keys, `<|"|>` or `<escape>`
+//!   strings) read into JSON.
 //! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
 //!   bracketed literal ends in a stream.
 //! - [`reread`]: text read in place while a reader gives some back to read again.

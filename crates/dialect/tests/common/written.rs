@@ -9,11 +9,11 @@
 
 use serde_json::{json, Value};
 use toolbridge_chat::{Arguments, ToolCall};
-use toolbridge_dialect::toolkit::gemma_notation::write_value;
+use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMMA4};
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 56] = [
+pub const SYNTAXES: [&str; 57] = [
     "hermes",
     "llama3",
     "llama3 (python tag)",
@@ -29,6 +29,7 @@ pub const SYNTAXES: [&str; 56] = [
     "kimi_k3 (json block)",
     "lfm2",
     "gemma4",
+    "functiongemma",
     "gemma3_pythonic",
     "solar_open",
     "gigachat",
@@ -177,6 +178,7 @@ pub enum Syntax {
     Lfm2List,
     /// Gemma 4: text, then `<|tool_call>call:f{a:1,b:<|"|>x<|"|>}<tool_call|>` per call.
     Gemma4Calls,
+    FunctionGemmaCalls,
     /// Solar Open: text, then `<|tool_calls|>` and per call
     /// `<|tool_call:begin|>id<|tool_call:name|>f<|tool_call:args|>{…}<|tool_call:end|>`.
     SolarCalls,
@@ -273,6 +275,7 @@ impl Syntax {
             "hy3" => Syntax::Hy3Xml,
             "lfm2" => Syntax::Lfm2List,
             "gemma4" => Syntax::Gemma4Calls,
+            "functiongemma" => Syntax::FunctionGemmaCalls,
             "solar_open" => Syntax::SolarCalls,
             "gigachat" => Syntax::GigaChatCall,
             "glm4" => Syntax::Glm4Call,
@@ -317,7 +320,14 @@ impl Syntax {
             Syntax::Dsml => dsml(text, calls, "function_calls"),
             Syntax::Dsml4 => dsml(text, calls, "tool_calls"),
             Syntax::Cpm5 => minicpm5(text, calls),
-            Syntax::Gemma4Calls => gemma4(text, calls),
+            Syntax::Gemma4Calls => google_calls(text, calls, GEMMA4, "<|tool_call>", "<tool_call|>"),
+            Syntax::FunctionGemmaCalls => google_calls(
+                text,
+                calls,
+                FUNCTION_GEMMA,
+                "<start_function_call>",
+                "<end_function_call>",
+            ),
             Syntax::SolarCalls => solar_open(text, calls),
             Syntax::GigaChatCall => {
                 calls_json(calls)
@@ -554,14 +564,21 @@ fn minicpm5(text: &str, calls: &[ToolCall]) -> String {
     format!("{text}{}", functions.join("\n"))
 }
 
-/// Gemma 4's calls, in its notation, as its template writes past calls.
-fn gemma4(text: &str, calls: &[ToolCall]) -> String {
+/// Google's calls (Gemma 4, FunctionGemma), in the notation, as the templates write past
+/// calls.
+fn google_calls(
+    text: &str,
+    calls: &[ToolCall],
+    notation: Notation,
+    open: &str,
+    close: &str,
+) -> String {
     let calls: String = calls_json(calls)
         .iter()
         .map(|(name, arguments)| {
             format!(
-                "<|tool_call>call:{name}{}<tool_call|>",
-                write_value(arguments)
+                "{open}call:{name}{}{close}",
+                notation.write_value(arguments)
             )
         })
         .collect();

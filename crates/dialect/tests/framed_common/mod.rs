@@ -378,13 +378,15 @@ pub fn arb_tools_and_calls() -> impl Strategy<Value = (Vec<Tool>, Vec<Call>)> {
 /// Families whose reading of a call cut by the token limit is known to differ from the
 /// call's start, all of them families that write arguments in a notation of their own,
 /// not JSON. Their whole and streamed answers are still checked.
-/// - Gemma 4 and Kimi K3: a cut inside a string delimiter (`<|"|>`) or a typed value
+/// - Gemma 4, FunctionGemma and Kimi K3: a cut inside a string delimiter (`<|"|>`,
+///   `<escape>`) or a typed value
 ///   (`true`, `type="boolean"`) reads as a string's text, its type being chosen once the
 ///   value is whole.
 /// - The pythonic families: a region of Python call syntax is not completed where it was
 ///   cut, so a cut call stays text, as an output that ends inside a call does.
 const CUT_READING_GAPS: &[&str] = &[
     "gemma4",
+    "functiongemma",
     "kimi_k3",
     "gemma3_pythonic",
     "lfm2",
