@@ -171,12 +171,25 @@ class Evaluator:
             except (KeyError, IndexError, TypeError) as error:
                 raise Unknown(str(error))
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                if f"self.{node.attr}" in env:
+                    return env[f"self.{node.attr}"]
+                raise Unknown(f"self.{node.attr}")
             base = self.ev(node.value, env)
             if isinstance(base, dict) and node.attr in base:
                 return base[node.attr]
             raise Unknown(f"attribute {node.attr}")
         if isinstance(node, ast.Call):
             return self.ev_call(node, env)
+        if isinstance(node, ast.BoolOp):
+            value = None
+            for operand in node.values:
+                value = self.ev(operand, env)
+                if isinstance(node.op, ast.Or) and value:
+                    return value
+                if isinstance(node.op, ast.And) and not value:
+                    return value
+            return value
         if isinstance(node, ast.IfExp):
             return self.ev(node.body if self.ev(node.test, env) else node.orelse, env)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -629,6 +642,20 @@ class TestReader:
         """assert_tool_calls(actual, expected) and its kin."""
         func = call.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        # unittest's self.assertEqual(a, b) and kin, read as the assert they stand for
+        args = call.args
+        if name in ("assertEqual", "assertListEqual", "assertDictEqual") and len(args) >= 2:
+            self.read_assert(ast.Compare(args[0], [ast.Eq()], [args[1]]), env, expect)
+            return
+        if name == "assertTrue" and args:
+            self.read_assert(args[0], env, expect)
+            return
+        if name == "assertFalse" and args:
+            self.read_assert(ast.UnaryOp(ast.Not(), args[0]), env, expect)
+            return
+        if name == "assertIsNone" and args:
+            self.read_assert(ast.Compare(args[0], [ast.Is()], [ast.Constant(None)]), env, expect)
+            return
         if name not in ("assert_tool_calls", "check_tool_calls", "_assert_tool_calls"):
             return
         if len(call.args) < 2:
@@ -947,6 +974,12 @@ def read_file(path, source_name):
     env, fixtures = module_env(tree, evaluator)
     evaluator.module_env = env
     helpers = helper_shapes(tree)
+    set_ups = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name in ("setUp", "setup_method"):
+                    set_ups[node.name] = set_up_env(item, evaluator)
     out = []
     for class_name, function, class_fixtures in test_functions(tree):
         all_fixtures = dict(fixtures)
@@ -971,7 +1004,7 @@ def read_file(path, source_name):
             print(f"  {prefix}: parameters not read ({error})", file=sys.stderr)
             continue
         for ident, bindings, xfail in params:
-            local = {}
+            local = dict(set_ups.get(class_name, {}))
             for arg in function.args.args:
                 if arg.arg in all_fixtures and arg.arg not in bindings:
                     local[arg.arg] = all_fixtures[arg.arg]
@@ -1082,8 +1115,31 @@ VLLM_FILES = {
         {"parser": "xlam", "template": V + "tool_chat_template_xlam_llama.jinja"},
 }
 
-SGLANG_FILES = {}
+F = "test/registered/unit/function_call/"
+SGLANG_FILES = {
+    F + "test_hermes_detector.py":
+        {"parser": "hermes", "template": L + "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"},
+    F + "test_kimik2_detector.py":
+        {"parser": "kimi_k2", "template": L + "Kimi-K2-Instruct.jinja"},
+    F + "test_llama32_detector.py":
+        {"parser": "llama3", "template": L + "meta-llama-Llama-3.2-3B-Instruct.jinja"},
+}
 
+
+
+def set_up_env(function, evaluator):
+    """What a unittest `setUp` assigns to `self.X`, as `self.X` names."""
+    env = {}
+    for statement in function.body:
+        if isinstance(statement, ast.Assign):
+            target = statement.targets[0]
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"):
+                try:
+                    env[f"self.{target.attr}"] = evaluator.ev(statement.value, env)
+                except Exception:
+                    pass
+    return env
 
 
 def dedupe(cases):
