@@ -19,11 +19,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message};
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
-use toolbridge_dialect::{answer_format, detect};
+
+mod common;
+
+use common::reading::{corpus_dir, Model};
 
 /// The score this suite reached; it may rise, never fall.
 const FLOOR: usize = 371;
@@ -72,13 +71,7 @@ fn cases() -> Vec<Case> {
 /// A case's template: `corpus:…` in the shared corpus, `repo:…` beside the cases.
 fn template_path(name: &str) -> PathBuf {
     if let Some(relative) = name.strip_prefix("corpus:") {
-        let corpus = here().join("../../../shared/corpus/jinja");
-        assert!(
-            corpus.is_dir(),
-            "the shared corpus is missing: looked in {}",
-            corpus.display()
-        );
-        return corpus.join(relative);
+        return corpus_dir().join(relative);
     }
     let relative = name.strip_prefix("repo:").unwrap_or(name);
     here().join("tests/llama_cpp/templates").join(relative)
@@ -136,43 +129,10 @@ fn request(case: &Case) -> ChatRequest {
     serde_json::from_value(body).unwrap_or_else(|error| panic!("line {}: {error}", case.line))
 }
 
-/// The message the server's parser reads from the case's output, read whole; an error when
-/// reading it one char at a time gives another.
+/// The message the server's parser reads from the case's output, whole and one char at a
+/// time.
 fn read(case: &Case) -> Result<Message, String> {
-    let path = template_path(&case.template);
-    let source =
-        fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
-    let template = ChatTemplate::new(&source, "", "").map_err(|error| error.to_string())?;
-    let mut registry = Registry::default();
-    let detection = detect::resolve(&source, &registry);
-    let learned = detection
-        .fallback()
-        .then(|| detect::learn_into(&template, &mut registry).ok())
-        .flatten();
-    let dialect = registry
-        .get(learned.unwrap_or(detection.dialect))
-        .ok_or("detection names no registered dialect")?;
-    let request = request(case);
-    let read_with = |pieces: Vec<&str>| -> Result<Message, String> {
-        let mut prepared = answer_format::prepare(dialect, &request, &template)
-            .map_err(|error| format!("prepare: {error}"))?;
-        let mut events = Vec::new();
-        for piece in pieces {
-            events.extend(prepared.parser.push(piece));
-        }
-        events.extend(prepared.parser.finish());
-        assemble(events, SequentialIds::default()).map_err(|error| error.to_string())
-    };
-    let whole = read_with(vec![&case.input])?;
-    let chars = case
-        .input
-        .char_indices()
-        .map(|(at, c)| &case.input[at..at + c.len_utf8()])
-        .collect();
-    if read_with(chars)? != whole {
-        return Err("read one char at a time, the message differs".into());
-    }
-    Ok(whole)
+    Model::from_template_file(&template_path(&case.template))?.read(&request(case), &case.input)
 }
 
 /// The difference between what the case expects and `message`, if any.

@@ -1,9 +1,11 @@
 //! What the dialect tests share: seed 000 read from the shared folder (its messages, its
 //! templates and its sections, each section's conversation and injected system prompt),
-//! the split-invariance check every parser's tests make ([`split`]), and tool calls
-//! written in each dialect's syntax ([`written`]).
+//! the split-invariance check every parser's tests make ([`split`]), tool calls
+//! written in each dialect's syntax ([`written`]), and outputs read as the server reads them
+//! ([`reading`]).
 #![allow(dead_code)] // each test crate uses part of it
 
+pub mod reading;
 pub mod split;
 pub mod written;
 
