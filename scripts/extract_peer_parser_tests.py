@@ -929,6 +929,12 @@ def module_env(tree, evaluator):
                     bind(target, value, env)
                 except Exception:
                     pass
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+              and isinstance(node.op, ast.Add) and node.target.id in env):
+            try:
+                env[node.target.id] = env[node.target.id] + evaluator.ev(node.value, env)
+            except Exception:
+                env.pop(node.target.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any("fixture" in ast.unparse(d) for d in node.decorator_list):
                 fixtures[node.name] = Fixture(node)

@@ -123,8 +123,10 @@ impl Native for GemmaCalls {
             response,
             notation,
         } = self.spelling();
+        // A model may leave `call` out (`<|tool_call>:get_weather{…}`), as vLLM reads it.
         let body = Pat::Seq(vec![
-            Pat::lit("call:"),
+            Pat::opt("call"),
+            Pat::lit(":"),
             Pat::until("{", 256),
             Pat::until(format!("}}{call_close}"), MAX_REGION),
         ]);

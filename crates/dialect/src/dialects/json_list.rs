@@ -122,14 +122,15 @@ pub struct JsonList {
     pub example: &'static str,
 }
 
-/// Granite 3.x: `<|tool_call|>[…]`.
+/// Granite 3.x: `<|tool_call|>[…]`; Granite 3.0's and 3.1's models may write the marker as
+/// `<tool_call>` text, as vLLM's Granite parser reads it.
 pub const GRANITE: JsonList = JsonList {
     name: "granite",
     open: "<|tool_call|>",
     close: "",
     layout: Layout::List,
     keys: Keys::NameArguments,
-    also: &[],
+    also: &[("<tool_call>", "")],
     bare_start: false,
     python: false,
     reasoning: THINK,
