@@ -1126,6 +1126,8 @@ SGLANG_FILES = {
         {"parser": "kimi_k2", "template": L + "Kimi-K2-Instruct.jinja"},
     F + "test_llama32_detector.py":
         {"parser": "llama3", "template": L + "meta-llama-Llama-3.2-3B-Instruct.jinja"},
+    F + "test_qwen25_detector.py":
+        {"parser": "qwen25", "template": L + "Qwen-Qwen2.5-7B-Instruct.jinja"},
     # one file, a class per detector: each class's cases on its family's template
     F + "test_function_call_parser.py": {"parser": None, "by_id": {
         "::TestPythonicDetector::":
