@@ -470,6 +470,8 @@ class Expect:
             elif entry.get("partial"):
                 nested = {}
                 for keys, value in entry["partial"].items():
+                    if any(isinstance(key, int) for key in keys):
+                        continue  # a path into a list: not stated as a partial object
                     node = nested
                     for key in keys[:-1]:
                         node = node.setdefault(key, {})
@@ -477,8 +479,9 @@ class Expect:
                             break
                     else:
                         node[keys[-1]] = value
-                call["arguments"] = nested
-                call["arguments_partial"] = True
+                if nested:
+                    call["arguments"] = nested
+                    call["arguments_partial"] = True
             calls.append(call)
         out["tool_calls"] = calls
         return out
@@ -1129,6 +1132,40 @@ SGLANG_FILES = {
         {"parser": "kimi_k2", "template": L + "Kimi-K2-Instruct.jinja"},
     F + "test_llama32_detector.py":
         {"parser": "llama3", "template": L + "meta-llama-Llama-3.2-3B-Instruct.jinja"},
+    F + "test_qwen25_detector.py":
+        {"parser": "qwen25", "template": L + "Qwen-Qwen2.5-7B-Instruct.jinja"},
+    # one file, a class per detector: each class's cases on its family's template
+    F + "test_function_call_parser.py": {"parser": None, "by_id": {
+        "::TestPythonicDetector::":
+            {"parser": "pythonic", "template": V + "tool_chat_template_llama4_pythonic.jinja"},
+        "::TestMistralDetector::":
+            {"parser": "mistral", "template": L + "mistralai-Mistral-Nemo-Instruct-2407.jinja"},
+        "::TestMistralDetector::test_detect_and_parse_compact_args_format":
+            {"template": L + "Mistral-Small-3.2-24B-Instruct-2506.jinja"},
+        "::TestLlama32Detector::":
+            {"parser": "llama3", "template": L + "meta-llama-Llama-3.2-3B-Instruct.jinja"},
+        "::TestKimiK2Detector::":
+            {"parser": "kimi_k2", "template": L + "Kimi-K2-Instruct.jinja"},
+        "::TestDeepSeekV32Detector::":
+            {"parser": "deepseekv32", "template": L + "DeepSeek-V3.2.jinja"},
+        "::TestDeepSeekV4Detector::": {"parser": "deepseekv4", "style": "deepseek_v4"},
+        "::TestQwen3CoderDetector::":
+            {"parser": "qwen3_coder", "template": L + "Qwen3-Coder.jinja"},
+        "::TestTopLevelCompositeToolSchema::test_qwen3_coder":
+            {"parser": "qwen3_coder", "template": L + "Qwen3-Coder.jinja"},
+        "::TestGlm4MoeDetector::": {"parser": "glm45", "template": L + "GLM-4.6.jinja"},
+        "::TestGlm47MoeDetector::":
+            {"parser": "glm47", "template": L + "GLM-4.7-Flash.jinja"},
+        "::TestLfm2Detector::": {"parser": "lfm2", "template": L + "LFM2.5-Instruct.jinja"},
+        "::TestGigaChat3Detector::":
+            {"parser": "gigachat3", "template": L + "GigaChat3-10B-A1.8B.jinja"},
+        "::TestGigaChat3Detector::test_detect_and_parse_function_call_marker":
+            {"template": L + "GigaChat3.1-10B-A1.8B.jinja"},
+        "::TestQwen25Detector::":
+            {"parser": "qwen25", "template": L + "Qwen-Qwen2.5-7B-Instruct.jinja"},
+        "::TestGemma4Detector::":
+            {"parser": "gemma4", "template": L + "google-gemma-4-31B-it.jinja"},
+    }},
 }
 
 
