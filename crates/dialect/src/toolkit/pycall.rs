@@ -7,8 +7,12 @@
 //!   arguments, Python literals translated (`True` → `true`, `None` → `null`, tuples and
 //!   sets → arrays, `'single'` quotes); JSON's own `true`/`false`/`null` are read too, since
 //!   models mix the two. Only keyword arguments name a parameter; a call with a positional
-//!   argument is not a call (there is no parameter to give it to). [`parse_literal`]
-//!   reads one such literal alone.
+//!   argument is not a call (there is no parameter to give it to); `**{…}` gives its
+//!   members as keywords. String prefixes are read: `r'…'` raw, `b'…'` as its text, `f'…'`
+//!   when it holds no `{…}` to evaluate. A quote inside a string that the model left
+//!   unescaped (`'sed -n '1,5p' f.py'`) is text when what follows it cannot follow a
+//!   string (a `,`, a bracket, `:`, the next `keyword=`, or the end can), as SGLang
+//!   recovers it. [`parse_literal`] reads one such literal alone.
 //! - [`BracketScanner`] finds, in streamed text, where a bracketed literal that starts at the
 //!   first byte fed to it ends, tracking strings (both quote kinds, escapes) and nesting, so
 //!   a parser can hold a candidate list until it is complete whatever the cut.
@@ -185,14 +189,22 @@ impl<'a> Reader<'a> {
         }
         loop {
             self.blank();
-            let key = self.identifier()?;
-            self.blank();
-            if self.bump()? != '=' {
-                return None;
+            if self.rest().starts_with("**") {
+                self.at += 2;
+                let Value::Object(members) = self.value()? else {
+                    return None;
+                };
+                arguments.extend(members);
+            } else {
+                let key = self.identifier()?;
+                self.blank();
+                if self.bump()? != '=' {
+                    return None;
+                }
+                self.blank();
+                let value = self.value()?;
+                arguments.insert(key.to_string(), value);
             }
-            self.blank();
-            let value = self.value()?;
-            arguments.insert(key.to_string(), value);
             self.blank();
             match self.peek()? {
                 ',' => {
@@ -227,8 +239,12 @@ impl<'a> Reader<'a> {
     }
 
     fn value_inner(&mut self) -> Option<Value> {
+        if let Some(prefix) = self.string_prefix() {
+            self.at += prefix.len();
+            return self.prefixed_string(&prefix.to_ascii_lowercase());
+        }
         match self.peek()? {
-            '\'' | '"' => self.string().map(Value::String),
+            '\'' | '"' => self.string(false).map(Value::String),
             '[' => self.sequence('[', ']'),
             '(' => self.sequence('(', ')'),
             '{' => self.dict_or_set(),
@@ -338,13 +354,58 @@ impl<'a> Reader<'a> {
         number_value(&token[..cut])
     }
 
-    /// A Python string literal (with an optional `r`-less body), escapes decoded.
-    fn string(&mut self) -> Option<String> {
+    /// The prefix of a string literal here (`r`, `b`, `f`, `u`, `rb`, …), if one starts.
+    fn string_prefix(&self) -> Option<&'a str> {
+        let rest = self.rest();
+        let letters = rest
+            .find(|c: char| !matches!(c, 'r' | 'R' | 'b' | 'B' | 'f' | 'F' | 'u' | 'U'))
+            .filter(|&end| (1..=2).contains(&end))?;
+        rest[letters..]
+            .starts_with(['\'', '"'])
+            .then(|| &rest[..letters])
+    }
+
+    /// A string after its prefix: raw (`r`) keeps its escapes; an f-string is read only
+    /// when it holds nothing to evaluate.
+    fn prefixed_string(&mut self, prefix: &str) -> Option<Value> {
+        let text = self.string(prefix.contains('r'))?;
+        if prefix.contains('f') {
+            let constant = text.replace("{{", "").replace("}}", "");
+            if constant.contains(['{', '}']) {
+                return None;
+            }
+            return Some(Value::String(text.replace("{{", "{").replace("}}", "}")));
+        }
+        Some(Value::String(text))
+    }
+
+    /// Whether a quote just read closes its string: what follows can follow a string.
+    fn closes_string(&self) -> bool {
+        let tail = self.rest().trim_start();
+        match tail.chars().next() {
+            None | Some(',' | ')' | ']' | '}' | ':') => true,
+            Some(c) if c.is_alphabetic() || c == '_' => {
+                let name = tail
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                let after = tail[name..].trim_start();
+                after.starts_with('=') && !after.starts_with("==")
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// A Python string literal, escapes decoded unless `raw`.
+    fn string(&mut self, raw: bool) -> Option<String> {
         let quote = self.bump()?;
         let mut out = String::new();
         loop {
             match self.bump()? {
-                c if c == quote => return Some(out),
+                c if c == quote && self.closes_string() => return Some(out),
+                '\\' if raw => {
+                    out.push('\\');
+                    out.push(self.bump()?);
+                }
                 '\\' => match self.bump()? {
                     'n' => out.push('\n'),
                     't' => out.push('\t'),
@@ -525,6 +586,33 @@ mod tests {
             assert_eq!(parse_calls(text), None, "{text}");
         }
         assert_eq!(parse_calls("[]"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn reads_what_models_write_past_strict_python() {
+        let arguments = |text: &str| {
+            parse_calls(text)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, arguments)| (name, Value::Object(arguments)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            arguments("[search(query='sed -n '360,450p' f.py'), g(a='x 'y', b=1)]"),
+            [
+                ("search".to_string(), json!({"query": "sed -n '360,450p' f.py"})),
+                ("g".to_string(), json!({"a": "x 'y", "b": 1})),
+            ]
+        );
+        assert_eq!(
+            arguments(r"[f(a=f'hi {{x}}', b=b'raw', c=r'\d\n', **{'d': 2}, e=u'é')]"),
+            [(
+                "f".to_string(),
+                json!({"a": "hi {x}", "b": "raw", "c": "\\d\\n", "d": 2, "e": "é"})
+            )]
+        );
+        assert_eq!(parse_calls("[f(a=f'{x}')]"), None);
+        assert_eq!(parse_calls("[f(**[1])]"), None);
     }
 
     #[test]
