@@ -47,7 +47,11 @@ impl Default for Registry {
             by_name: BTreeMap::new(),
             canonical: Vec::new(),
         };
-        registry.register(Arc::new(NativeDialect(Hermes)), &["qwen2.5", "ernie4_5"]);
+        registry.register(
+            Arc::new(NativeDialect(Hermes::Qwen)),
+            &["qwen2.5", "ernie4_5"],
+        );
+        registry.register(Arc::new(NativeDialect(Hermes::LongCat)), &[]);
         registry.register(
             Arc::new(NativeDialect(Llama3Json)),
             &["llama3.1", "llama3.2", "llama3.3"],

@@ -96,7 +96,7 @@ fn request(choice: Option<ToolChoice>) -> ChatRequest {
 }
 
 fn prepare(request: &ChatRequest) -> Prepared {
-    NativeDialect(Hermes)
+    NativeDialect(Hermes::Qwen)
         .prepare(request, &qwen())
         .unwrap_or_else(|error| panic!("{error}"))
 }
@@ -243,7 +243,7 @@ fn allowed_tools_restrict_the_calls_and_keep_auto_lazy() {
 fn required_without_tools_is_an_error() {
     let mut request = request(Some(ToolChoiceMode::Required.into()));
     request.tools = None;
-    let error = NativeDialect(Hermes).prepare(&request, &qwen()).err();
+    let error = NativeDialect(Hermes::Qwen).prepare(&request, &qwen()).err();
     assert!(
         matches!(error, Some(DialectError::NoCallableTools)),
         "{error:?}"
@@ -289,7 +289,7 @@ fn the_parser_reads_the_call_back() {
 #[test]
 fn a_prompt_that_opens_think_gets_a_parser_inside_the_reasoning() {
     let template = corpus_template("ollama-registry-gguf/qwq_32b__v2.jinja", "<|im_end|>");
-    let mut prepared = NativeDialect(Hermes)
+    let mut prepared = NativeDialect(Hermes::Qwen)
         .prepare(&request(None), &template)
         .unwrap_or_else(|error| panic!("{error}"));
     assert!(
@@ -326,7 +326,7 @@ fn the_grammar_prints_as_gbnf_for_llama_cpp_servers() {
 
 #[test]
 fn a_named_tool_the_request_lacks_is_an_error() {
-    let error = NativeDialect(Hermes)
+    let error = NativeDialect(Hermes::Qwen)
         .prepare(&request(Some(ToolChoice::function("nope"))), &qwen())
         .err();
     assert!(matches!(error, Some(DialectError::UnknownTool { ref name }) if name == "nope"));
@@ -340,7 +340,7 @@ fn a_schema_that_cannot_compile_names_its_tool() {
         "",
         json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/missing"}}}),
     ))]);
-    let error = NativeDialect(Hermes).prepare(&request, &qwen()).err();
+    let error = NativeDialect(Hermes::Qwen).prepare(&request, &qwen()).err();
     assert!(
         matches!(error, Some(DialectError::ToolSchema { ref name, .. }) if name == "broken"),
         "{error:?}"
@@ -455,7 +455,7 @@ proptest! {
         let text = as_template_writes_it(&template, &name, &arguments);
         for choice in [None, Some(ToolChoiceMode::Required.into())] {
             let request = ChatRequest { tools: Some(tools.clone()), ..request(choice) };
-            let mut prepared = NativeDialect(Hermes).prepare(&request, &template)
+            let mut prepared = NativeDialect(Hermes::Qwen).prepare(&request, &template)
                 .unwrap_or_else(|error| panic!("{error}"));
             prop_assert!(validator(constraint(&prepared)).accepts(&text), "rejected {}", text);
             let at = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect::<Vec<_>>();

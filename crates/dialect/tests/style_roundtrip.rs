@@ -20,6 +20,7 @@ impl Syntax {
     fn most_calls(self) -> usize {
         match self {
             Syntax::Tagged
+            | Syntax::LongCatTagged
             | Syntax::Escaped
             | Syntax::Steps
             | Syntax::GigaChatCall
@@ -440,6 +441,7 @@ impl Syntax {
         matches!(
             self,
             Syntax::Tagged
+                | Syntax::LongCatTagged
                 | Syntax::FunctionTags
                 | Syntax::Qwen3Xml
                 | Syntax::GlmXml
@@ -480,6 +482,7 @@ impl Syntax {
     fn text_kept(self, text: &str) -> String {
         match self {
             Syntax::Tagged
+            | Syntax::LongCatTagged
             | Syntax::Routes
             | Syntax::FunctionTags
             | Syntax::Qwen3Xml

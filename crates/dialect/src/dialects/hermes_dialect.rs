@@ -33,6 +33,9 @@
 //! [`call_json::written_call`]: name and arguments in any order, or OpenAI's own shape,
 //! arguments as the model wrote them. A region that is no call is content, as written.
 //!
+//! LongCat writes the same calls between `<longcat_tool_call>` tags ([`Hermes::LongCat`]),
+//! as vLLM's LongCat parser reads them.
+//!
 //! Stops: none beyond the request's. The turn ends with `<|im_end|>`, which these models'
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
@@ -47,23 +50,41 @@ use crate::dialects::framed_native::{after_think, json_name, think, words, Nativ
 use crate::toolkit::call_json;
 use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
 
-/// What opens a call, and switches a lazy grammar on.
-const CALL_OPEN: &str = "<tool_call>";
+/// What opens a call (and switches a lazy grammar on), and what closes it.
+type Tags = (&'static str, &'static str);
 
-/// What closes a call.
-const CALL_CLOSE: &str = "</tool_call>";
+const QWEN_TAGS: Tags = ("<tool_call>", "</tool_call>");
+const LONGCAT_TAGS: Tags = ("<longcat_tool_call>", "</longcat_tool_call>");
 
 /// What opens a call written as bare or fenced JSON, compact or pretty-printed; each is a
 /// trigger too.
 const BARE_CALL_OPENINGS: [&str; 3] = ["{\"name\": \"", "{\n  \"name\": \"", "{\n    \"name\": \""];
 
-/// The Hermes / Qwen family; see the module docs.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Hermes;
+/// The Hermes / Qwen family, by the tags its calls are written in; see the module docs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Hermes {
+    /// `<tool_call>` (Hermes 2 Pro, Qwen 2.5 / 3, ERNIE 4.5).
+    #[default]
+    Qwen,
+    /// `<longcat_tool_call>`.
+    LongCat,
+}
+
+impl Hermes {
+    fn tags(self) -> Tags {
+        match self {
+            Hermes::Qwen => QWEN_TAGS,
+            Hermes::LongCat => LONGCAT_TAGS,
+        }
+    }
+}
 
 impl Native for Hermes {
     fn name(&self) -> &'static str {
-        "hermes"
+        match self {
+            Hermes::Qwen => "hermes",
+            Hermes::LongCat => "longcat",
+        }
     }
 
     fn grammar(
@@ -72,17 +93,17 @@ impl Native for Hermes {
         parallel: bool,
         forced: bool,
     ) -> Result<Grammar, DialectError> {
-        call_grammar(tools, parallel, !forced)
+        call_grammar(tools, parallel, !forced, self.tags())
     }
 
     fn triggers(&self) -> Vec<Trigger> {
-        let mut triggers = words(&[CALL_OPEN]);
+        let mut triggers = words(&[self.tags().0]);
         triggers.extend(words(&BARE_CALL_OPENINGS));
         triggers
     }
 
     fn markers(&self, _tools: &[&Tool]) -> Vec<(String, Action)> {
-        markers()
+        markers(self.tags())
     }
 
     fn start(&self, prompt: Option<&str>) -> Start {
@@ -93,23 +114,23 @@ impl Native for Hermes {
 /// The parser for `<tool_call>` output at the start of a model's output; the prompt styles
 /// that write Hermes' tags read their output with it too.
 pub fn parser() -> FramedParser {
-    FramedParser::new(markers())
+    FramedParser::new(markers(QWEN_TAGS))
 }
 
 /// The parser for output that begins inside the reasoning, because the prompt itself
 /// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
 pub fn parser_in_reasoning() -> FramedParser {
-    FramedParser::in_reasoning(markers(), "</think>")
+    FramedParser::in_reasoning(markers(QWEN_TAGS), "</think>")
 }
 
 /// `<think>` at the start, and `<tool_call>` opening a call: the object, then optionally
 /// `</tool_call>`.
-fn markers() -> Vec<(String, Action)> {
+fn markers((open, close): Tags) -> Vec<(String, Action)> {
     let region = Region {
-        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(CALL_CLOSE)]),
+        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(close)]),
         decode: Arc::new(|captures| Some(vec![call_json::written_call(captures.first()?)?])),
     };
-    vec![think(), (CALL_OPEN.into(), Action::Call(region))]
+    vec![think(), (open.into(), Action::Call(region))]
 }
 
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
@@ -119,7 +140,12 @@ fn markers() -> Vec<(String, Action)> {
 /// is only `tagged`: the grammar writes the syntax from the first byte, so the model's
 /// off-format habit needs no room, and a call cut by the token limit is always inside a
 /// `<tool_call>` region, which the parser closes as the call so far.
-fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Grammar, DialectError> {
+fn call_grammar(
+    tools: &[&Tool],
+    parallel: bool,
+    with_bare: bool,
+    (call_open, call_close): Tags,
+) -> Result<Grammar, DialectError> {
     let calls = tools
         .iter()
         .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
@@ -128,13 +154,13 @@ fn call_grammar(tools: &[&Tool], parallel: bool, with_bare: bool) -> Result<Gram
         Expr::Seq(vec![
             Expr::literal(format!("{open}\n")),
             Expr::reference("call"),
-            Expr::literal(format!("\n{CALL_CLOSE}")),
+            Expr::literal(format!("\n{call_close}")),
         ])
     };
-    let mut root = vec![block(CALL_OPEN)];
+    let mut root = vec![block(call_open)];
     if parallel {
         root.push(Expr::repeat(
-            Expr::group(block(&format!("\n{CALL_OPEN}"))),
+            Expr::group(block(&format!("\n{call_open}"))),
             0,
             None,
         ));

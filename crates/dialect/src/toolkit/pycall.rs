@@ -600,7 +600,10 @@ mod tests {
         assert_eq!(
             arguments("[search(query='sed -n '360,450p' f.py'), g(a='x 'y', b=1)]"),
             [
-                ("search".to_string(), json!({"query": "sed -n '360,450p' f.py"})),
+                (
+                    "search".to_string(),
+                    json!({"query": "sed -n '360,450p' f.py"})
+                ),
                 ("g".to_string(), json!({"a": "x 'y", "b": 1})),
             ]
         );

@@ -13,8 +13,9 @@ use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMM
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 57] = [
+pub const SYNTAXES: [&str; 58] = [
     "hermes",
+    "longcat",
     "llama3",
     "llama3 (python tag)",
     "llama3_pythonic",
@@ -144,6 +145,7 @@ fn before_calls(syntax: &str) -> &str {
 pub enum Syntax {
     /// Free text, then one `<tool_call>{"name", "arguments"}</tool_call>`.
     Tagged,
+    LongCatTagged,
     /// The same, with markdown's `\_` in the tags.
     Escaped,
     /// A `thoughtful_steps` object; the text is its thought.
@@ -245,6 +247,7 @@ impl Syntax {
     pub fn of(name: &str) -> Syntax {
         match name {
             "hermes" | "short" | "long" | "hermes_2_pro" => Syntax::Tagged,
+            "longcat" => Syntax::LongCatTagged,
             "mixtral" => Syntax::Escaped,
             "thoughtful_steps" => Syntax::Steps,
             "functionary_v2" => Syntax::Routed,
@@ -298,6 +301,9 @@ impl Syntax {
     pub fn write(self, text: &str, calls: &[ToolCall]) -> String {
         match self {
             Syntax::Tagged => tagged(text, calls),
+            Syntax::LongCatTagged => tagged(text, calls)
+                .replace("<tool_call>", "<longcat_tool_call>")
+                .replace("</tool_call>", "</longcat_tool_call>"),
             Syntax::Escaped => tagged(text, calls).replace("tool_call>", "tool\\_call>"),
             Syntax::Steps => step(text, calls),
             Syntax::Routed => routed(text, calls),
