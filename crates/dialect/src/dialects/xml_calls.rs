@@ -971,6 +971,7 @@ impl Tags {
                 (key, value)
             })
             .collect();
+        let object = types.unwrapped(&name, object);
         let arguments = serde_json::to_string(&Value::Object(object)).ok()?;
         Some(Call::new(name, arguments))
     }

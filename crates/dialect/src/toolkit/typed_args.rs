@@ -27,6 +27,8 @@
 //!
 //! [`ParameterTypes::retype`] applies the same reading to a call's JSON arguments, for
 //! formats that write JSON-ish arguments whose string values may stand for other types.
+//! [`ParameterTypes::unwrapped`] takes a call's arguments out of the one member a model
+//! wrapped them in (`{"arguments": {…}}`), where the schema says they are wrapped.
 
 use std::collections::HashMap;
 
@@ -34,6 +36,9 @@ use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
 use crate::toolkit::pycall::parse_literal;
+
+/// The keys a model wraps a call's whole arguments in.
+const WRAPPERS: [&str; 4] = ["arguments", "input", "parameters", "properties"];
 
 /// How many `$ref`s and nested unions are followed before a schema counts as untyped.
 const MAX_DEPTH: usize = 16;
@@ -84,6 +89,38 @@ impl ParameterTypes {
             })
             .collect();
         serde_json::to_string(&Value::Object(object)).ok()
+    }
+
+    /// `object`, a call of `tool`'s arguments, out of the one member a model wrapped them
+    /// in (`{"arguments": {…}}`, `{"input": "{…}"}`, [`WRAPPERS`]), as vLLM repairs them:
+    /// only where the tool declares no such parameter and every key inside is declared.
+    pub fn unwrapped(&self, tool: &str, object: Map<String, Value>) -> Map<String, Value> {
+        let Some(properties) = self.properties(tool) else {
+            return object;
+        };
+        let mut members = object.iter();
+        let (Some((key, value)), None) = (members.next(), members.next()) else {
+            return object;
+        };
+        if properties.contains_key(key) || !WRAPPERS.contains(&key.as_str()) {
+            return object;
+        }
+        let inner = match value {
+            Value::Object(inner) => Some(inner.clone()),
+            Value::String(text) => match parse_literal(text) {
+                Some(Value::Object(inner)) => Some(inner),
+                _ => None,
+            },
+            _ => None,
+        };
+        match inner {
+            Some(inner)
+                if !inner.is_empty() && inner.keys().all(|key| properties.contains_key(key)) =>
+            {
+                inner
+            }
+            _ => object,
+        }
     }
 
     /// `arguments` (a JSON object's text) with each string value typed as `name`'s schema
