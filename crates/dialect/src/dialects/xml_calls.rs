@@ -859,7 +859,12 @@ impl Tags {
             items.extend([Pat::lit(before), Pat::until(after, 8)]);
         }
         items.extend([arguments, Pat::Ws, Pat::lit(self.invoke_close)]);
-        Pat::Seq(items)
+        if self.invoke.1 != "\">" {
+            return Pat::Seq(items);
+        }
+        // A call without arguments written as an empty element (`<invoke name="f"/>`), as
+        // SGLang reads DSML's.
+        Pat::Alt(vec![Pat::name("\"/>", MAX_NAME), Pat::Seq(items)])
     }
 
     /// The block's marker, and where each block holds one call the call's own tag too (a
