@@ -32,7 +32,7 @@ fn prepared() -> Prepared {
     .expect("compiles");
     let mut request = ChatRequest::new("m", vec![Message::user("Weather in Paris?")]);
     request.tools = Some(vec![weather()]);
-    NativeDialect(Hermes)
+    NativeDialect(Hermes::Qwen)
         .prepare(&request, &template)
         .expect("prepares")
 }
