@@ -100,6 +100,7 @@ pub const RULES: &[Rule] = &[
     rule("deepseek_v3", &["tool▁calls▁begin"], &[], &[]),
     rule("kimi_k2", &["<|tool_calls_section_begin|>"], &[], &[]),
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
+    rule("dots", &["<dots_function_call>"], &[], &[]),
     // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
     rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
     // Tencent Hy3: GLM's `<arg_key>` pairs after `<tool_call>name<tool_sep>`, in a

@@ -94,10 +94,14 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(FIREFUNCTION_V1)), &[]);
         registry.register(Arc::new(NativeDialect(KimiK2)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Qwen3Coder)), &[]);
-        registry.register(Arc::new(NativeDialect(XmlCalls::Glm)), &["glm4.5"]);
+        registry.register(
+            Arc::new(NativeDialect(XmlCalls::Glm)),
+            &["glm4.5", "poolside_v1"],
+        );
         registry.register(Arc::new(NativeDialect(Glm4)), &["chatglm4"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Ling)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::MiniMaxM2)), &[]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::Dots)), &[]);
         registry.register(Arc::new(NativeDialect(MiniMaxM3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::SeedOss)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::DeepSeekV32)), &["dsml"]);

@@ -42,6 +42,7 @@ impl Syntax {
             | Syntax::Hy3Xml
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
+            | Syntax::DotsXml
             | Syntax::Dsml
             | Syntax::Dsml4
             | Syntax::Cpm5
@@ -448,6 +449,7 @@ impl Syntax {
                 | Syntax::Hy3Xml
                 | Syntax::SeedXml
                 | Syntax::MiniMaxXml
+                | Syntax::DotsXml
                 | Syntax::Dsml
                 | Syntax::Dsml4
                 | Syntax::Cpm5
@@ -490,6 +492,7 @@ impl Syntax {
             | Syntax::Hy3Xml
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
+            | Syntax::DotsXml
             | Syntax::Dsml
             | Syntax::Dsml4
             | Syntax::Cpm5

@@ -130,6 +130,8 @@ pub enum XmlCalls {
     SeedOss,
     /// `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>…`.
     MiniMaxM2,
+    /// MiniMax M2's calls in a `<dots_function_call>` block (rednote's dots models).
+    Dots,
     /// `<｜DSML｜function_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k"
     /// string="true">v</｜DSML｜parameter>…`.
     DeepSeekV32,
@@ -290,6 +292,12 @@ const MINIMAX_M2: Tags = Tags {
     ..QWEN3_CODER
 };
 
+const DOTS: Tags = Tags {
+    open: "<dots_function_call>",
+    close: "</dots_function_call>",
+    ..MINIMAX_M2
+};
+
 const DSML: Tags = Tags {
     open: "<｜DSML｜function_calls>",
     close: "</｜DSML｜function_calls>",
@@ -411,6 +419,7 @@ impl XmlCalls {
             XmlCalls::Qwen3Coder => Some(QWEN3_CODER),
             XmlCalls::SeedOss => Some(SEED_OSS),
             XmlCalls::MiniMaxM2 => Some(MINIMAX_M2),
+            XmlCalls::Dots => Some(DOTS),
             XmlCalls::DeepSeekV32 => Some(DSML),
             XmlCalls::DeepSeekV4 => Some(DSML_V4),
             XmlCalls::MiniCpm5 => Some(MINICPM5),
@@ -433,6 +442,7 @@ impl Native for XmlCalls {
             XmlCalls::Qwen3Coder => "qwen3_coder",
             XmlCalls::SeedOss => "seed_oss",
             XmlCalls::MiniMaxM2 => "minimax_m2",
+            XmlCalls::Dots => "dots",
             XmlCalls::DeepSeekV32 => "deepseek_v3_2",
             XmlCalls::DeepSeekV4 => "deepseek_v4",
             XmlCalls::MiniCpm5 => "minicpm5",
@@ -551,6 +561,7 @@ impl Native for XmlCalls {
             XmlCalls::Qwen3Coder => "<tool_call>\n<function=NAME>\n<parameter=PARAMETER>\nVALUE\n</parameter>\n</function>\n</tool_call>",
             XmlCalls::SeedOss => "<seed:tool_call>\n<function=NAME>\n<parameter=PARAMETER>VALUE</parameter>\n</function>\n</seed:tool_call>",
             XmlCalls::MiniMaxM2 => "<minimax:tool_call>\n<invoke name=\"NAME\">\n<parameter name=\"PARAMETER\">VALUE</parameter>\n</invoke>\n</minimax:tool_call>",
+            XmlCalls::Dots => "<dots_function_call>\n<invoke name=\"NAME\">\n<parameter name=\"PARAMETER\">VALUE</parameter>\n</invoke>\n</dots_function_call>",
             XmlCalls::DeepSeekV32 => "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
             XmlCalls::DeepSeekV4 => "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"NAME\">\n<｜DSML｜parameter name=\"PARAMETER\" string=\"true|false\">VALUE</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
             XmlCalls::MiniCpm5 => "<function name=\"NAME\"><param name=\"PARAMETER\">VALUE</param></function>",

@@ -13,7 +13,7 @@ use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMM
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 58] = [
+pub const SYNTAXES: [&str; 59] = [
     "hermes",
     "longcat",
     "llama3",
@@ -24,6 +24,7 @@ pub const SYNTAXES: [&str; 58] = [
     "firefunction_v2",
     "seed_oss",
     "minimax_m2",
+    "dots",
     "deepseek_v3_2",
     "muse_glimmer",
     "kimi_k3",
@@ -198,6 +199,7 @@ pub enum Syntax {
     SeedXml,
     /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
     MiniMaxXml,
+    DotsXml,
     /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
     /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
     Dsml,
@@ -284,6 +286,7 @@ impl Syntax {
             "glm4" => Syntax::Glm4Call,
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
+            "dots" => Syntax::DotsXml,
             "deepseek_v3_2" => Syntax::Dsml,
             "deepseek_v4" => Syntax::Dsml4,
             "minicpm5" => Syntax::Cpm5,
@@ -323,6 +326,7 @@ impl Syntax {
             Syntax::Hy3Xml => hy3(text, calls),
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
+            Syntax::DotsXml => minimax_m2(text, calls).replace("minimax:tool_call>", "dots_function_call>"),
             Syntax::Dsml => dsml(text, calls, "function_calls"),
             Syntax::Dsml4 => dsml(text, calls, "tool_calls"),
             Syntax::Cpm5 => minicpm5(text, calls),
