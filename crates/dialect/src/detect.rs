@@ -253,6 +253,7 @@ pub const RULES: &[Rule] = &[
     // xLAM as Ollama writes it: `{"tool_calls": [{"name", "arguments"}, …]}`.
     rule("xlam", &["{\"tool_calls\": ["], &[], &["<tool_call>"]),
     rule("longcat", &["<longcat_tool_call>"], &[], &[]),
+    rule("olmo3", &["<function_calls>"], &[], &[]),
     // Hermes 2 Pro, Qwen 2.5 / 3, Granite 4, SmolLM3…: `<tool_call>{"name", "arguments"}`.
     rule("hermes", &["<tool_call>"], &[], &[]),
 ];

@@ -27,6 +27,7 @@ use crate::dialects::llama3::{Llama3Json, Llama3Pythonic};
 use crate::dialects::minicpm3::MiniCpm3;
 use crate::dialects::minimax_m3::MiniMaxM3;
 use crate::dialects::mistral::Mistral;
+use crate::dialects::olmo3::Olmo3;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
 use crate::dialects::styles::{
@@ -111,6 +112,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::KimiK3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Hy3)), &["hunyuan_v3"]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
+        registry.register(Arc::new(NativeDialect(Olmo3)), &[]);
         registry.register(Arc::new(NativeDialect(Gemma3Pythonic)), &[]);
         registry.register(Arc::new(NativeDialect(GemmaCalls::Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(GemmaCalls::FunctionGemma)), &[]);

@@ -43,6 +43,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
+            | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4
             | Syntax::Cpm5
@@ -450,6 +451,7 @@ impl Syntax {
                 | Syntax::SeedXml
                 | Syntax::MiniMaxXml
                 | Syntax::DotsXml
+                | Syntax::PythonLines
                 | Syntax::Dsml
                 | Syntax::Dsml4
                 | Syntax::Cpm5
@@ -493,6 +495,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
+            | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4
             | Syntax::Cpm5

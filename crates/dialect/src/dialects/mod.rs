@@ -19,6 +19,7 @@ pub mod llama3;
 pub mod minicpm3;
 pub mod minimax_m3;
 pub mod mistral;
+pub mod olmo3;
 pub mod prep;
 pub mod pythonic;
 pub mod react;

@@ -37,6 +37,17 @@ pub fn call_list(
     open: &str,
     parallel: bool,
 ) -> Result<Expr, DialectError> {
+    call_sequence(grammar, tools, (&format!("{open}["), ", ", "]"), parallel)
+}
+
+/// Calls one after another, Python call syntax each: the first after `open`, with
+/// `parallel` any number more each after `separator`, then `close`.
+pub fn call_sequence(
+    grammar: &mut Grammar,
+    tools: &[&Tool],
+    (open, separator, close): (&str, &str, &str),
+    parallel: bool,
+) -> Result<Expr, DialectError> {
     let arguments = tools
         .iter()
         .enumerate()
@@ -55,19 +66,19 @@ pub fn call_list(
             .collect();
         Expr::group(Expr::Alt(alternatives))
     };
-    let mut list = vec![call(&format!("{open}["))];
+    let mut list = vec![call(open)];
     if parallel {
         grammar.set_rule("call", call(""));
         list.push(Expr::repeat(
             Expr::group(Expr::Seq(vec![
-                Expr::literal(", "),
+                Expr::literal(separator),
                 Expr::reference("call"),
             ])),
             0,
             None,
         ));
     }
-    list.push(Expr::literal("]"));
+    list.push(Expr::literal(close));
     Ok(Expr::Seq(list))
 }
 

@@ -13,7 +13,7 @@ use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMM
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 59] = [
+pub const SYNTAXES: [&str; 60] = [
     "hermes",
     "longcat",
     "llama3",
@@ -25,6 +25,7 @@ pub const SYNTAXES: [&str; 59] = [
     "seed_oss",
     "minimax_m2",
     "dots",
+    "olmo3",
     "deepseek_v3_2",
     "muse_glimmer",
     "kimi_k3",
@@ -200,6 +201,7 @@ pub enum Syntax {
     /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
     MiniMaxXml,
     DotsXml,
+    PythonLines,
     /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
     /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
     Dsml,
@@ -287,6 +289,7 @@ impl Syntax {
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "dots" => Syntax::DotsXml,
+            "olmo3" => Syntax::PythonLines,
             "deepseek_v3_2" => Syntax::Dsml,
             "deepseek_v4" => Syntax::Dsml4,
             "minicpm5" => Syntax::Cpm5,
@@ -312,6 +315,7 @@ impl Syntax {
             Syntax::Routed => routed(text, calls),
             Syntax::LlamaJson => llama_json(text, calls),
             Syntax::Pythonic => pythonic(text, calls),
+            Syntax::PythonLines => python_lines(text, calls),
             Syntax::MistralList => json_list(text, "[TOOL_CALLS][", calls),
             Syntax::Functools => json_list(text, "functools[", calls),
             Syntax::CohereAction => cohere_action(text, calls),
@@ -792,6 +796,15 @@ fn each_marked(text: &str, open: &str, close: &str, calls: &[ToolCall]) -> Strin
 fn pythonic(text: &str, calls: &[ToolCall]) -> String {
     let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!("{text}[{}]", calls.join(", "))
+}
+
+/// OLMo 3's calls: one per line between `<function_calls>` tags.
+fn python_lines(text: &str, calls: &[ToolCall]) -> String {
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
+    format!(
+        "{text}<function_calls>{}</function_calls>",
+        calls.join("\n")
+    )
 }
 
 /// One call in Python syntax, values as JSON but booleans as Python's.

@@ -391,6 +391,7 @@ const CUT_READING_GAPS: &[&str] = &[
     "gemma3_pythonic",
     "lfm2",
     "llama3_pythonic",
+    "olmo3",
 ];
 
 /// Random calls written by `write` are admitted by the grammar prepared for their tools

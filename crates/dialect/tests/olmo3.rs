@@ -1,0 +1,53 @@
+//! OLMo 3: Python calls one per line between `<function_calls>` tags.
+//!
+//! No OLMo 3 template is in the corpus, so the prompt of the grammar and round-trip checks
+//! is rendered by OLMo 2's (its predecessor's), a template without tools; the dialect's
+//! grammar and parser are OLMo 3's either way.
+
+mod framed_common;
+
+use framed_common::*;
+use serde_json::json;
+use toolbridge_dialect::dialect::ChatTemplate;
+
+fn olmo2() -> ChatTemplate {
+    template("ollama-registry-gguf/olmo2_7b.jinja", "", "<|endoftext|>")
+}
+
+fn olmo3_calls(text: &str, calls: &[Call]) -> String {
+    let calls: Vec<String> = calls.iter().map(python_call).collect();
+    format!(
+        "{text}<function_calls>{}</function_calls>",
+        calls.join("\n")
+    )
+}
+
+#[test]
+fn olmo3_reads_its_calls() {
+    let registry = registry();
+    let dialect = registry.get("olmo3").expect("registered");
+    let text = "Checking.<function_calls>get_weather(city='Paris, \"FR\"', days=2)\nadd(a=1, b=2.5)</function_calls>";
+    let message = reads(
+        dialect,
+        &olmo2(),
+        text,
+        &[
+            call("get_weather", json!({"city": "Paris, \"FR\"", "days": 2})),
+            call("add", json!({"a": 1, "b": 2.5})),
+        ],
+    );
+    assert_eq!(message.content_text(), "Checking.");
+    let broken = "<function_calls>add(a=1, b=)</function_calls>";
+    let message = parsed_however_cut(&|| dialect.parser(), broken);
+    assert!(message.calls().is_empty());
+    assert_eq!(message.content_text(), broken);
+}
+
+#[test]
+fn olmo3_grammar_honours_tool_choice_and_round_trips() {
+    let registry = registry();
+    let dialect = registry.get("olmo3").expect("registered");
+    honours_tool_choice(dialect, &olmo2(), olmo3_calls);
+    random_calls_round_trip(dialect, &olmo2(), olmo3_calls, 24);
+    random_bytes_are_safe(dialect);
+}
