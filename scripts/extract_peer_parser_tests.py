@@ -1126,6 +1126,14 @@ VLLM_FILES = {
 
 F = "test/registered/unit/function_call/"
 SGLANG_FILES = {
+    F + "test_deepseekv3_detector.py":
+        {"parser": "deepseekv3", "template": V + "tool_chat_template_deepseekv3.jinja"},
+    F + "test_mistral_detector.py": {"parser": None, "by_id": {
+        "::TestMistralDetector::":
+            {"parser": "mistral", "template": L + "mistralai-Mistral-Nemo-Instruct-2407.jinja"},
+        "::TestMistralDetector::test_compact_format":
+            {"template": L + "Mistral-Small-3.2-24B-Instruct-2506.jinja"},
+    }},
     F + "test_hermes_detector.py":
         {"parser": "hermes", "template": L + "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"},
     F + "test_kimik2_detector.py":
