@@ -1108,7 +1108,8 @@ VLLM_FILES = {
         {"parser": "minimax_m2", "template": L + "MiniMax-M2.jinja"},
     "tests/tool_parsers/test_minimax_m3_tool_parser.py":
         {"parser": "minimax_m3", "style": "minimax_m3"},
-    "tests/tool_parsers/test_olmo3_tool_parser.py": {"parser": "olmo3", "style": "olmo3"},
+    "tests/tool_parsers/test_olmo3_tool_parser.py":
+        {"parser": "olmo3", "template": "tests:learned/templates/tool_chat_template_olmo3.jinja"},
     "tests/tool_parsers/test_phi4mini_tool_parser.py":
         {"parser": "phi4_mini_json", "template": V + "tool_chat_template_phi4_mini.jinja"},
     "tests/tool_parsers/test_poolside_v1_tool_parser.py":

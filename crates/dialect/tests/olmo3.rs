@@ -1,8 +1,5 @@
-//! OLMo 3: Python calls one per line between `<function_calls>` tags.
-//!
-//! No OLMo 3 template is in the corpus, so the prompt of the grammar and round-trip checks
-//! is rendered by OLMo 2's (its predecessor's), a template without tools; the dialect's
-//! grammar and parser are OLMo 3's either way.
+//! OLMo 3 on vLLM's OLMo 3 tool template: Python calls one per line between
+//! `<function_calls>` tags.
 
 mod framed_common;
 
@@ -10,14 +7,18 @@ use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::dialect::ChatTemplate;
 
-fn olmo2() -> ChatTemplate {
-    template("ollama-registry-gguf/olmo2_7b.jinja", "", "<|endoftext|>")
+fn olmo3() -> ChatTemplate {
+    template(
+        "tests/learned/templates/tool_chat_template_olmo3.jinja",
+        "",
+        "<|im_end|>",
+    )
 }
 
 fn olmo3_calls(text: &str, calls: &[Call]) -> String {
     let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!(
-        "{text}<function_calls>{}</function_calls>",
+        "{text}<function_calls>\n{}\n</function_calls>",
         calls.join("\n")
     )
 }
@@ -26,10 +27,18 @@ fn olmo3_calls(text: &str, calls: &[Call]) -> String {
 fn olmo3_reads_its_calls() {
     let registry = registry();
     let dialect = registry.get("olmo3").expect("registered");
+    renders_history(
+        dialect,
+        &olmo3(),
+        &[
+            "<function_calls>\nget_weather(city='Paris')\n</function_calls>",
+            "sunny, 21C",
+        ],
+    );
     let text = "Checking.<function_calls>get_weather(city='Paris, \"FR\"', days=2)\nadd(a=1, b=2.5)</function_calls>";
     let message = reads(
         dialect,
-        &olmo2(),
+        &olmo3(),
         text,
         &[
             call("get_weather", json!({"city": "Paris, \"FR\"", "days": 2})),
@@ -47,7 +56,7 @@ fn olmo3_reads_its_calls() {
 fn olmo3_grammar_honours_tool_choice_and_round_trips() {
     let registry = registry();
     let dialect = registry.get("olmo3").expect("registered");
-    honours_tool_choice(dialect, &olmo2(), olmo3_calls);
-    random_calls_round_trip(dialect, &olmo2(), olmo3_calls, 24);
+    honours_tool_choice(dialect, &olmo3(), olmo3_calls);
+    random_calls_round_trip(dialect, &olmo3(), olmo3_calls, 24);
     random_bytes_are_safe(dialect);
 }

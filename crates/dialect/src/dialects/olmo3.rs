@@ -2,13 +2,15 @@
 //! reasoning in `<think>…</think>`, as vLLM's OLMo 3 parser reads them:
 //!
 //! ```text
-//! <function_calls>get_weather(city='Paris')
-//! add(a=1, b=2.5)</function_calls>
+//! <function_calls>
+//! get_weather(city='Paris')
+//! add(a=1, b=2.5)
+//! </function_calls>
 //! ```
 //!
 //! Each line is read by [`crate::toolkit::pycall`] (a list on one line too); a region any
 //! line of which is no call is content, as written. The grammar writes the calls with
-//! [`call_sequence`], one per line.
+//! [`call_sequence`], one per line, laid out as vLLM's OLMo 3 template writes past calls.
 
 use std::sync::Arc;
 
@@ -46,7 +48,7 @@ impl Native for Olmo3 {
         let calls = call_sequence(
             &mut grammar,
             tools,
-            (CALLS_START, "\n", CALLS_END),
+            (&format!("{CALLS_START}\n"), "\n", &format!("\n{CALLS_END}")),
             parallel,
         )?;
         let root = forced_after_reasoning(forced, ("<think>", "</think>"), calls);
@@ -71,7 +73,7 @@ impl Native for Olmo3 {
     }
 
     fn call_example(&self) -> Option<&'static str> {
-        Some("<function_calls>NAME(key='value', number=1)</function_calls>")
+        Some("<function_calls>\nNAME(key='value', number=1)\n</function_calls>")
     }
 }
 

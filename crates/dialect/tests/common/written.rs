@@ -802,7 +802,7 @@ fn pythonic(text: &str, calls: &[ToolCall]) -> String {
 fn python_lines(text: &str, calls: &[ToolCall]) -> String {
     let calls: Vec<String> = calls.iter().map(python_call).collect();
     format!(
-        "{text}<function_calls>{}</function_calls>",
+        "{text}<function_calls>\n{}\n</function_calls>",
         calls.join("\n")
     )
 }
