@@ -26,10 +26,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
 use crate::dialects::framed_native::{forced_after_reasoning, one_or_more, words, Native};
-use crate::dialects::pythonic::pythonic_arguments;
-use crate::toolkit::call_json::object_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE, MAX_REGION};
-use crate::toolkit::pycall::parse_calls;
+use crate::dialects::pythonic::{calls_by_line, pythonic_arguments};
+use crate::toolkit::framed::{Action, Pat, Region, MAX_PROSE, MAX_REGION};
 
 pub const CALLS_START: &str = "<|tool_call_start|>";
 pub const CALLS_END: &str = "<|tool_call_end|>";
@@ -97,7 +95,7 @@ impl Native for MiniCpm3 {
                 CALLS_START.into(),
                 Action::Call(Region {
                     body: block,
-                    decode: Arc::new(|captures| decode(captures.first()?)),
+                    decode: Arc::new(|captures| calls_by_line(captures.first()?)),
                 }),
             ),
             (
@@ -113,15 +111,4 @@ impl Native for MiniCpm3 {
     fn call_example(&self) -> Option<&'static str> {
         Some("<|tool_call_start|>\n```python\nNAME(PARAMETER=VALUE)\n```\n<|tool_call_end|>")
     }
-}
-
-/// The calls of a block: each line that is not blank, one Python call (or a list of them).
-fn decode(block: &str) -> Option<Vec<Call>> {
-    let mut calls = Vec::new();
-    for line in block.lines().filter(|line| !line.trim().is_empty()) {
-        for (name, arguments) in parse_calls(line)? {
-            calls.push(Call::new(name, object_text(arguments)?));
-        }
-    }
-    (!calls.is_empty()).then_some(calls)
 }

@@ -8,13 +8,12 @@
 //! </function_calls>
 //! ```
 //!
-//! Each line is read by [`crate::toolkit::pycall`] (a list on one line too); a region any
-//! line of which is no call is content, as written. The grammar writes the calls with
+//! Each line is read as MiniCPM3's are ([`calls_by_line`]: a list on one line too); a
+//! region any line of which is no call is content, as written. The grammar writes the calls with
 //! [`call_sequence`], one per line, laid out as vLLM's OLMo 3 template writes past calls.
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Grammar, Trigger};
 
@@ -22,9 +21,8 @@ use crate::dialect::DialectError;
 use crate::dialects::framed_native::{
     after_think, forced_after_reasoning, think, words, Native, Start,
 };
-use crate::dialects::pythonic::call_sequence;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
-use crate::toolkit::pycall::parse_calls;
+use crate::dialects::pythonic::{call_sequence, calls_by_line};
+use crate::toolkit::framed::{Action, Pat, Region};
 
 const CALLS_START: &str = "<function_calls>";
 const CALLS_END: &str = "</function_calls>";
@@ -75,16 +73,4 @@ impl Native for Olmo3 {
     fn call_example(&self) -> Option<&'static str> {
         Some("<function_calls>\nNAME(key='value', number=1)\n</function_calls>")
     }
-}
-
-/// The calls of each non-blank line, or `None` when a line holds no call (or none does).
-fn calls_by_line(text: &str) -> Option<Vec<Call>> {
-    let mut calls = Vec::new();
-    for line in text.lines().filter(|line| !line.trim().is_empty()) {
-        for (name, arguments) in parse_calls(line)? {
-            let arguments = serde_json::to_string(&Value::Object(arguments)).ok()?;
-            calls.push(Call::new(name, arguments));
-        }
-    }
-    (!calls.is_empty()).then_some(calls)
 }

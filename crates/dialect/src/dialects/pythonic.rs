@@ -8,6 +8,9 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, DialectError};
+use crate::toolkit::call_json::object_text;
+use crate::toolkit::framed::Call;
+use crate::toolkit::pycall::parse_calls;
 
 /// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the
 /// content (Llama 3.2 / 4 zero-shot, Gemma 3).
@@ -80,6 +83,18 @@ pub fn call_sequence(
     }
     list.push(Expr::literal(close));
     Ok(Expr::Seq(list))
+}
+
+/// The calls of a block written one per line (MiniCPM3, OLMo 3): each line that is not
+/// blank one Python call (or a list of them); `None` when a line holds none, or no line does.
+pub fn calls_by_line(block: &str) -> Option<Vec<Call>> {
+    let mut calls = Vec::new();
+    for line in block.lines().filter(|line| !line.trim().is_empty()) {
+        for (name, arguments) in parse_calls(line)? {
+            calls.push(Call::new(name, object_text(arguments)?));
+        }
+    }
+    (!calls.is_empty()).then_some(calls)
 }
 
 /// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
