@@ -112,24 +112,37 @@ pub fn accepts(grammar: &Grammar, text: &str) -> Result<bool, GrammarError> {
 /// spellings, string escapes, key order) kept as written, so that an instance is checked
 /// exactly as it was given.
 pub fn compact_json(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
+    let mut compact = CompactJson::default();
+    compact.push(text);
+    compact.text
+}
+
+/// [`compact_json`] of text that arrives in pieces: `text` is the compact form of all the
+/// pieces pushed so far.
+#[derive(Debug, Default)]
+pub struct CompactJson {
+    pub text: String,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl CompactJson {
+    pub fn push(&mut self, piece: &str) {
+        for c in piece.chars() {
+            if self.in_string {
+                self.text.push(c);
+                match c {
+                    _ if self.escaped => self.escaped = false,
+                    '\\' => self.escaped = true,
+                    '"' => self.in_string = false,
+                    _ => {}
+                }
+            } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+                self.in_string = c == '"';
+                self.text.push(c);
             }
-        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            in_string = c == '"';
-            out.push(c);
         }
     }
-    out
 }
 
 fn byte_factory() -> Result<Arc<ParserFactory>, GrammarError> {

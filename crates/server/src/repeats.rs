@@ -17,11 +17,12 @@
 //! differ stream as they are parsed.
 
 use toolbridge_dialect::events::Event;
+use toolbridge_grammar::check::CompactJson;
 
 /// Filters a generation's events; see the module docs.
 #[derive(Debug, Default)]
 pub struct RepeatGuard {
-    /// The answer's finished calls: name and argument text, squeezed.
+    /// The answer's finished calls: name and argument text, compact ([`CompactJson`]).
     done: Vec<(String, String)>,
     /// The call being parsed.
     current: Option<Current>,
@@ -32,7 +33,7 @@ pub struct RepeatGuard {
 #[derive(Debug)]
 struct Current {
     name: String,
-    arguments: Squeezed,
+    arguments: CompactJson,
     /// Its events, while it may still be a repeat; `None` once it is known not to be.
     held: Option<Vec<Event>>,
 }
@@ -60,7 +61,7 @@ impl RepeatGuard {
             Event::ToolCallStart { name, .. } => {
                 let name = name.clone();
                 self.current = Some(Current {
-                    arguments: Squeezed::default(),
+                    arguments: CompactJson::default(),
                     held: Some(Vec::new()),
                     name,
                 });
@@ -117,30 +118,6 @@ impl RepeatGuard {
         out.extend(current.held.into_iter().flatten());
         out.push(event);
         self.done.push((current.name, current.arguments.text));
-    }
-}
-
-/// JSON text as it arrives, without the whitespace outside its strings.
-#[derive(Debug, Default)]
-struct Squeezed {
-    text: String,
-    in_string: bool,
-    escaped: bool,
-}
-
-impl Squeezed {
-    fn push(&mut self, fragment: &str) {
-        for c in fragment.chars() {
-            if self.in_string {
-                self.in_string = self.escaped || c != '"';
-                self.escaped = !self.escaped && c == '\\';
-            } else if c.is_ascii_whitespace() {
-                continue;
-            } else {
-                self.in_string = c == '"';
-            }
-            self.text.push(c);
-        }
     }
 }
 
