@@ -327,16 +327,18 @@ mod tests {
 
     #[test]
     fn a_template_that_calls_in_an_unknown_syntax_gets_a_learned_dialect() {
-        let olmo3 =
-            include_str!("../../dialect/tests/learned/templates/tool_chat_template_olmo3.jinja");
+        // HyperCLOVA X SEED Think's vLLM template: no hand-written family writes its calls.
+        let unknown = include_str!(
+            "../../dialect/tests/learned/templates/tool_chat_template_hyperclovax_seed_think_14b.jinja"
+        );
         let templates = Templates {
-            default: ChatTemplate::new(olmo3, "", "").expect("compiles"),
+            default: ChatTemplate::new(unknown, "", "").expect("compiles"),
             tool_use: None,
-            text: olmo3.to_owned(),
+            text: unknown.to_owned(),
         };
         let mut registry = Registry::default();
         assert_eq!(
-            choose_dialect(&registry, None, olmo3).ok(),
+            choose_dialect(&registry, None, unknown).ok(),
             Some(detect::FALLBACK)
         );
         let (name, why) = detected(&mut registry, &templates);
