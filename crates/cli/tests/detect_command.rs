@@ -93,8 +93,8 @@ fn explain_prints_the_proof_and_the_text_it_failed_on() {
         "{}",
         stdout(&output)
     );
-    // LFM2.5-VL quotes strings without escaping the quotes inside them.
-    let template = corpus("jinja/hfjs-e2e/LiquidAI_LFM2.5-VL-450M.jinja");
+    // Ollama's Command R template writes two calls' objects without a comma between them.
+    let template = corpus("gotmpl/builtin/command-r.gotmpl");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
     let explained = stdout(&output);
     let proof = explained
@@ -103,8 +103,8 @@ fn explain_prints_the_proof_and_the_text_it_failed_on() {
         .unwrap_or_else(|| panic!("no proof line in\n{explained}"));
     assert!(
         proof.starts_with(
-            "proof: 0/2 renderings read back (by lfm2); one call: the template wrote \
-             \"<|tool_call_start|>[proof_lookup(city=\\\"Paris\\\""
+            "proof: 1/2 renderings read back (by cohere); two calls: the template wrote \
+             \"<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>\\nAction: ```json"
         ),
         "{proof}"
     );
