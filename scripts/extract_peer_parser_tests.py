@@ -59,6 +59,8 @@ class Sym:
 
 
 NO_RETURN = object()
+# Where a test body's environment keeps the tools its parser was made with.
+PARSER_TOOLS = "<parser tools>"
 
 
 class Fixture:
@@ -527,7 +529,7 @@ class TestReader:
                         tools = tools or openai_tools(self.evaluator.ev(other, env))
                     except Exception:
                         pass
-                return value, shape, tools
+                return value, shape, tools or env.get(PARSER_TOOLS)
         return None
 
     def sym(self, node, env):
@@ -757,6 +759,7 @@ class TestReader:
         value = statement.value
         if value is None:
             return
+        self.note_parser_tools(value, env)
         extraction = self.extraction(value, env)
         if extraction is not None:
             text, shape, tools = extraction
@@ -785,6 +788,22 @@ class TestReader:
                 bind(target, literal, env)
             except Exception:
                 forget(target, env)
+
+
+    def note_parser_tools(self, value, env):
+        """`parser = make_parser(tools=[tool])`: a parser made with tools reads with them, so
+        they are the tools of the extractions that follow."""
+        if not isinstance(value, ast.Call):
+            return
+        for keyword in value.keywords:
+            if keyword.arg != "tools":
+                continue
+            try:
+                tools = openai_tools(self.evaluator.ev(keyword.value, env))
+            except Exception:
+                continue
+            if tools:
+                env[PARSER_TOOLS] = tools
 
 
 def bind_name(target, value, env):

@@ -101,6 +101,8 @@ pub const RULES: &[Rule] = &[
     rule("kimi_k2", &["<|tool_calls_section_begin|>"], &[], &[]),
     rule("minimax_m2", &["<minimax:tool_call>"], &[], &[]),
     rule("dots", &["<dots_function_call>"], &[], &[]),
+    // StepFun Step 3: `<steptml:invoke name="f">` calls in DeepSeek-style frames.
+    rule("step3", &["<steptml:invoke"], &[], &[]),
     // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
     rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
     // Tencent Hy3: GLM's `<arg_key>` pairs after `<tool_call>name<tool_sep>`, in a

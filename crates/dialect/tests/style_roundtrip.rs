@@ -43,6 +43,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
+            | Syntax::StepXml
             | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4
@@ -451,6 +452,7 @@ impl Syntax {
                 | Syntax::SeedXml
                 | Syntax::MiniMaxXml
                 | Syntax::DotsXml
+                | Syntax::StepXml
                 | Syntax::PythonLines
                 | Syntax::Dsml
                 | Syntax::Dsml4
@@ -495,6 +497,7 @@ impl Syntax {
             | Syntax::SeedXml
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
+            | Syntax::StepXml
             | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4

@@ -1,7 +1,7 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
 //! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3, Tencent Hy3,
-//! GLM 4.5 / 4.6 / 4.7 and Ling 3.
+//! StepFun Step 3, GLM 4.5 / 4.6 / 4.7 and Ling 3.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -38,7 +38,8 @@
 //! A string argument is written as it is and anything else as JSON, so the parser gives
 //! each value its type back from the tool's schema ([`crate::toolkit::typed_args`]); DSML
 //! and Kimi K3 declare it instead (`string="true|false"`, `type="string|number|…"` on each
-//! argument, [`Declared`]), and their word is taken. The grammar writes each declared
+//! argument, [`Declared`]), and their word is taken where the schema allows it
+//! ([`declared_value`]). The grammar writes each declared
 //! parameter in schema order, required ones always, a string as text without its closing
 //! tag (an enum of strings as one of them) and anything else as JSON of its schema.
 //! Qwen3-Coder's value sits between newlines, which are layout: one newline on each side
@@ -98,6 +99,20 @@
 //! tag from a suffix (`HYTK`); llama.cpp's copy sets it to `:opensource`, so a template
 //! that writes `<tool_call:opensource>` gets those tags ([`Native::as_written_by`]).
 //!
+//! StepFun Step 3 writes MiniMax's layout under `steptml:` tags in a block of DeepSeek-style
+//! special tokens, each call in a frame of its own ([`CallFrame`]):
+//!
+//! ```text
+//! <｜tool_calls_begin｜>
+//! <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather">
+//! <steptml:parameter name="city">Paris</steptml:parameter>
+//! </steptml:invoke><｜tool_call_end｜>
+//! <｜tool_calls_end｜>
+//! ```
+//!
+//! A model may leave the frame's `function<｜tool_sep｜>` out, or write a `<｜tool_sep｜>`
+//! between two calls' frames, as the peers' parsers read it.
+//!
 //! Ling 3 (inclusionAI) writes GLM's calls in turns of its own,
 //! `<role>ASSISTANT</role>…<|role_end|>`: a turn's end, which a model may write, is layout
 //! (and a stop); its generation prompt leaves `<think>` open, and the model may call
@@ -117,7 +132,7 @@ use crate::dialects::framed_native::{
 };
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
-use crate::toolkit::typed_args::{typed_value, ParameterTypes};
+use crate::toolkit::typed_args::{declared_value, typed_value, ParameterTypes};
 
 const MAX_NAME: usize = 256;
 
@@ -154,6 +169,10 @@ pub enum XmlCalls {
     Hy3,
     /// Hy3 with every tag as `<tool_call:opensource>`, as its template may write them.
     Hy3OpenSource,
+    /// `<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke
+    /// name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>
+    /// <｜tool_call_end｜><｜tool_calls_end｜>`.
+    Step3,
 }
 
 /// The message header of a family that addresses each call to its tool, as harmony does.
@@ -211,6 +230,24 @@ pub struct Tags {
     pub layout: &'static [&'static str],
     /// Each call is its own message with this header, or the calls stand alone.
     pub recipient: Option<Recipient>,
+    /// The frame around each call inside the block, or none.
+    pub frame: Option<CallFrame>,
+    /// An opening tag's head is a token (`<function`, `<param`), and the space after it
+    /// may come out of a detokenizer as `Ġ` or not at all: both are read as the space.
+    pub head_tokens: bool,
+}
+
+/// The special tokens around each call in a block of several, as Step 3 writes them:
+/// `<｜tool_call_begin｜>function<｜tool_sep｜>` before the call's element,
+/// `<｜tool_call_end｜>` after it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallFrame {
+    pub open: &'static str,
+    /// The call's kind after the opening, which a model may leave out.
+    pub kind: &'static str,
+    pub close: &'static str,
+    /// What a model may write between one call's frame and the next (`<｜tool_sep｜>`).
+    pub between: &'static str,
 }
 
 /// How an argument's tag declares its value's type after its key: a string's value is its
@@ -270,6 +307,8 @@ const QWEN3_CODER: Tags = Tags {
     tokens: false,
     layout: &[],
     recipient: None,
+    frame: None,
+    head_tokens: false,
 };
 
 const SEED_OSS: Tags = Tags {
@@ -325,6 +364,7 @@ const MINICPM5: Tags = Tags {
     gap: "",
     value_newlines: false,
     cdata: Some(("<![CDATA[", "]]>")),
+    head_tokens: true,
     ..QWEN3_CODER
 };
 
@@ -379,6 +419,8 @@ const KIMI_K3: Tags = Tags {
         "<|end_of_msg|>",
     ],
     recipient: None,
+    frame: None,
+    head_tokens: false,
 };
 
 /// Tencent Hy3: GLM's argument pairs in MiniMax's block, the name ended by `<tool_sep>`.
@@ -409,6 +451,24 @@ const HY3_OPENSOURCE: Tags = Tags {
     ..HY3
 };
 
+/// StepFun Step 3: MiniMax's layout under `steptml:` tags, each call in DeepSeek-style
+/// special tokens.
+const STEP3: Tags = Tags {
+    open: "<｜tool_calls_begin｜>",
+    close: "<｜tool_calls_end｜>",
+    invoke: ("<steptml:invoke name=\"", "\">"),
+    invoke_close: "</steptml:invoke>",
+    parameter: ("<steptml:parameter name=\"", "\">"),
+    parameter_close: "</steptml:parameter>",
+    frame: Some(CallFrame {
+        open: "<｜tool_call_begin｜>",
+        kind: "function<｜tool_sep｜>",
+        close: "<｜tool_call_end｜>",
+        between: "<｜tool_sep｜>",
+    }),
+    ..MINIMAX_M2
+};
+
 const GLM_THINK: (&str, &str) = ("<think>", "</think>");
 /// The end of a Ling turn.
 const ROLE_END: &str = "<|role_end|>";
@@ -427,6 +487,7 @@ impl XmlCalls {
             XmlCalls::KimiK3 => Some(KIMI_K3),
             XmlCalls::Hy3 => Some(HY3),
             XmlCalls::Hy3OpenSource => Some(HY3_OPENSOURCE),
+            XmlCalls::Step3 => Some(STEP3),
             XmlCalls::Glm | XmlCalls::Ling => None,
         }
     }
@@ -451,6 +512,7 @@ impl Native for XmlCalls {
             XmlCalls::MuseGlimmer => "muse_glimmer",
             XmlCalls::KimiK3 => "kimi_k3",
             XmlCalls::Hy3 | XmlCalls::Hy3OpenSource => "hy3",
+            XmlCalls::Step3 => "step3",
         }
     }
 
@@ -569,6 +631,7 @@ impl Native for XmlCalls {
             XmlCalls::MuseGlimmer => "<|start|>assistant to=NAME<|message|><atem:function_calls>\n<atem:invoke name=\"NAME\">\n<atem:parameter name=\"PARAMETER\">VALUE</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
             XmlCalls::Hy3 => "<tool_calls>\n<tool_call>NAME<tool_sep>\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>\n</tool_calls>",
             XmlCalls::Hy3OpenSource => "<tool_calls:opensource>\n<tool_call:opensource>NAME<tool_sep:opensource>\n<arg_key:opensource>PARAMETER</arg_key:opensource>\n<arg_value:opensource>VALUE</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
+            XmlCalls::Step3 => "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\">\n<steptml:parameter name=\"PARAMETER\">VALUE</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         })
     }
@@ -729,7 +792,10 @@ impl Tags {
     fn invoke_grammar(&self, tool: &Tool) -> Result<Expr, DialectError> {
         let (before, after) = self.invoke;
         let gap = self.gap;
-        let opening = format!("{before}{}{after}", self.written(tool.name()));
+        let frame_open = self.frame.map_or(String::new(), |frame| {
+            format!("{}{}", frame.open, frame.kind)
+        });
+        let opening = format!("{frame_open}{before}{}{after}", self.written(tool.name()));
         let mut items = match self.index {
             Some((before, after)) => vec![
                 Expr::literal(format!("{opening}{before}")),
@@ -775,7 +841,8 @@ impl Tags {
             )));
             items.push(maybe(&parameter, Expr::Seq(written)));
         }
-        items.push(Expr::literal(self.invoke_close));
+        let frame_close = self.frame.map_or("", |frame| frame.close);
+        items.push(Expr::literal(format!("{}{frame_close}", self.invoke_close)));
         Ok(Expr::Seq(items))
     }
 
@@ -833,7 +900,7 @@ impl Tags {
     fn invoke_pattern(&self) -> Pat {
         let mut parameter = vec![
             Pat::Ws,
-            Pat::lit(self.parameter.0),
+            self.opening(self.parameter.0),
             Pat::until(self.parameter.1, MAX_NAME),
         ];
         if let Some((_, end)) = self.declared {
@@ -882,7 +949,19 @@ impl Tags {
     /// model may leave the block out).
     fn markers(&self, types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
         let invoke = || Pat::span(self.invoke_pattern());
-        let tagged = || Pat::Seq(vec![Pat::Ws, Pat::lit(self.invoke.0), invoke()]);
+        let tagged = || match self.frame {
+            Some(frame) => Pat::Seq(vec![
+                Pat::Ws,
+                Pat::lit(frame.open),
+                Pat::opt(frame.kind),
+                self.opening(self.invoke.0),
+                invoke(),
+                Pat::Ws,
+                Pat::lit(frame.close),
+                Pat::opt(frame.between),
+            ]),
+            None => Pat::Seq(vec![Pat::Ws, self.opening(self.invoke.0), invoke()]),
+        };
         let mut block = vec![tagged()];
         if self.many {
             block.push(Pat::repeat(tagged()));
@@ -913,12 +992,32 @@ impl Tags {
         }
         if !self.many {
             let bare = Pat::Seq(vec![invoke(), Pat::Ws, Pat::opt(self.close)]);
-            markers.push((
-                self.invoke.0.to_string(),
-                Action::Call(self.region(bare, 0, types)),
-            ));
+            let region = self.region(bare, 0, types);
+            for spelling in self.spellings(self.invoke.0) {
+                markers.push((spelling, Action::Call(region.clone())));
+            }
         }
         markers
+    }
+
+    /// `tag` as the model writes it, and as a detokenizer may spell it ([`Tags::head_tokens`]):
+    /// its first space as `Ġ`, or left out.
+    fn spellings(&self, tag: &str) -> Vec<String> {
+        let mut spellings = vec![tag.to_string()];
+        if self.head_tokens && tag.contains(' ') {
+            spellings.push(tag.replacen(' ', "Ġ", 1));
+            spellings.push(tag.replacen(' ', "", 1));
+        }
+        spellings
+    }
+
+    /// An opening tag read in each of its [`Tags::spellings`].
+    fn opening(&self, tag: &str) -> Pat {
+        let mut spellings: Vec<Pat> = self.spellings(tag).into_iter().map(Pat::lit).collect();
+        match spellings.len() {
+            1 => spellings.remove(0),
+            _ => Pat::Alt(spellings),
+        }
     }
 
     /// A region whose captures, past the first `skip` (a message header), are its calls'
@@ -979,9 +1078,7 @@ impl Tags {
                     .declared
                     .and_then(|(declared, _)| declared.says_string(argument[1].trim()));
                 let value = match declared {
-                    Some(true) => Value::String(text.to_string()),
-                    Some(false) => serde_json::from_str(text.trim())
-                        .unwrap_or_else(|_| typed_value(text, schema)),
+                    Some(string) => declared_value(text, string, schema),
                     None => typed_value(text, schema),
                 };
                 (key, value)

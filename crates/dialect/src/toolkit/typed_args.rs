@@ -154,6 +154,23 @@ pub fn typed_value(text: &str, schema: Option<&Value>) -> Value {
     }
 }
 
+/// `text` whose format declared it a string (`string`) or JSON, as DeepSeek's DSML and
+/// Kimi K3 do: the declaration is taken where the schema allows it, the schema's reading
+/// where it does not (`42` declared a string for an integer parameter is the integer;
+/// `null` declared JSON for a string parameter is the string), as vLLM's schema-aware type
+/// fixer reads them.
+pub fn declared_value(text: &str, string: bool, schema: Option<&Value>) -> Value {
+    let typed = schema.filter(|schema| !alternatives(schema, 0).is_empty());
+    match (string, typed) {
+        (true, Some(schema)) if !may_be_string(schema) => typed_value(text, Some(schema)),
+        (true, _) => Value::String(text.to_string()),
+        (false, typed) => match serde_json::from_str::<Value>(text.trim()) {
+            Ok(Value::String(json)) if typed.is_none_or(may_be_string) => Value::String(json),
+            _ => typed_value(text, schema),
+        },
+    }
+}
+
 /// Whether `schema` allows a string: a `string` type among its alternatives, or a string
 /// member.
 pub fn may_be_string(schema: &Value) -> bool {

@@ -13,7 +13,7 @@ use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMM
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 60] = [
+pub const SYNTAXES: [&str; 61] = [
     "hermes",
     "longcat",
     "llama3",
@@ -25,6 +25,7 @@ pub const SYNTAXES: [&str; 60] = [
     "seed_oss",
     "minimax_m2",
     "dots",
+    "step3",
     "olmo3",
     "deepseek_v3_2",
     "muse_glimmer",
@@ -201,6 +202,9 @@ pub enum Syntax {
     /// MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter>…`.
     MiniMaxXml,
     DotsXml,
+    /// Step 3: `<｜tool_calls_begin｜>` and per call
+    /// `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">…<｜tool_call_end｜>`.
+    StepXml,
     PythonLines,
     /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
     /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
@@ -289,6 +293,7 @@ impl Syntax {
             "seed_oss" => Syntax::SeedXml,
             "minimax_m2" => Syntax::MiniMaxXml,
             "dots" => Syntax::DotsXml,
+            "step3" => Syntax::StepXml,
             "olmo3" => Syntax::PythonLines,
             "deepseek_v3_2" => Syntax::Dsml,
             "deepseek_v4" => Syntax::Dsml4,
@@ -330,6 +335,7 @@ impl Syntax {
             Syntax::Hy3Xml => hy3(text, calls),
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
+            Syntax::StepXml => step3(text, calls),
             Syntax::DotsXml => minimax_m2(text, calls).replace("minimax:tool_call>", "dots_function_call>"),
             Syntax::Dsml => dsml(text, calls, "function_calls"),
             Syntax::Dsml4 => dsml(text, calls, "tool_calls"),
@@ -534,6 +540,25 @@ fn minimax_m2(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}<minimax:tool_call>\n{invokes}</minimax:tool_call>")
+}
+
+/// Step 3's calls, each in its frame of special tokens, one block holding them all.
+fn step3(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: String = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| {
+                    format!("<steptml:parameter name=\"{key}\">{value}</steptml:parameter>\n")
+                })
+                .collect();
+            format!(
+                "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{name}\">\n{parameters}</steptml:invoke><｜tool_call_end｜>\n"
+            )
+        })
+        .collect();
+    format!("{text}<｜tool_calls_begin｜>\n{invokes}<｜tool_calls_end｜>")
 }
 
 /// DeepSeek V3.2's (`function_calls`) and V4's (`tool_calls`) DSML calls: each argument
