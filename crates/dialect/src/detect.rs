@@ -103,6 +103,8 @@ pub const RULES: &[Rule] = &[
     rule("dots", &["<dots_function_call>"], &[], &[]),
     // StepFun Step 3: `<steptml:invoke name="f">` calls in DeepSeek-style frames.
     rule("step3", &["<steptml:invoke"], &[], &[]),
+    // IFM K2 Horizon: `<ifm|tool_call>` calls in an `<ifm|tool_calls>` block.
+    rule("k2_horizon", &["<ifm|tool_call"], &[], &[]),
     // MiniMax M3: `]<]minimax[>[` before every tag of an `<invoke>` call.
     rule("minimax_m3", &["]<]minimax[>[", "<invoke name="], &[], &[]),
     // Tencent Hy3: GLM's `<arg_key>` pairs after `<tool_call>name<tool_sep>`, in a

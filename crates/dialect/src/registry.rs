@@ -112,6 +112,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::KimiK3)), &[]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Hy3)), &["hunyuan_v3"]);
         registry.register(Arc::new(NativeDialect(XmlCalls::Step3)), &["step_3"]);
+        registry.register(Arc::new(NativeDialect(XmlCalls::K2Horizon)), &[]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
         registry.register(Arc::new(NativeDialect(Olmo3)), &[]);
         registry.register(Arc::new(NativeDialect(Gemma3Pythonic)), &[]);

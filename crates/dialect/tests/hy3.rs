@@ -101,12 +101,25 @@ fn near_misses_stay_content_as_written() {
     for broken in [
         "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key>Paris</tool_call></tool_calls>",
         "<tool_calls><tool_call>get weather<tool_sep></tool_call></tool_calls>",
-        "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call></tool_calls>",
     ] {
         let message = parsed_however_cut(&|| dialect.parser(), broken);
         assert!(message.calls().is_empty(), "{broken}");
         assert_eq!(message.content_text(), broken);
     }
+}
+
+#[test]
+fn a_call_without_its_name_separator_is_read() {
+    // The name then ends at the first argument, as SGLang reads Hy4's calls.
+    let registry = registry();
+    let dialect = registry.get("hy3").expect("registered");
+    let text = "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call></tool_calls>";
+    let message = parsed_however_cut(&|| dialect.parser(), text);
+    assert_eq!(
+        calls_of(&message),
+        [call("get_weather", json!({"city": "Paris"}))]
+    );
+    assert_eq!(message.content_text(), "");
 }
 
 #[test]

@@ -44,6 +44,7 @@ impl Syntax {
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
             | Syntax::StepXml
+            | Syntax::IfmXml
             | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4
@@ -453,6 +454,7 @@ impl Syntax {
                 | Syntax::MiniMaxXml
                 | Syntax::DotsXml
                 | Syntax::StepXml
+                | Syntax::IfmXml
                 | Syntax::PythonLines
                 | Syntax::Dsml
                 | Syntax::Dsml4
@@ -498,6 +500,7 @@ impl Syntax {
             | Syntax::MiniMaxXml
             | Syntax::DotsXml
             | Syntax::StepXml
+            | Syntax::IfmXml
             | Syntax::PythonLines
             | Syntax::Dsml
             | Syntax::Dsml4

@@ -626,3 +626,69 @@ fn minicpm5_reads_cdata_values() {
         )]
     );
 }
+
+/// K2 Horizon's three call formats (`xml`, `xml_typed`, `json`) as vLLM's k2_horizon tests
+/// write them, read with its tools: values typed by the schema, the text around kept.
+#[test]
+fn k2_horizon_reads_each_of_its_formats() {
+    let registry = registry();
+    let dialect = registry.get("k2_horizon").expect("registered");
+    let tools = vec![
+        Tool::function(FunctionDefinition::new(
+            "lookup",
+            "Looks a query up.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer"},
+                "enabled": {"type": "boolean"},
+                "big": {"type": "number"}
+            }}),
+        )),
+        Tool::function(FunctionDefinition::new(
+            "ping",
+            "Pings.",
+            json!({"type": "object", "properties": {}}),
+        )),
+    ];
+    let request = ChatRequest {
+        tools: Some(tools),
+        ..request(None)
+    };
+    let plain = "{% for m in messages %}{{ m.content }}{% endfor %}";
+    let template = ChatTemplate::new(plain, "", "").expect("template");
+    let cases = [
+        (
+            "Before <ifm|tool_calls><ifm|tool_call>lookup<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>123</ifm|arg_value><ifm|arg_key>limit</ifm|arg_key><ifm|arg_value>3</ifm|arg_value></ifm|tool_call>\n<ifm|tool_call>ping</ifm|tool_call></ifm|tool_calls> after.",
+            vec![
+                call("lookup", json!({"query": "123", "limit": 3})),
+                call("ping", json!({})),
+            ],
+            "Before after.",
+        ),
+        (
+            "<ifm|tool_calls><ifm|tool_call>lookup\n<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>\"x y\"</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+            vec![call("lookup", json!({"query": "x y"}))],
+            "",
+        ),
+        (
+            "<ifm|tool_calls><ifm|tool_call>lookup<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>weather</ifm|arg_value><ifm|arg_key>limit</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type><ifm|arg_value>2</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+            vec![call("lookup", json!({"query": "weather", "limit": 2}))],
+            "",
+        ),
+        (
+            "<ifm|tool_calls><ifm|tool_call>{\"name\": \"lookup\", \"arguments\": {\"limit\": \"2\", \"enabled\": \"true\"}}</ifm|tool_call></ifm|tool_calls>",
+            vec![call("lookup", json!({"limit": 2, "enabled": true}))],
+            "",
+        ),
+        (
+            "<ifm|tool_calls><ifm|tool_call>lookup<ifm|arg_key>big</ifm|arg_key><ifm|arg_value>9223372036854775807</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+            vec![call("lookup", json!({"big": 9223372036854775807_i64}))],
+            "",
+        ),
+    ];
+    for (text, expected, content) in cases {
+        let message = parsed_however_cut(&|| prepare(dialect, &request, &template).parser, text);
+        assert_eq!(calls_of(&message), expected, "{text}");
+        assert_eq!(message.content_text(), content, "{text}");
+    }
+}

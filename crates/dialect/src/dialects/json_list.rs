@@ -170,7 +170,8 @@ pub const XLAM: JsonList = JsonList {
     ],
     bare_start: true,
     python: false,
-    reasoning: Reasoning::None,
+    // xLAM-2's outputs may open with `<think>…</think>` before the list, as vLLM reads them.
+    reasoning: THINK,
     arguments_as_text: false,
     example: "[{\"name\": \"NAME\", \"arguments\": ARGUMENTS}]",
 };
@@ -265,7 +266,6 @@ pub const INTERNLM2: JsonList = JsonList {
 /// (its template adds each past call's id), `<think>` reasoning when deep thinking is on.
 pub const COGITO: JsonList = JsonList {
     name: "cogito",
-    reasoning: THINK,
     ..XLAM
 };
 

@@ -1,7 +1,7 @@
 //! Calls written as XML-style tags with one tag per argument, values as text: Qwen3-Coder
 //! (also Qwen 3.5, Nemotron 3 and Step 3.5 templates), ByteDance Seed-OSS, MiniMax M2,
 //! DeepSeek V3.2's and V4's DSML, MiniCPM5, MuSE Glimmer's ATEM, Kimi K3, Tencent Hy3,
-//! StepFun Step 3, GLM 4.5 / 4.6 / 4.7 and Ling 3.
+//! StepFun Step 3, IFM's K2 Horizon, GLM 4.5 / 4.6 / 4.7 and Ling 3.
 //!
 //! ```text
 //! <tool_call>                          <minimax:tool_call>
@@ -113,6 +113,12 @@
 //! A model may leave the frame's `function<｜tool_sep｜>` out, or write a `<｜tool_sep｜>`
 //! between two calls' frames, as the peers' parsers read it.
 //!
+//! IFM's K2 Horizon writes Hy3's pairs under `ifm|` tags, its name on a line of its own
+//! (`<ifm|tool_calls>\n<ifm|tool_call>f\n<ifm|arg_key>k</ifm|arg_key>\n<ifm|arg_value>v…`),
+//! a string bare and other values as JSON, though a model may quote a string; as a request's `tool_call_format` asks, its template may instead
+//! declare each value's type (`<ifm|arg_type>integer</ifm|arg_type>` before the value) or
+//! write the whole call as `{"name", "arguments"}`. All three are read.
+//!
 //! Ling 3 (inclusionAI) writes GLM's calls in turns of its own,
 //! `<role>ASSISTANT</role>…<|role_end|>`: a turn's end, which a model may write, is layout
 //! (and a stop); its generation prompt leaves `<think>` open, and the model may call
@@ -131,6 +137,7 @@ use crate::dialects::framed_native::{
     rendered_past_call, words, ws, Native, Start,
 };
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
+use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::typed_args::{declared_value, typed_value, ParameterTypes};
 
@@ -173,6 +180,9 @@ pub enum XmlCalls {
     /// name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>
     /// <｜tool_call_end｜><｜tool_calls_end｜>`.
     Step3,
+    /// `<ifm|tool_calls><ifm|tool_call>f\n<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v
+    /// </ifm|arg_value></ifm|tool_call></ifm|tool_calls>`, or the call as one JSON object.
+    K2Horizon,
 }
 
 /// The message header of a family that addresses each call to its tool, as harmony does.
@@ -206,7 +216,7 @@ pub struct Tags {
     pub parameter_close: &'static str,
     /// The argument's tag then declares its value's type ([`Declared`]), up to this.
     pub declared: Option<(Declared, &'static str)>,
-    /// A call's arguments may instead be one JSON object between these.
+    /// A call's arguments may instead be one JSON object between these (maybe nothing).
     pub json_block: Option<(&'static str, &'static str)>,
     /// Names and keys are attribute values with `&` and `"` escaped.
     pub escaped: bool,
@@ -235,6 +245,15 @@ pub struct Tags {
     /// An opening tag's head is a token (`<function`, `<param`), and the space after it
     /// may come out of a detokenizer as `Ġ` or not at all: both are read as the space.
     pub head_tokens: bool,
+    /// A tag between an argument's key and its value that declares the value's type,
+    /// read past (the tool's schema gives the type), or none.
+    pub value_type: Option<(&'static str, &'static str)>,
+    /// A value may be written as JSON, a string quoted (as a model may write it), or bare:
+    /// read as JSON where it is, typed by the schema ([`declared_value`]).
+    pub json_values: bool,
+    /// A call may instead be one JSON object, `{"name": …, "arguments": {…}}`, in the
+    /// call's tags.
+    pub json_calls: bool,
 }
 
 /// The special tokens around each call in a block of several, as Step 3 writes them:
@@ -309,6 +328,9 @@ const QWEN3_CODER: Tags = Tags {
     recipient: None,
     frame: None,
     head_tokens: false,
+    value_type: None,
+    json_values: false,
+    json_calls: false,
 };
 
 const SEED_OSS: Tags = Tags {
@@ -345,6 +367,8 @@ const DSML: Tags = Tags {
     parameter: ("<｜DSML｜parameter name=\"", "\" string=\""),
     parameter_close: "</｜DSML｜parameter>",
     declared: Some((Declared::StringFlag, "\">")),
+    // SGLang reads an invoke that holds a JSON object as the call's arguments.
+    json_block: Some(("", "")),
     ..MINIMAX_M2
 };
 
@@ -421,6 +445,9 @@ const KIMI_K3: Tags = Tags {
     recipient: None,
     frame: None,
     head_tokens: false,
+    value_type: None,
+    json_values: false,
+    json_calls: false,
 };
 
 /// Tencent Hy3: GLM's argument pairs in MiniMax's block, the name ended by `<tool_sep>`.
@@ -469,6 +496,24 @@ const STEP3: Tags = Tags {
     ..MINIMAX_M2
 };
 
+/// IFM's K2 Horizon: Hy3's argument pairs under `ifm|` tags, the name on a line of its own;
+/// its template may instead write each value's type (`xml_typed`) or each call as JSON
+/// (`json`), as a request's `tool_call_format` asks.
+const K2_HORIZON: Tags = Tags {
+    open: "<ifm|tool_calls>",
+    close: "</ifm|tool_calls>",
+    invoke: ("<ifm|tool_call>", "\n"),
+    invoke_close: "</ifm|tool_call>",
+    parameter: ("<ifm|arg_key>", "</ifm|arg_key>"),
+    value_open: Some("<ifm|arg_value>"),
+    parameter_close: "</ifm|arg_value>",
+    think: ("<ifm|think>", "</ifm|think>"),
+    value_type: Some(("<ifm|arg_type>", "</ifm|arg_type>")),
+    json_values: true,
+    json_calls: true,
+    ..HY3
+};
+
 const GLM_THINK: (&str, &str) = ("<think>", "</think>");
 /// The end of a Ling turn.
 const ROLE_END: &str = "<|role_end|>";
@@ -488,6 +533,7 @@ impl XmlCalls {
             XmlCalls::Hy3 => Some(HY3),
             XmlCalls::Hy3OpenSource => Some(HY3_OPENSOURCE),
             XmlCalls::Step3 => Some(STEP3),
+            XmlCalls::K2Horizon => Some(K2_HORIZON),
             XmlCalls::Glm | XmlCalls::Ling => None,
         }
     }
@@ -513,6 +559,7 @@ impl Native for XmlCalls {
             XmlCalls::KimiK3 => "kimi_k3",
             XmlCalls::Hy3 | XmlCalls::Hy3OpenSource => "hy3",
             XmlCalls::Step3 => "step3",
+            XmlCalls::K2Horizon => "k2_horizon",
         }
     }
 
@@ -632,6 +679,7 @@ impl Native for XmlCalls {
             XmlCalls::Hy3 => "<tool_calls>\n<tool_call>NAME<tool_sep>\n<arg_key>PARAMETER</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>\n</tool_calls>",
             XmlCalls::Hy3OpenSource => "<tool_calls:opensource>\n<tool_call:opensource>NAME<tool_sep:opensource>\n<arg_key:opensource>PARAMETER</arg_key:opensource>\n<arg_value:opensource>VALUE</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
             XmlCalls::Step3 => "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\">\n<steptml:parameter name=\"PARAMETER\">VALUE</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>",
+            XmlCalls::K2Horizon => "<ifm|tool_calls>\n<ifm|tool_call>NAME\n<ifm|arg_key>PARAMETER</ifm|arg_key>\n<ifm|arg_value>VALUE</ifm|arg_value>\n</ifm|tool_call>\n</ifm|tool_calls>",
             XmlCalls::KimiK3 => "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"PARAMETER\" type=\"string|number|boolean|null|object|array\"<|sep|>VALUE<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         })
     }
@@ -802,6 +850,8 @@ impl Tags {
                 index_number(),
                 Expr::literal(format!("{after}{gap}")),
             ],
+            // A name on a line of its own (K2 Horizon) is followed by its newline only.
+            None if after.ends_with(gap) => vec![Expr::literal(opening)],
             None => vec![Expr::literal(format!("{opening}{gap}"))],
         };
         let newline = if self.value_newlines { "\n" } else { "" };
@@ -877,6 +927,23 @@ impl Tags {
         ]
     }
 
+    /// A value (`text`, in the call's `span`) whose closing tag the model misspelled on a
+    /// line of its own (`</parameter1>`, `</parameter_function>`, `</parameter`), the value
+    /// then ended by the next argument's tag: that line is the closing tag, not the value's
+    /// text, as SGLang reads Qwen3-Coder. A value its closing tag did end keeps such a line.
+    fn without_drifted_close<'t>(&self, span: &str, text: &'t str) -> &'t str {
+        let close = self.parameter_close;
+        let stem = close.strip_suffix('>').unwrap_or(close);
+        let Some(at) = text.trim_end().rfind('\n') else {
+            return text;
+        };
+        let drifted = text[at + 1..].starts_with(stem);
+        match drifted && !span.contains(&format!("{text}{close}")) {
+            true => &text[..at + 1],
+            false => text,
+        }
+    }
+
     /// A name or key as the tag writes it.
     fn written(&self, text: &str) -> String {
         if self.escaped {
@@ -907,6 +974,14 @@ impl Tags {
             parameter.push(Pat::until(end, 8));
         }
         if let Some(open) = self.value_open {
+            if let Some((type_open, type_close)) = self.value_type {
+                let declared = Pat::Seq(vec![
+                    Pat::Ws,
+                    Pat::lit(type_open),
+                    Pat::until(type_close, MAX_NAME),
+                ]);
+                parameter.push(Pat::Alt(vec![Pat::skip(declared), Pat::Seq(Vec::new())]));
+            }
             parameter.extend([Pat::Ws, Pat::lit(open)]);
         }
         let value = Pat::until_or(self.parameter_close, self.value_ends(), MAX_REGION);
@@ -932,11 +1007,18 @@ impl Tags {
             ]);
             arguments = Pat::Alt(vec![object, arguments]);
         }
-        let mut items = vec![Pat::until(self.invoke.1, MAX_NAME)];
+        // A model may leave out what ends the name (Hy3's `<tool_sep>`), going straight to
+        // its first argument or to the call's end.
+        let name_ends = vec![self.parameter.0.to_string(), self.invoke_close.to_string()];
+        let mut items = vec![Pat::until_or(self.invoke.1, name_ends, MAX_NAME)];
         if let Some((before, after)) = self.index {
             items.extend([Pat::lit(before), Pat::until(after, 8)]);
         }
         items.extend([arguments, Pat::Ws, Pat::lit(self.invoke_close)]);
+        if self.json_calls {
+            let object = Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::lit(self.invoke_close)]);
+            return Pat::Alt(vec![object, Pat::Seq(items)]);
+        }
         if self.invoke.1 != "\">" {
             return Pat::Seq(items);
         }
@@ -1032,7 +1114,7 @@ impl Tags {
                 spans
                     .get(skip..)?
                     .iter()
-                    .map(|span| tags.call(&invoke.captures_of(span)?, &types))
+                    .map(|span| tags.call(span, &invoke.captures_of(span)?, &types))
                     .collect()
             }),
         }
@@ -1041,8 +1123,11 @@ impl Tags {
     /// A call from its captures: its name, number, then each argument's key, declared
     /// type and value, or its arguments' JSON object (the one capture left: an argument
     /// takes two or three).
-    fn call(&self, captures: &[String], types: &ParameterTypes) -> Option<Call> {
+    fn call(&self, span: &str, captures: &[String], types: &ParameterTypes) -> Option<Call> {
         let (name, mut arguments) = captures.split_first()?;
+        if self.json_calls && arguments.is_empty() && name.trim_start().starts_with('{') {
+            return json_call(name, types);
+        }
         let name = self.read(checked_name(name)?);
         if self.index.is_some() {
             let (index, rest) = arguments.split_first()?;
@@ -1066,7 +1151,7 @@ impl Tags {
             .chunks(stride)
             .map(|argument| {
                 let key = self.read(argument[0].trim());
-                let text = argument[stride - 1].as_str();
+                let text = self.without_drifted_close(span, argument[stride - 1].as_str());
                 let text = if self.value_newlines {
                     let text = text.strip_prefix('\n').unwrap_or(text);
                     text.strip_suffix('\n').unwrap_or(text)
@@ -1079,6 +1164,7 @@ impl Tags {
                     .and_then(|(declared, _)| declared.says_string(argument[1].trim()));
                 let value = match declared {
                     Some(string) => declared_value(text, string, schema),
+                    None if self.json_values => declared_value(text, false, schema),
                     None => typed_value(text, schema),
                 };
                 (key, value)
@@ -1087,6 +1173,15 @@ impl Tags {
         let object = types.unwrapped(&name, object);
         let arguments = serde_json::to_string(&Value::Object(object)).ok()?;
         Some(Call::new(name, arguments))
+    }
+}
+
+/// A call written as one JSON object, its arguments typed by the tool's schema.
+fn json_call(text: &str, types: &ParameterTypes) -> Option<Call> {
+    let call = call_json::calls(text.trim(), NAME_ARGUMENTS)?.pop()?;
+    match types.retype(&call.name, &call.arguments) {
+        Some(arguments) => Some(Call::new(call.name, arguments)),
+        None => Some(call),
     }
 }
 

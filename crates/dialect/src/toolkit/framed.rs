@@ -169,6 +169,9 @@ pub enum Pat {
     /// This pattern, captured as the text it matched (its own captures dropped): a region
     /// that holds several calls captures each whole, for its decoder to read one by one.
     Span(Box<Pat>),
+    /// This pattern, its captures dropped: text a region reads past (K2 Horizon's declared
+    /// type of a value, which the tool's schema gives anyway).
+    Skip(Box<Pat>),
     /// This pattern must match here, or still may, but nothing is read (its captures
     /// dropped): a region checks how its text opens before a scanner holds it whole.
     Ahead(Box<Pat>),
@@ -215,6 +218,10 @@ impl Pat {
 
     pub fn span(item: Pat) -> Pat {
         Pat::Span(Box::new(item))
+    }
+
+    pub fn skip(item: Pat) -> Pat {
+        Pat::Skip(Box::new(item))
     }
 
     pub fn ahead(item: Pat) -> Pat {
@@ -300,7 +307,7 @@ impl Pat {
                     }
                 }
             }
-            Pat::Span(item) => return item.closing(text, at, mark),
+            Pat::Span(item) | Pat::Skip(item) => return item.closing(text, at, mark),
             // What follows reads the same text; the completed region is matched whole
             // again, so a look ahead the completion breaks is no call.
             Pat::Ahead(_) => return Some(Closing::Matched(at)),
@@ -326,7 +333,7 @@ impl Pat {
                 .map(|item| item.closing_from_nothing(mark))
                 .collect(),
             Pat::Alt(items) => items.first()?.closing_from_nothing(mark),
-            Pat::Span(item) => item.closing_from_nothing(mark),
+            Pat::Span(item) | Pat::Skip(item) => item.closing_from_nothing(mark),
         }
     }
 
@@ -340,7 +347,7 @@ impl Pat {
             Pat::Until { max, .. } => *max >= MAX_PROSE,
             Pat::Seq(items) => items.first().is_some_and(Pat::may_hold_prose),
             Pat::Alt(items) => items.iter().any(Pat::may_hold_prose),
-            Pat::Span(item) => item.may_hold_prose(),
+            Pat::Span(item) | Pat::Skip(item) => item.may_hold_prose(),
             _ => false,
         }
     }
@@ -482,6 +489,15 @@ impl Pat {
                     },
                     other => other,
                 }
+            }
+            Pat::Skip(pat) => {
+                let Resume {
+                    captures: own,
+                    item,
+                    ..
+                } = resume;
+                let state = item.get_or_insert_with(Box::default);
+                pat.resume(text, at, ended, own, state)
             }
             Pat::Ahead(pat) => {
                 let Resume {
@@ -754,6 +770,10 @@ pub struct FramedParser {
     next_index: u32,
     /// The region being read was opened by the prompt, not by the output.
     virtual_marker: bool,
+    /// The marker the prompt opens ([`FramedParser::after_marker`]), opened again where
+    /// reasoning that opens the output closes with nothing else written yet (xLAM's
+    /// `<think>…</think>[…]`: the list still starts the answer).
+    start_again: Option<usize>,
     /// Where matching the region being read stopped, and its captures so far.
     region: Resume,
     /// The closing marker of the reasoning the region being read was opened in: the
@@ -794,6 +814,7 @@ impl FramedParser {
             events: Vec::new(),
             next_index: 0,
             virtual_marker: false,
+            start_again: None,
             region: Resume::default(),
             region_in_reasoning: None,
             calls_end_reasoning: false,
@@ -823,6 +844,7 @@ impl FramedParser {
         if let Some(index) = parser.markers.iter().position(|(text, _)| text == marker) {
             parser.mode = Mode::Region(index);
             parser.virtual_marker = true;
+            parser.start_again = Some(index);
         }
         parser
     }
@@ -899,6 +921,9 @@ impl FramedParser {
 
     fn commit_content(&mut self, up_to: usize) {
         let text = self.pending.take(up_to);
+        if !text.trim().is_empty() {
+            self.start_again = None;
+        }
         self.writer.write(text, &mut self.events);
     }
 
@@ -939,7 +964,13 @@ impl FramedParser {
             self.emit_reasoning(found);
             self.pending.take(close.len());
             self.writer.skip_leading_whitespace = true;
-            self.mode = Mode::Content;
+            self.mode = match self.start_again.take() {
+                Some(index) => {
+                    self.virtual_marker = true;
+                    Mode::Region(index)
+                }
+                None => Mode::Content,
+            };
             return true;
         }
         let keep = if ended {

@@ -12,7 +12,8 @@
 //! [`crate::toolkit::typed_args`] reads it. The text alone cannot tell a string that holds
 //! tags from an object, so the schema decides: a value whose schema allows a string is the
 //! text up to its closing tag, whatever it holds (as llama.cpp reads it); any other value
-//! that starts with a tag is an object, or an array when its first tag is `<item>`.
+//! that starts with a tag is an object, or an array when its first tag is `<item>`. An
+//! element written twice under one parent gives an array of its values.
 
 use serde_json::{Map, Value};
 
@@ -50,12 +51,13 @@ impl TagTree<'_> {
         depth: usize,
     ) -> Option<(Map<String, Value>, &'t str)> {
         let mut members = Map::new();
+        let mut repeated = Vec::new();
         let mut rest = text;
         while let Some(tag) = self.opening(rest) {
             let after = &rest.trim_start()[self.prefix.len() + tag.len() + 2..];
             let schema = properties.and_then(|properties| properties.get(tag));
             let (value, after) = self.value(after, tag, schema, depth + 1)?;
-            members.insert(tag.to_string(), value);
+            add_member(&mut members, &mut repeated, tag, value);
             rest = after;
         }
         Some((members, rest))
@@ -126,6 +128,27 @@ impl TagTree<'_> {
             rest = after;
         }
         Some((items, rest))
+    }
+}
+
+/// `value` as member `tag`: an element written again does not replace the first but joins
+/// it in an array of them all (`<tag>a</tag><tag>b</tag>` is `["a", "b"]`), so no value
+/// the model wrote is lost. `repeated` holds the tags already gathered so.
+fn add_member(
+    members: &mut Map<String, Value>,
+    repeated: &mut Vec<String>,
+    tag: &str,
+    value: Value,
+) {
+    match members.get_mut(tag) {
+        None => {
+            members.insert(tag.to_string(), value);
+        }
+        Some(Value::Array(values)) if repeated.iter().any(|seen| seen == tag) => values.push(value),
+        Some(first) => {
+            *first = Value::Array(vec![first.take(), value]);
+            repeated.push(tag.to_string());
+        }
     }
 }
 

@@ -16,7 +16,8 @@
 //! 2. Each non-string `type` (from a `type` list, or `anyOf` / `oneOf` branches, in order)
 //!    the text spells as JSON or as a Python literal: `null` / `None` for `null`, `12` or
 //!    `12.0` for `integer`, `true` / `True` for `boolean`, `[…]` for `array`, `{…}` for
-//!    `object` (or a schema with `properties` / `items`).
+//!    `object` (or a schema with `properties` / `items`), or the same inside quotes (`"42"`
+//!    for `integer`, as GLM models quote a number).
 //! 3. `string`: the text itself.
 //!
 //! So `null` for `{"type": ["string", "null"]}` is null, and a text no alternative accepts
@@ -191,6 +192,10 @@ pub fn untyped(text: &str) -> Value {
 fn fitted(text: &str, schema: &Value) -> Option<Value> {
     let alternatives = alternatives(schema, 0);
     let literal = literal(text);
+    let unquoted = match &literal {
+        Some(Value::String(inner)) => self::literal(inner),
+        _ => None,
+    };
     let named = alternatives
         .iter()
         .find_map(|alternative| match alternative {
@@ -203,9 +208,9 @@ fn fitted(text: &str, schema: &Value) -> Option<Value> {
         alternatives
             .iter()
             .find_map(|alternative| match alternative {
-                Alternative::Type(kind) if *kind != "string" => {
-                    literal.as_ref().and_then(|value| of_type(value, kind))
-                }
+                Alternative::Type(kind) if *kind != "string" => [&literal, &unquoted]
+                    .into_iter()
+                    .find_map(|value| value.as_ref().and_then(|value| of_type(value, kind))),
                 _ => None,
             })
     };

@@ -13,7 +13,7 @@ use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMM
 use toolbridge_grammar::render::pyliteral::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
-pub const SYNTAXES: [&str; 61] = [
+pub const SYNTAXES: [&str; 62] = [
     "hermes",
     "longcat",
     "llama3",
@@ -26,6 +26,7 @@ pub const SYNTAXES: [&str; 61] = [
     "minimax_m2",
     "dots",
     "step3",
+    "k2_horizon",
     "olmo3",
     "deepseek_v3_2",
     "muse_glimmer",
@@ -205,6 +206,9 @@ pub enum Syntax {
     /// Step 3: `<｜tool_calls_begin｜>` and per call
     /// `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">…<｜tool_call_end｜>`.
     StepXml,
+    /// K2 Horizon: `<ifm|tool_calls>` and per call `<ifm|tool_call>name\n` with `ifm|`
+    /// key and value pairs.
+    IfmXml,
     PythonLines,
     /// DeepSeek V3.2: `<｜DSML｜function_calls><｜DSML｜invoke name="f">` with
     /// `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`.
@@ -294,6 +298,7 @@ impl Syntax {
             "minimax_m2" => Syntax::MiniMaxXml,
             "dots" => Syntax::DotsXml,
             "step3" => Syntax::StepXml,
+            "k2_horizon" => Syntax::IfmXml,
             "olmo3" => Syntax::PythonLines,
             "deepseek_v3_2" => Syntax::Dsml,
             "deepseek_v4" => Syntax::Dsml4,
@@ -336,6 +341,7 @@ impl Syntax {
             Syntax::SeedXml => seed_oss(text, calls),
             Syntax::MiniMaxXml => minimax_m2(text, calls),
             Syntax::StepXml => step3(text, calls),
+            Syntax::IfmXml => k2_horizon(text, calls),
             Syntax::DotsXml => minimax_m2(text, calls).replace("minimax:tool_call>", "dots_function_call>"),
             Syntax::Dsml => dsml(text, calls, "function_calls"),
             Syntax::Dsml4 => dsml(text, calls, "tool_calls"),
@@ -559,6 +565,26 @@ fn step3(text: &str, calls: &[ToolCall]) -> String {
         })
         .collect();
     format!("{text}<｜tool_calls_begin｜>\n{invokes}<｜tool_calls_end｜>")
+}
+
+/// K2 Horizon's calls, one block holding them all, as its template writes past calls.
+fn k2_horizon(text: &str, calls: &[ToolCall]) -> String {
+    let invokes: Vec<String> = calls_json(calls)
+        .iter()
+        .map(|(name, arguments)| {
+            let parameters: String = xml_arguments(arguments)
+                .iter()
+                .map(|(key, value)| {
+                    format!("<ifm|arg_key>{key}</ifm|arg_key>\n<ifm|arg_value>{value}</ifm|arg_value>\n")
+                })
+                .collect();
+            format!("<ifm|tool_call>{name}\n{parameters}</ifm|tool_call>")
+        })
+        .collect();
+    format!(
+        "{text}<ifm|tool_calls>\n{}\n</ifm|tool_calls>",
+        invokes.join("\n")
+    )
 }
 
 /// DeepSeek V3.2's (`function_calls`) and V4's (`tool_calls`) DSML calls: each argument
