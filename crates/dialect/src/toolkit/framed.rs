@@ -921,7 +921,7 @@ impl FramedParser {
 
     fn commit_content(&mut self, up_to: usize) {
         let text = self.pending.take(up_to);
-        if !text.trim().is_empty() {
+        if self.start_again.is_some() && !text.trim().is_empty() {
             self.start_again = None;
         }
         self.writer.write(text, &mut self.events);

@@ -12,7 +12,9 @@
 //!   when it holds no `{…}` to evaluate. A quote inside a string that the model left
 //!   unescaped (`'sed -n '1,5p' f.py'`) is text when what follows it cannot follow a
 //!   string (a `,`, a bracket, `:`, the next `keyword=`, or the end can), as SGLang
-//!   recovers it. [`parse_literal`] reads one such literal alone.
+//!   recovers it; where the text then does not read to its end, the last quote taken for
+//!   an end is read again as text (`mul_symbol=',')` inside a command), so long as the
+//!   quotes so kept pair up and the brackets between them balance. [`parse_literal`] reads one such literal alone.
 //! - [`BracketScanner`] finds, in streamed text, where a bracketed literal that starts at the
 //!   first byte fed to it ends, tracking strings (both quote kinds, escapes) and nesting, so
 //!   a parser can hold a candidate list until it is complete whatever the cut.
@@ -33,48 +35,48 @@ pub type PyCall = (String, Map<String, Value>);
 /// The calls of `text`: a list `[f(a=1), g()]` or a single call `f(a=1)`, with blanks
 /// around; `None` when `text` is anything else.
 pub fn parse_calls(text: &str) -> Option<Vec<PyCall>> {
-    let mut reader = Reader::new(text);
-    reader.blank();
-    let calls = if reader.peek() == Some('[') {
-        reader.bump();
-        let mut calls = Vec::new();
-        reader.blank();
-        if reader.peek() != Some(']') {
-            loop {
-                calls.push(reader.call()?);
-                reader.blank();
-                match reader.bump()? {
-                    ',' => {
-                        reader.blank();
-                        if reader.peek() == Some(']') {
-                            reader.bump();
-                            break;
-                        }
-                    }
-                    ']' => break,
-                    _ => return None,
-                }
-            }
-        } else {
-            reader.bump();
-        }
-        calls
-    } else {
-        vec![reader.call()?]
-    };
-    reader.blank();
-    reader.at_end().then_some(calls)
+    Reader::read_all(text, Reader::calls)
 }
 
 /// One Python literal (`{'a': True, 'b': (1, 2)}`), JSON's own words taken too, with blanks
 /// around; `None` when `text` is anything else. For formats whose templates print call
 /// arguments with Python's `str` (Phi-4-mini's), so past calls come out as Python dicts.
 pub fn parse_literal(text: &str) -> Option<Value> {
-    let mut reader = Reader::new(text);
-    reader.blank();
-    let value = reader.value()?;
-    reader.blank();
-    reader.at_end().then_some(value)
+    Reader::read_all(text, Reader::value)
+}
+
+impl Reader<'_> {
+    /// The calls at the start of the text (see [`parse_calls`]).
+    fn calls(&mut self) -> Option<Vec<PyCall>> {
+        let calls = if self.peek() == Some('[') {
+            self.bump();
+            let mut calls = Vec::new();
+            self.blank();
+            if self.peek() != Some(']') {
+                loop {
+                    calls.push(self.call()?);
+                    self.blank();
+                    match self.bump()? {
+                        ',' => {
+                            self.blank();
+                            if self.peek() == Some(']') {
+                                self.bump();
+                                break;
+                            }
+                        }
+                        ']' => break,
+                        _ => return None,
+                    }
+                }
+            } else {
+                self.bump();
+            }
+            calls
+        } else {
+            vec![self.call()?]
+        };
+        Some(calls)
+    }
 }
 
 /// `name(k=v, …)` in Python syntax, each value as Python's `repr` prints it.
@@ -115,7 +117,14 @@ struct Reader<'a> {
     text: &'a str,
     at: usize,
     depth: usize,
+    /// Where quotes closed a string because what followed could follow one.
+    closed_at: Vec<usize>,
+    /// Quotes read as text although what follows could follow a string's end.
+    inner: Vec<usize>,
 }
+
+/// How many times a read is tried again with a quote taken for text instead.
+const MAX_RETRIES: usize = 16;
 
 impl<'a> Reader<'a> {
     fn new(text: &'a str) -> Self {
@@ -123,7 +132,31 @@ impl<'a> Reader<'a> {
             text,
             at: 0,
             depth: 0,
+            closed_at: Vec::new(),
+            inner: Vec::new(),
         }
+    }
+
+    /// `read` over the whole of `text`, blanks around. A quote that could close its string
+    /// may be one the model left unescaped inside it (`mul_symbol=',')` in a command): where
+    /// the text does not read to its end, the last quote taken for an end is taken for text
+    /// and the text read again, a bounded number of times.
+    fn read_all<T>(text: &'a str, read: fn(&mut Reader<'a>) -> Option<T>) -> Option<T> {
+        let mut inner = Vec::new();
+        for _ in 0..=MAX_RETRIES {
+            let mut reader = Reader {
+                inner: inner.clone(),
+                ..Reader::new(text)
+            };
+            reader.blank();
+            let value = read(&mut reader);
+            reader.blank();
+            if let Some(value) = value.filter(|_| reader.at_end()) {
+                return Some(value);
+            }
+            inner.push(reader.closed_at.pop()?);
+        }
+        None
     }
 
     fn rest(&self) -> &'a str {
@@ -399,9 +432,28 @@ impl<'a> Reader<'a> {
     fn string(&mut self, raw: bool) -> Option<String> {
         let quote = self.bump()?;
         let mut out = String::new();
+        // Quotes of its own kind read as text, and whether a retry made one so.
+        let (mut inner_quotes, mut retried) = (0, false);
         loop {
             match self.bump()? {
-                c if c == quote && self.closes_string() => return Some(out),
+                c if c == quote && self.inner.contains(&(self.at - 1)) => {
+                    (inner_quotes, retried) = (inner_quotes + 1, true);
+                    out.push(c);
+                }
+                c if c == quote && self.closes_string() => {
+                    // Quotes a retry took for text pair up and the brackets between them
+                    // balance, as a literal's do inside a command; otherwise the retry
+                    // would glue two calls into one string (`x'), g('Paris`).
+                    if retried && (inner_quotes % 2 == 1 || !brackets_balance(&out)) {
+                        return None;
+                    }
+                    self.closed_at.push(self.at - 1);
+                    return Some(out);
+                }
+                c if c == quote => {
+                    inner_quotes += 1;
+                    out.push(c);
+                }
                 '\\' if raw => {
                     out.push('\\');
                     out.push(self.bump()?);
@@ -441,6 +493,28 @@ impl<'a> Reader<'a> {
         }
         char::from_u32(code)
     }
+}
+
+/// Whether the brackets in `text` close in the order they open, all of them.
+fn brackets_balance(text: &str) -> bool {
+    let mut open = Vec::new();
+    for c in text.chars() {
+        match c {
+            '(' | '[' | '{' => open.push(c),
+            ')' | ']' | '}' => {
+                let expected = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if open.pop() != Some(expected) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    open.is_empty()
 }
 
 /// Where a bracketed literal ends, in streamed text; see the module docs.
@@ -525,6 +599,19 @@ fn number_value(token: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_quote_taken_for_an_end_is_read_again_as_text_where_the_rest_does_not_read() {
+        let command = "[bash(command='python3 -c \"print(latex(x, sym='\\,'))\"')]";
+        let calls = parse_calls(command).expect("read");
+        assert_eq!(
+            calls[0].1["command"],
+            json!("python3 -c \"print(latex(x, sym='\\,'))\"")
+        );
+        // Two calls are never glued into one string.
+        let positional = "[search(query='x'), get_weather('Paris', unit='celsius')]";
+        assert_eq!(parse_calls(positional), None);
+    }
 
     #[test]
     fn reads_seed_002s_call_list() {
