@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolbridge_grammar::render::pyliteral::python_repr;
+use toolbridge_pyrepr::python_repr;
 
 #[test]
 fn strings_print_as_cpython_prints_them() {

@@ -7,9 +7,10 @@
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
-use toolbridge_grammar::render::pyliteral::{functions_repr, json_dumps, python_repr, python_str};
+use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::render::python::{cohere_signatures, CohereFlavor};
 use toolbridge_grammar::render::typescript::{functionary_namespace, meetkai_namespace};
+use toolbridge_pyrepr::{json_dumps, python_repr, python_str};
 
 fn shared(relative: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -56,8 +56,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
-use toolbridge_grammar::render::pyliteral::{functions_repr, python_repr};
+use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
+use toolbridge_pyrepr::python_repr;
 
 use crate::dialect::{ChatTemplate, DialectError};
 use crate::dialects::framed_native::{words, Native};

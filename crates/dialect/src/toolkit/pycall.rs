@@ -24,7 +24,7 @@
 //! Nothing here panics: input that is not a call list is `None`, and nesting is bounded.
 
 use serde_json::{Map, Number, Value};
-use toolbridge_grammar::render::pyliteral::python_repr;
+use toolbridge_pyrepr::python_repr;
 
 /// How deep literals may nest before the text is taken for no call.
 const MAX_DEPTH: usize = 64;

@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 use toolbridge_chat::{Arguments, ToolCall};
 use toolbridge_dialect::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMMA4};
-use toolbridge_grammar::render::pyliteral::python_repr;
+use toolbridge_pyrepr::python_repr;
 
 /// Every syntax [`written`] knows, each read by the dialect [`dialect_of`] names.
 pub const SYNTAXES: [&str; 62] = [

@@ -10,25 +10,40 @@
 //!   templates generate them;
 //! - [`python`]: Python `def` signatures with docstrings, as Cohere's Command-R templates
 //!   (Hugging Face and Ollama) show them;
-//! - [`pyliteral`]: Python literals (`repr`, `json.dumps`), as Llama 3.x zero-shot prompts
-//!   show tools (`[{'name': 'get_weather', …}]`).
+//! - [`functions_repr`]: the Python `repr` of the function objects, as Llama 3.x
+//!   zero-shot prompts show tools (`[{'name': 'get_weather', …}]`), through
+//!   `toolbridge_pyrepr`, the one copy of Python's printers.
 //!
 //! The schema walking they share lives here: reading a tool's name and description,
 //! listing a schema's properties in order, the required set, the `type` keyword, lists
 //! such as `enum`. None of it panics: a field of the wrong JSON type reads as absent,
 //! and recursion stops at [`MAX_DEPTH`] with a fallback each renderer names.
 
-pub mod pyliteral;
-mod pyprintable;
 pub mod python;
 pub mod typescript;
 
 use serde_json::{Map, Value};
+use toolbridge_pyrepr::write_repr;
 
 /// How deep a renderer descends into nested schemas or values before it prints its
-/// fallback instead. Real tool schemas nest a handful of levels; this bound keeps a
-/// hostile one from exhausting the stack.
-pub const MAX_DEPTH: usize = 64;
+/// fallback instead (Python's printers' own bound). Real tool schemas nest a handful of
+/// levels; this bound keeps a hostile one from exhausting the stack.
+pub use toolbridge_pyrepr::MAX_DEPTH;
+
+/// The functions of a tool list as Llama 3.x zero-shot prompts show them after
+/// `Customized Functions: `: the `repr` of the list of function objects, unwrapped from
+/// their OpenAI `{"type": "function", "function": …}` envelopes, every key kept in order.
+pub fn functions_repr(tools: &[Value]) -> String {
+    let mut out = String::from("[");
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_repr(&mut out, function_object(tool), 1);
+    }
+    out.push(']');
+    out
+}
 
 /// The parts of one tool that every rendering shows.
 pub(crate) struct Tool<'a> {

@@ -20,12 +20,12 @@
 //! field as absent; where MeetKai's macros print an empty type, `any` is printed, as its
 //! Python original does.
 
-use super::pyliteral::{json_dumps, python_str};
 use super::{
     alternatives, field, list_field, object_field, properties, required, str_field, tools, truthy,
     MAX_DEPTH,
 };
 use serde_json::{json, Map, Value};
+use toolbridge_pyrepr::{json_dumps, python_str};
 
 /// The line both generators open with.
 const HEADER: &str = "// Supported function definitions that should be called when necessary.\n";

@@ -5,14 +5,14 @@
 //! shortest round-trip `repr` (`1.0`, `1e-05`, `1e+16`). minijinja prints JSON-ish values
 //! instead, so templates that print tool schemas or arguments directly would drift by a
 //! quote or a capital letter. This module walks template values; the rules for strings
-//! and floats are `toolbridge_grammar`'s ([`write_str_repr`], [`float_repr`]), the same
+//! and floats are `toolbridge_pyrepr`'s ([`write_str_repr`], [`float_repr`]), the same
 //! ones prompts are written with. Both the output formatter and the `string` filter use it.
 //! A list can hold one long string many times over, so printing stops at a cap (the
 //! bytes left to the render) instead of building what the cap refuses.
 
 use minijinja::value::{Value, ValueKind};
 use minijinja::Error;
-use toolbridge_grammar::render::pyliteral::{float_repr, write_str_repr};
+use toolbridge_pyrepr::{float_repr, write_str_repr};
 
 use super::limits::too_large;
 

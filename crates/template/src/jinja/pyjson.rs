@@ -9,7 +9,7 @@
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
-use toolbridge_grammar::render::pyliteral::float_repr;
+use toolbridge_pyrepr::float_repr;
 
 use super::pyfmt::f64_if_float;
 

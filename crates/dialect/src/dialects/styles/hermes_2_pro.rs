@@ -7,7 +7,7 @@
 //! reproducible prompts (the seed pins 2024-03-30).
 
 use serde_json::Value;
-use toolbridge_grammar::render::pyliteral::python_repr;
+use toolbridge_pyrepr::python_repr;
 use toolbridge_template::Clock;
 
 use super::tagged::TaggedCalls;

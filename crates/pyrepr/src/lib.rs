@@ -8,14 +8,20 @@
 //! and no `"`; `json.dumps` escapes everything outside printable ASCII; floats print as
 //! the shortest text that reads back to the same number (`0.1`, `1e-05`, `1e+16`).
 //!
-//! [`write_str_repr`] and [`float_repr`] are the one copy of those rules: `template`
-//! prints Python values in chat templates through them too, so a prompt and a template
-//! never disagree on a quote or an escape.
+//! This crate is the one copy of those rules: `grammar`'s prompt renderers, `dialect`'s
+//! pythonic calls and `template`'s Python values in chat templates ([`write_str_repr`],
+//! [`float_repr`]) all print through it, so a prompt and a template never disagree on a
+//! quote or an escape.
 
-use super::pyprintable::is_printable;
-use super::MAX_DEPTH;
+mod printable;
+
+use printable::is_printable;
 use serde_json::{Number, Value};
 use std::fmt::Write;
+
+/// How deep containers nest before they print as `...` (Python's `repr` of a
+/// self-containing list), so a hostile value cannot overflow the stack.
+pub const MAX_DEPTH: usize = 64;
 
 /// Python's `repr` of the value parsed from this JSON (`json.loads`): `None`, `True`,
 /// `'text'`, `[1, 2]`, `{'a': 1.5}`. Containers nested deeper than [`MAX_DEPTH`] print
@@ -42,21 +48,6 @@ pub fn json_dumps(value: &Value) -> String {
     out
 }
 
-/// The functions of a tool list as Llama 3.x zero-shot prompts show them after
-/// `Customized Functions: `: the `repr` of the list of function objects, unwrapped from
-/// their OpenAI `{"type": "function", "function": …}` envelopes, every key kept in order.
-pub fn functions_repr(tools: &[Value]) -> String {
-    let mut out = String::from("[");
-    for (i, tool) in tools.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_repr(&mut out, super::function_object(tool), 1);
-    }
-    out.push(']');
-    out
-}
-
 /// How one literal notation spells the scalars; containers are `[a, b]` and `{k: v}` in
 /// both Python's `repr` and `json.dumps`' default layout.
 struct Spelling {
@@ -80,7 +71,8 @@ const JSON: Spelling = Spelling {
     too_deep: "null",
 };
 
-fn write_repr(out: &mut String, value: &Value, depth: usize) {
+/// [`python_repr`] of `value` onto `out`, `depth` levels down already.
+pub fn write_repr(out: &mut String, value: &Value, depth: usize) {
     write_literal(out, value, depth, &REPR);
 }
 
