@@ -11,7 +11,6 @@ use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction;
 use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
-use crate::dialects::gemma3::Gemma3Pythonic;
 use crate::dialects::gemma_calls::GemmaCalls;
 use crate::dialects::gigachat::GigaChat;
 use crate::dialects::glm4::Glm4;
@@ -58,7 +57,7 @@ impl Default for Registry {
             &["llama3.1", "llama3.2", "llama3.3"],
         );
         registry.register(
-            Arc::new(NativeDialect(Llama3Pythonic)),
+            Arc::new(NativeDialect(Llama3Pythonic::Llama3)),
             &["llama4_pythonic"],
         );
         registry.register(Arc::new(NativeDialect(Mistral::V3)), &["mistral_nemo"]);
@@ -115,7 +114,7 @@ impl Default for Registry {
         registry.register(Arc::new(NativeDialect(XmlCalls::K2Horizon)), &[]);
         registry.register(Arc::new(NativeDialect(Lfm2)), &["lfm2.5"]);
         registry.register(Arc::new(NativeDialect(Olmo3)), &[]);
-        registry.register(Arc::new(NativeDialect(Gemma3Pythonic)), &[]);
+        registry.register(Arc::new(NativeDialect(Llama3Pythonic::Gemma3)), &[]);
         registry.register(Arc::new(NativeDialect(GemmaCalls::Gemma4)), &[]);
         registry.register(Arc::new(NativeDialect(GemmaCalls::FunctionGemma)), &[]);
         registry.register(Arc::new(NativeDialect(SolarOpen)), &[]);

@@ -25,7 +25,7 @@ use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 
 const LLAMA3: NativeDialect<Llama3Json> = NativeDialect(Llama3Json);
-const LLAMA3_PYTHONIC: NativeDialect<Llama3Pythonic> = NativeDialect(Llama3Pythonic);
+const LLAMA3_PYTHONIC: NativeDialect<Llama3Pythonic> = NativeDialect(Llama3Pythonic::Llama3);
 
 fn shared(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -27,7 +27,14 @@
 //! restored from the schemas (pythonic templates may write every value as text: vLLM's
 //! Llama 4 template writes `count="5"`).
 //!
-//! The parser ([`markers`], Gemma 3's too) reads every way Llama 3.x writes a call:
+//! **`gemma3_pythonic`**: Gemma 3 with vLLM's pythonic tool template, which shows the tools
+//! and asks for "a python list of the function calls": `llama3_pythonic`'s lists, grammar
+//! and parser, the template rendered as it is (results go back as it writes them,
+//! `<tool_response>` in a user turn). It writes a past call's arguments without commas
+//! between them (its `first` flag is reset in every loop iteration):
+//! [`crate::toolkit::pycall`] reads those too.
+//!
+//! The parser ([`markers`]) reads every way Llama 3.x writes a call:
 //!
 //! - a JSON object, `{"name": "get_weather", "parameters": {"city": "Paris"}}` (what its
 //!   templates ask for; `arguments` and `"type": "function"` are read too), several of them
@@ -60,9 +67,9 @@ use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
-use crate::dialect::{ChatTemplate, DialectError};
-use crate::dialects::framed_native::{words, Native};
-use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render, repeated};
+use crate::dialect::{ChatTemplate, DialectError, RenderInput};
+use crate::dialects::framed_native::{one_or_more, words, Native};
+use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render};
 use crate::dialects::pythonic::{list_grammar, list_triggers};
 use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
@@ -98,9 +105,15 @@ const SEPARATOR: &str = "; ";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Llama3Json;
 
-/// Llama 3.x with zero-shot pythonic calls; see the module docs.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Llama3Pythonic;
+/// Calls as a bare pythonic list; see the module docs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Llama3Pythonic {
+    /// Llama 3.2 / 4, with the zero-shot prompt where the template asks for JSON.
+    #[default]
+    Llama3,
+    /// Gemma 3 under vLLM's pythonic template, which it renders as it is.
+    Gemma3,
+}
 
 impl Native for Llama3Json {
     fn name(&self) -> &'static str {
@@ -167,7 +180,10 @@ impl Native for Llama3Json {
 
 impl Native for Llama3Pythonic {
     fn name(&self) -> &'static str {
-        "llama3_pythonic"
+        match self {
+            Llama3Pythonic::Llama3 => "llama3_pythonic",
+            Llama3Pythonic::Gemma3 => "gemma3_pythonic",
+        }
     }
 
     fn grammar(
@@ -196,14 +212,22 @@ impl Native for Llama3Pythonic {
     }
 
     /// The template's own prompt where it asks for pythonic calls (vLLM's Llama 3.2 and
-    /// Llama 4 pythonic templates), else the zero-shot prompt: Llama 3.x's official
-    /// templates ask for JSON.
+    /// Llama 4 pythonic templates, Gemma 3's), else the zero-shot prompt: Llama 3.x's
+    /// official templates ask for JSON.
     fn render(
         &self,
         template: &ChatTemplate,
         messages: Vec<Value>,
         tools: &[Tool],
     ) -> Result<String, DialectError> {
+        if *self == Llama3Pythonic::Gemma3 {
+            let input = RenderInput {
+                messages,
+                tools,
+                add_generation_prompt: true,
+            };
+            return template.render(&input).map_err(DialectError::from);
+        }
         let own = render(template, &messages, tools, Map::new());
         if tools.is_empty() {
             return own;
@@ -327,7 +351,11 @@ fn json_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
             Expr::literal("}"),
         ]);
         grammar.set_rule("call", call);
-        roots.push(repeated(Expr::reference("call"), SEPARATOR, parallel));
+        roots.push(one_or_more(
+            Expr::reference("call"),
+            Expr::literal(SEPARATOR),
+            parallel,
+        ));
     }
     if !builtin.is_empty() {
         let calls = builtin

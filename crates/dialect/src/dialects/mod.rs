@@ -5,7 +5,6 @@ pub mod deepseek;
 pub mod firefunction;
 pub mod framed_native;
 pub mod functionary;
-pub mod gemma3;
 pub mod gemma_calls;
 pub mod gigachat;
 pub mod glm4;

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::Expr;
 
-use crate::dialect::{checked_parameters, messages_json, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{json_name, with_object_arguments};
+use crate::dialect::{messages_json, ChatTemplate, DialectError};
+use crate::dialects::framed_native::{per_tool, with_object_arguments};
 
 /// The messages as templates read them, past calls' arguments as objects.
 pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
@@ -61,33 +61,10 @@ pub fn one_call_per_message(messages: &[Value]) -> Vec<Value> {
     out
 }
 
-/// One alternative per tool: `{prefix}<name>{middle}<arguments>`, where the name is as it
-/// sits in a JSON string and the arguments follow the tool's schema.
+/// One alternative per tool: `<name>{middle}<arguments>`, where the name is as it sits in
+/// a JSON string and the arguments follow the tool's schema.
 pub fn named_alternatives(tools: &[&Tool], middle: &str) -> Result<Expr, DialectError> {
-    let alternatives = tools
-        .iter()
-        .map(|tool| {
-            Ok(Expr::Seq(vec![
-                Expr::literal(format!("{}{middle}", json_name(tool)?)),
-                Expr::Json(checked_parameters(tool)?),
-            ]))
-        })
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    Ok(Expr::group(Expr::Alt(alternatives)))
-}
-
-/// `first (separator first)*` with `parallel`, else `first`.
-pub fn repeated(item: Expr, separator: &str, parallel: bool) -> Expr {
-    if parallel {
-        Expr::Seq(vec![
-            item.clone(),
-            Expr::repeat(
-                Expr::group(Expr::Seq(vec![Expr::literal(separator), item])),
-                0,
-                None,
-            ),
-        ])
-    } else {
-        item
-    }
+    per_tool(tools, |_, name, arguments| {
+        Expr::Seq(vec![Expr::literal(format!("{name}{middle}")), arguments])
+    })
 }
