@@ -23,9 +23,9 @@ use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{check, Constraint, Expr, Grammar, GrammarError};
 
 use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use crate::dialects::styles::{pretty_json, with_system_prompt};
 use crate::shapes::fit_request;
 use crate::toolkit::choice::Choice;
+use crate::toolkit::prompt_text::{pretty_json, with_system_prompt};
 
 /// The JSON an answer must be, from `response_format`.
 pub struct AnswerFormat {

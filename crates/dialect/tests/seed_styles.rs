@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_dialect::dialects::styles::{
-    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, with_system_prompt,
-    PromptStyle, ToolsPrompt,
+    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
 };
 use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::toolkit::prompt_text::with_system_prompt;
 use toolbridge_grammar::check::Validator;
 use toolbridge_template::Clock;
 

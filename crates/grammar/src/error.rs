@@ -3,6 +3,9 @@
 
 use thiserror::Error;
 
+/// What the grammar crate's fallible steps return.
+pub(crate) type Result<T> = std::result::Result<T, GrammarError>;
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum GrammarError {
     /// GBNF text that does not parse.

@@ -48,5 +48,5 @@ pub mod stream;
 pub use error::Failure;
 pub use generate::Budget;
 pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
-pub use modelfile::ModelfileDefaults;
+pub use modelfile::{ModelfileDefaults, ParameterError};
 pub use server::{Server, ServerOptions};

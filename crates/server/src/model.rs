@@ -29,7 +29,7 @@ use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 use crate::error::Failure;
-use crate::modelfile::ModelfileDefaults;
+use crate::modelfile::{ModelfileDefaults, ParameterError};
 use crate::sampling::sampling;
 
 /// Why a model cannot be served.
@@ -43,12 +43,8 @@ pub enum SetupError {
     UnknownDialect { name: String, known: Vec<String> },
     #[error("the Ollama server's Modelfile for the model: {0}")]
     EngineModelfile(#[source] toolbridge_template::SourceError),
-    #[error("the Modelfile's PARAMETER {name} {value}: not a {expected}")]
-    Parameter {
-        name: String,
-        value: String,
-        expected: &'static str,
-    },
+    #[error(transparent)]
+    Parameter(#[from] ParameterError),
 }
 
 /// A chat template given instead of the model's own.

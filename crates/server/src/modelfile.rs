@@ -10,7 +10,14 @@
 
 use toolbridge_engine::Sampling;
 
-use crate::model::SetupError;
+/// A `PARAMETER` whose value is not the number its name takes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the Modelfile's PARAMETER {name} {value}: not a {expected}")]
+pub struct ParameterError {
+    pub name: String,
+    pub value: String,
+    pub expected: &'static str,
+}
 
 /// What a Modelfile's parameters set.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +30,7 @@ pub struct ModelfileDefaults {
 
 impl ModelfileDefaults {
     /// Reads `parameters` (name, value) as a Modelfile lists them, `stop` aside.
-    pub fn read(parameters: &[(String, String)]) -> Result<ModelfileDefaults, SetupError> {
+    pub fn read(parameters: &[(String, String)]) -> Result<ModelfileDefaults, ParameterError> {
         let mut defaults = ModelfileDefaults::default();
         for (name, value) in parameters {
             defaults.set(&name.to_ascii_lowercase(), value)?;
@@ -31,7 +38,7 @@ impl ModelfileDefaults {
         Ok(defaults)
     }
 
-    fn set(&mut self, name: &str, value: &str) -> Result<(), SetupError> {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), ParameterError> {
         let sampling = &mut self.sampling;
         match name {
             "temperature" => sampling.temperature = Some(number(name, value)?),
@@ -50,7 +57,7 @@ impl ModelfileDefaults {
     }
 }
 
-fn number(name: &str, value: &str) -> Result<f32, SetupError> {
+fn number(name: &str, value: &str) -> Result<f32, ParameterError> {
     value
         .trim()
         .parse::<f32>()
@@ -59,7 +66,7 @@ fn number(name: &str, value: &str) -> Result<f32, SetupError> {
         .ok_or_else(|| not_a(name, value, "number"))
 }
 
-fn integer(name: &str, value: &str) -> Result<i64, SetupError> {
+fn integer(name: &str, value: &str) -> Result<i64, ParameterError> {
     value
         .trim()
         .parse::<i64>()
@@ -71,8 +78,8 @@ fn positive(value: i64) -> Option<u32> {
     u32::try_from(value).ok().filter(|value| *value > 0)
 }
 
-fn not_a(name: &str, value: &str, expected: &'static str) -> SetupError {
-    SetupError::Parameter {
+fn not_a(name: &str, value: &str, expected: &'static str) -> ParameterError {
+    ParameterError {
         name: name.to_owned(),
         value: value.to_owned(),
         expected,
@@ -83,7 +90,7 @@ fn not_a(name: &str, value: &str, expected: &'static str) -> SetupError {
 mod tests {
     use super::*;
 
-    fn read(pairs: &[(&str, &str)]) -> Result<ModelfileDefaults, SetupError> {
+    fn read(pairs: &[(&str, &str)]) -> Result<ModelfileDefaults, ParameterError> {
         let pairs: Vec<(String, String)> = pairs
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))

@@ -25,7 +25,11 @@
 use serde_json::{json, Map, Value};
 use toolbridge_chat::Role;
 
-use crate::chat_template::ChatTemplate;
+/// A template the probe can render: a chat template's variables in, its text out, `None`
+/// where it raises. [`crate::ChatTemplate`] is one; so the probe needs nothing else of it.
+pub trait Probed {
+    fn render_probe(&self, context: Map<String, Value>) -> Option<String>;
+}
 
 /// Marker strings. Each is unique, so one cannot be found inside another or in the
 /// template's own text.
@@ -108,7 +112,7 @@ pub struct TemplateCaps {
 
 impl TemplateCaps {
     /// Probes `template` by rendering small conversations.
-    pub fn probe(template: &ChatTemplate) -> TemplateCaps {
+    pub fn probe(template: &impl Probed) -> TemplateCaps {
         let prober = Prober { template };
         let tool_call_arguments = prober.tool_call_arguments();
         let arguments = tool_call_arguments.unwrap_or(ArgumentsForm::Object);
@@ -147,11 +151,11 @@ impl TemplateCaps {
 }
 
 /// One template, ready to render probe conversations.
-struct Prober<'a> {
-    template: &'a ChatTemplate,
+struct Prober<'a, T> {
+    template: &'a T,
 }
 
-impl Prober<'_> {
+impl<T: Probed> Prober<'_, T> {
     /// Renders `messages` (and `tools`, when given); `None` when the template raises.
     fn render(&self, messages: Value, tools: Option<Value>, generation: bool) -> Option<String> {
         let mut context = Map::new();
@@ -160,7 +164,7 @@ impl Prober<'_> {
         if let Some(tools) = tools {
             context.insert("tools".into(), tools);
         }
-        self.template.render_context(context).ok()
+        self.template.render_probe(context)
     }
 
     /// Renders `messages` and reports whether `marker` appears in the output.

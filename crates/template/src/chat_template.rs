@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
-use crate::caps::TemplateCaps;
+use crate::caps::{Probed, TemplateCaps};
 use crate::gotmpl::{Message as OllamaMessage, RequestError};
 use crate::{
     GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, SourceError, TemplateError,
@@ -204,4 +204,10 @@ pub enum ChatTemplateError {
         what: &'static str,
         source: serde_json::Error,
     },
+}
+
+impl Probed for ChatTemplate {
+    fn render_probe(&self, context: Map<String, Value>) -> Option<String> {
+        self.render_context(context).ok()
+    }
 }

@@ -20,10 +20,10 @@ use crate::dialect::{
     call_object, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
     DialectError, Prepared, RenderInput,
 };
-use crate::dialects::styles::{tools_listing, with_system_prompt};
 use crate::parser::StreamParser;
 use crate::toolkit::choice::Choice;
 use crate::toolkit::framed::{Action, FramedParser};
+use crate::toolkit::prompt_text::{tools_listing, with_system_prompt};
 
 /// One native family, as [`NativeDialect`] needs it.
 pub trait Native: Send + Sync {

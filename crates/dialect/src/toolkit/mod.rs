@@ -23,6 +23,7 @@
 //!   whole by a small pattern, the parser most native families are made of.
 //! - [`gemma_notation`]: Google's argument notation (bare keys, `<|"|>` or `<escape>`
 //!   strings) read into JSON.
+//! - [`prompt_text`]: a system prompt put in front of the request's, tools listed as JSON.
 //! - [`pycall`]: Python call syntax, `[f(a=1), g(b='x')]`: read, written, and where a
 //!   bracketed literal ends in a stream.
 //! - [`reread`]: text read in place while a reader gives some back to read again.
@@ -38,6 +39,7 @@ pub mod header;
 pub mod json_scan;
 pub mod learn;
 pub mod off_format;
+pub mod prompt_text;
 pub mod pycall;
 mod reread;
 pub mod tag_scan;

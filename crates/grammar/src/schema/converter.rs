@@ -17,11 +17,9 @@ use super::exprs::{alt, group, lit, repetition, rf, seq, space};
 use super::int_range::int_range;
 use super::keywords::{self, Types};
 use super::{refs, Options};
-use crate::error::GrammarError;
+use crate::error::{GrammarError, Result};
 use crate::gbnf::print::literal as gbnf_literal;
 use crate::tree::Expr;
-
-pub(super) type Result<T> = std::result::Result<T, GrammarError>;
 
 pub(super) struct Converter<'a> {
     pub(super) options: &'a Options,

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::converter::{constant, pointer_escape, Converter, IntBounds, Result};
+use super::converter::{constant, pointer_escape, Converter, IntBounds};
 use super::exprs::child_prefix;
 use super::exprs::{alt, group, lit, opt, repetition, rf, seq, space};
 use super::instance::Checker;
@@ -21,7 +21,7 @@ use super::int_range::int_range;
 use super::keywords::{self, Types, GENERIC};
 use super::merge::Merged;
 use super::number_range::{number_range, Bound};
-use crate::error::GrammarError;
+use crate::error::{GrammarError, Result};
 use crate::tree::Expr;
 
 /// The name of the rule of a schema that admits nothing.

@@ -9,9 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use super::converter::{Converter, Result};
+use super::converter::Converter;
 use super::keywords::{self, Types};
-use crate::error::GrammarError;
+use crate::error::{GrammarError, Result};
 
 /// A merged schema.
 pub(super) enum Merged {

@@ -6,10 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::converter::Result;
 use super::exprs::{alt, digit_range, group, lit, one, opt, plus, seq, star};
 use super::int_range::int_range;
-use crate::error::GrammarError;
+use crate::error::{GrammarError, Result};
 use crate::tree::Expr;
 
 /// Integer parts beyond this many digits are out of reach.

@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::charset::CharSet;
-use super::converter::{properties_of, required_of, Converter, Result};
+use super::converter::{properties_of, required_of, Converter};
 use super::exact::{is_never, NEVER};
 use super::exprs::child_prefix;
 use super::exprs::counted;
 use super::exprs::{alt, group, lit, not_class, one, opt, padded, plus, rf, seq, space, star};
 use super::keywords::Types;
 use super::pattern::json_chars;
+use crate::error::Result;
 use crate::tree::{CharClass, ClassItem, Expr};
 
 /// The key under which extra properties are tracked, as llama.cpp does.

@@ -13,9 +13,9 @@
 //! value is `\"` in the text), which is what the value of a JSON string means.
 
 use super::charset::{self, CharSet};
-use super::converter::{Converter, Result};
+use super::converter::Converter;
 use super::exprs::{alt, group, lit, not_class, one, repetition, rf, seq, space, star};
-use crate::error::GrammarError;
+use crate::error::{GrammarError, Result};
 use crate::tree::{CharClass, ClassItem, Expr};
 
 impl Converter<'_> {

@@ -8,7 +8,7 @@
 use gotmpl::Value;
 
 use super::gojson;
-use super::values::Objects;
+use super::objects::Objects;
 
 /// Which Go printing path a value takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

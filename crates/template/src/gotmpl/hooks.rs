@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::gofmt::{self, Printing};
 use super::gojson;
 use super::model::typescript_type;
-use super::values::{Kind, Objects};
+use super::objects::{Kind, Objects};
 use crate::jinja::{Clock, Limits};
 
 /// Hook names hold a space so that no template can call or redefine them.

@@ -25,6 +25,7 @@ mod gofmt;
 mod gojson;
 mod hooks;
 mod model;
+mod objects;
 mod request;
 mod rewrite;
 mod values;

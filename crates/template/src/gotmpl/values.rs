@@ -4,12 +4,12 @@
 //! Go types: `{{ .Function }}` prints a tool's JSON because `api.ToolFunction` has a
 //! `String()` method, `{{ $prop.Type }}` prints `string` rather than `[string]`, and
 //! `toTypeScriptType` only accepts an `api.ToolProperty`. Each struct becomes a map of
-//! its Go field names, and [`Objects`] remembers, by the address of that map or list
+//! its Go field names, and [`Objects`] (in [`super::objects`]) remembers, by the address of that map or list
 //! (which every copy inside the engine shares), which Go type it is and how Go prints
 //! and marshals it. Everything here is computed once per render, before it starts.
 
 use gotmpl::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::gofmt::{self, Printing};
@@ -18,63 +18,7 @@ use super::model::{
     GoAny, Message, PropertyType, Tool, ToolCall, ToolCallFunction, ToolFunction,
     ToolFunctionParameters, ToolProperty,
 };
-
-/// The Go types a template can meet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Message,
-    ToolCall,
-    ToolCallFunction,
-    Arguments,
-    Tools,
-    Tool,
-    ToolFunction,
-    Parameters,
-    Property,
-    PropertyType,
-}
-
-/// How one Go value prints and marshals.
-#[derive(Clone, Debug)]
-pub struct GoObject {
-    pub kind: Kind,
-    /// `json.Marshal`.
-    pub json: String,
-    /// What `{{ value }}` prints: the `String()` method when it has one (templates reach
-    /// values through pointers, so pointer-receiver methods count too).
-    pub printed: String,
-    /// What `fmt.Sprint(value)` prints (`print`, `printf "%v"`): value-receiver methods
-    /// only, else Go's struct or map syntax.
-    pub formatted: String,
-}
-
-/// The Go objects of one render, by address.
-#[derive(Default)]
-pub struct Objects {
-    by_address: HashMap<usize, GoObject>,
-}
-
-impl Objects {
-    /// The Go object `value` stands for, if any.
-    pub fn get(&self, value: &Value) -> Option<&GoObject> {
-        self.by_address.get(&address(value)?)
-    }
-
-    fn insert(&mut self, value: &Value, object: GoObject) {
-        if let Some(address) = address(value) {
-            self.by_address.insert(address, object);
-        }
-    }
-}
-
-/// The address shared by every copy of a map or list value.
-fn address(value: &Value) -> Option<usize> {
-    match value {
-        Value::Map(map) => Some(Arc::as_ptr(map) as *const () as usize),
-        Value::List(list) => Some(Arc::as_ptr(list) as *const () as usize),
-        _ => None,
-    }
-}
+use super::objects::{GoObject, Kind, Objects};
 
 /// Whether a Go type's `String()` method has a value or a pointer receiver.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::tagged::TaggedCalls;
-use super::{tools_block, PromptStyle, ToolsPrompt};
+use super::{PromptStyle, ToolsPrompt};
+use crate::toolkit::prompt_text::tools_block;
 
 const INTRODUCTION: &str = "Call one or more functions to assist with the user query, every time this is possible. Don't make assumptions about what values to plug into functions. Here are the available tools:";
 

@@ -33,7 +33,7 @@ pub mod tagged;
 pub mod thoughtful_steps;
 
 use serde_json::Value;
-use toolbridge_chat::{ChatRequest, Message, Role, Tool};
+use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::answer_format::AnswerFormat;
@@ -44,6 +44,7 @@ use crate::dialect::{
 use crate::parser::StreamParser;
 use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
 use crate::toolkit::choice::{shown_tools, Choice};
+use crate::toolkit::prompt_text::with_system_prompt;
 
 /// The system prompt of a style: how it describes the tools to the model.
 pub trait ToolsPrompt: Send + Sync {
@@ -202,36 +203,4 @@ impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
     ) -> Result<String, DialectError> {
         self.render(request, &request.messages, template)
     }
-}
-
-/// `messages` with `text` as their system prompt: written before the first system turn's
-/// text (joined by a newline) when there is one, else a system turn put first, as the
-/// seed's system added its prompts.
-pub fn with_system_prompt(messages: &[Message], text: &str) -> Vec<Message> {
-    let mut messages = messages.to_vec();
-    match messages.iter().position(|m| m.role == Role::System) {
-        Some(at) => {
-            let joined = format!("{text}\n{}", messages[at].content_text());
-            messages[at] = Message::system(joined);
-        }
-        None => messages.insert(0, Message::system(text)),
-    }
-    messages
-}
-
-/// `value` as Python's `json.dumps(value, indent=2)` prints it (two-space indent, `": "`).
-pub fn pretty_json(value: &Value) -> String {
-    format!("{value:#}")
-}
-
-/// The tools between `<tools>` lines, each as [`pretty_json`], as the `short` and `long`
-/// styles list them.
-pub fn tools_block(tools: &[Value]) -> String {
-    format!("<tools>\n{}\n</tools>", tools_listing(tools))
-}
-
-/// The tools one after another, each as [`pretty_json`], a newline between them.
-pub fn tools_listing(tools: &[Value]) -> String {
-    let listed: Vec<String> = tools.iter().map(pretty_json).collect();
-    listed.join("\n")
 }

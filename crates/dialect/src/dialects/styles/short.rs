@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use super::tagged::TaggedCalls;
-use super::{tools_block, PromptStyle, ToolsPrompt};
+use super::{PromptStyle, ToolsPrompt};
+use crate::toolkit::prompt_text::tools_block;
 
 /// The `short` style's system prompt.
 #[derive(Debug, Clone, Copy, Default)]
