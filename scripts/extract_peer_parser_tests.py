@@ -572,11 +572,7 @@ class TestReader:
                         tools = tools or openai_tools(self.evaluator.ev(other, env))
                     except Exception:
                         pass
-                if tools is None and isinstance(receiver, dict):
-                    # the parser object was built with the tools
-                    for given in list(receiver.get("__args__", ())) + list(receiver.values()):
-                        tools = tools or openai_tools(given)
-                return value, shape, tools or env.get(PARSER_TOOLS)
+                return value, shape, tools or parser_tools(receiver, env)
         return None
 
     def sym(self, node, env):
@@ -891,6 +887,18 @@ class TestReader:
                 continue
             if tools:
                 env[PARSER_TOOLS] = tools
+
+
+def parser_tools(receiver, env):
+    """The tools the parser reading the text was built with: given to the object whose
+    method reads it (`FunctionCallParser(tools, …)`), or to the call the test bound the
+    parser to (`parser = make_parser(tools=[tool])`, noted by `note_parser_tools`)."""
+    if isinstance(receiver, dict):
+        for given in list(receiver.get("__args__", ())) + list(receiver.values()):
+            tools = openai_tools(given)
+            if tools:
+                return tools
+    return env.get(PARSER_TOOLS)
 
 
 def bind_name(target, value, env):

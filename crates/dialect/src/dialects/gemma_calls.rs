@@ -146,8 +146,7 @@ impl Native for GemmaCalls {
                 }
                 let arguments = notation.parse_object(&format!("{{{arguments}}}"))?;
                 let arguments = serde_json::to_string(&Value::Object(arguments)).ok()?;
-                let arguments = types.retype(name, &arguments).unwrap_or(arguments);
-                Some(vec![Call::new(name, arguments)])
+                Some(vec![Call::new(name, types.retyped(name, arguments))])
             }),
         };
         let layout = |text: String| (text, Action::Layout);

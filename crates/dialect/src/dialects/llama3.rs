@@ -461,9 +461,7 @@ fn typed(
     Arc::new(move |captures| {
         let mut calls = decode(captures)?;
         for call in &mut calls {
-            if let Some(arguments) = types.retype(&call.name, &call.arguments) {
-                call.arguments = arguments;
-            }
+            call.arguments = types.retyped(&call.name, std::mem::take(&mut call.arguments));
         }
         Some(calls)
     })

@@ -1178,11 +1178,9 @@ impl Tags {
 
 /// A call written as one JSON object, its arguments typed by the tool's schema.
 fn json_call(text: &str, types: &ParameterTypes) -> Option<Call> {
-    let call = call_json::calls(text.trim(), NAME_ARGUMENTS)?.pop()?;
-    match types.retype(&call.name, &call.arguments) {
-        Some(arguments) => Some(Call::new(call.name, arguments)),
-        None => Some(call),
-    }
+    let mut call = call_json::calls(text.trim(), NAME_ARGUMENTS)?.pop()?;
+    call.arguments = types.retyped(&call.name, std::mem::take(&mut call.arguments));
+    Some(call)
 }
 
 /// A call's number among the calls: `1`, `2`, ….

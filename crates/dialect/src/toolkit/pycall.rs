@@ -45,40 +45,6 @@ pub fn parse_literal(text: &str) -> Option<Value> {
     Reader::read_all(text, Reader::value)
 }
 
-impl Reader<'_> {
-    /// The calls at the start of the text (see [`parse_calls`]).
-    fn calls(&mut self) -> Option<Vec<PyCall>> {
-        let calls = if self.peek() == Some('[') {
-            self.bump();
-            let mut calls = Vec::new();
-            self.blank();
-            if self.peek() != Some(']') {
-                loop {
-                    calls.push(self.call()?);
-                    self.blank();
-                    match self.bump()? {
-                        ',' => {
-                            self.blank();
-                            if self.peek() == Some(']') {
-                                self.bump();
-                                break;
-                            }
-                        }
-                        ']' => break,
-                        _ => return None,
-                    }
-                }
-            } else {
-                self.bump();
-            }
-            calls
-        } else {
-            vec![self.call()?]
-        };
-        Some(calls)
-    }
-}
-
 /// `name(k=v, …)` in Python syntax, each value as Python's `repr` prints it.
 pub fn write_call(name: &str, arguments: &Map<String, Value>) -> String {
     let arguments: Vec<String> = arguments
@@ -135,6 +101,38 @@ impl<'a> Reader<'a> {
             closed_at: Vec::new(),
             inner: Vec::new(),
         }
+    }
+
+    /// The calls at the start of the text (see [`parse_calls`]).
+    fn calls(&mut self) -> Option<Vec<PyCall>> {
+        let calls = if self.peek() == Some('[') {
+            self.bump();
+            let mut calls = Vec::new();
+            self.blank();
+            if self.peek() != Some(']') {
+                loop {
+                    calls.push(self.call()?);
+                    self.blank();
+                    match self.bump()? {
+                        ',' => {
+                            self.blank();
+                            if self.peek() == Some(']') {
+                                self.bump();
+                                break;
+                            }
+                        }
+                        ']' => break,
+                        _ => return None,
+                    }
+                }
+            } else {
+                self.bump();
+            }
+            calls
+        } else {
+            vec![self.call()?]
+        };
+        Some(calls)
     }
 
     /// `read` over the whole of `text`, blanks around. A quote that could close its string

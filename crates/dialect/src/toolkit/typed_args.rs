@@ -143,6 +143,12 @@ impl ParameterTypes {
         }
         changed.then(|| Value::Object(members).to_string())
     }
+
+    /// [`ParameterTypes::retype`]'s arguments, or `arguments` as they are where nothing
+    /// changes.
+    pub fn retyped(&self, name: &str, arguments: String) -> String {
+        self.retype(name, &arguments).unwrap_or(arguments)
+    }
 }
 
 /// `text` as the value `schema` reads it; see the module docs.
