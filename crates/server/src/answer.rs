@@ -1,12 +1,18 @@
 //! What the streamed and the non-streamed answer share: the completion's id, creation
 //! time and model, its finish reason and its usage, each decided in one place so the two
-//! answers cannot disagree on them.
+//! answers cannot disagree on them; and how every API's whole answer reads the
+//! generation's steps ([`fold`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use tokio::sync::mpsc;
 use toolbridge_chat::{FinishReason, PromptTokensDetails, Usage};
+use toolbridge_dialect::events::Event;
 use toolbridge_dialect::tool_ids::{RandomIds, ToolIds};
 use toolbridge_engine::{Completion, FinishReason as EngineFinish};
+
+use crate::error::Failure;
+use crate::generate::Step;
 
 /// The fields every chunk, or the one response, of an answer repeats.
 #[derive(Debug, Clone)]
@@ -59,6 +65,21 @@ pub fn usage(completion: &Completion) -> Usage {
         }),
         ..Usage::new(counts.prompt_tokens, counts.completion_tokens)
     }
+}
+
+/// Waits for the whole generation, giving each event to `push`; how it finished.
+pub async fn fold(
+    mut steps: mpsc::Receiver<Step>,
+    mut push: impl FnMut(Event) -> Result<(), Failure>,
+) -> Result<Completion, Failure> {
+    while let Some(step) = steps.recv().await {
+        match step {
+            Step::Started => {}
+            Step::Events(events) => events.into_iter().try_for_each(&mut push)?,
+            Step::Finished(outcome) => return outcome,
+        }
+    }
+    Err(Failure::engine_vanished())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! takes, so a person can see why a model answered as it did.
 //!
 //! `POST /inspect/prepare` prepares a chat request exactly as `/v1/chat/completions` does
-//! ([`crate::routes::prepare`]: the same dialect, template, constraint and stops) and
+//! ([`crate::pipeline::prepare`]: the same dialect, template, constraint and stops) and
 //! answers what came out: the dialect and why it was chosen, the prompt cut into plain
 //! text and special tokens (the engine's control tokens and the constraint's markers), and
 //! the grammar as GBNF (what a llama.cpp server gets) and as Lark (what llguidance gets),
@@ -21,18 +21,16 @@
 //! into the binary, no external assets) holds no data, so it loads without the key and
 //! asks for it, as a browser cannot send a bearer token on navigation.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header;
-use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::sse::Event as SseEvent;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::stream::{self, Stream};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use toolbridge_dialect::assemble::Assembler;
@@ -44,10 +42,9 @@ use crate::answer::{finish_reason, usage};
 use crate::checks::parse_request;
 use crate::error::Failure;
 use crate::generate::Step;
-use crate::routes::{admit, body_failure, prepare};
-use crate::server::AppState;
-
-type Shared = State<Arc<AppState>>;
+use crate::pipeline::{admit, body_failure, prepare};
+use crate::sse::{self, named};
+use crate::state::{AppState, Shared};
 
 const PAGE: &str = include_str!("inspect/page.html");
 const SCRIPT: &str = include_str!("inspect/page.js");
@@ -196,17 +193,7 @@ async fn run_request(
     let steps = admitted.start(&state, engine);
     let (out, events) = mpsc::channel(64);
     tokio::spawn(relay(raw, steps, out));
-    Ok(Sse::new(receiver_stream(events)).into_response())
-}
-
-/// The SSE events sent into `receiver`, as a stream.
-fn receiver_stream(
-    receiver: mpsc::Receiver<SseEvent>,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
-    stream::unfold(receiver, |mut receiver| async move {
-        let event = receiver.recv().await?;
-        Some((Ok(event), receiver))
-    })
+    Ok(sse::from_channel(events).into_response())
 }
 
 /// Writes the raw pieces and the steps of one generation to `out` as SSE events, pieces
@@ -221,7 +208,7 @@ async fn relay(
     loop {
         let events = tokio::select! {
             biased;
-            Some(piece) = raw.recv() => vec![sse("raw", &json!({"text": piece}))],
+            Some(piece) = raw.recv() => vec![named("raw", &json!({"text": piece}))],
             step = steps.recv() => {
                 let last = !matches!(step, Some(Step::Started | Step::Events(_)));
                 let mut events = drain(&mut raw);
@@ -242,7 +229,7 @@ async fn relay(
 /// The pieces already waiting, as `raw` events.
 fn drain(raw: &mut mpsc::UnboundedReceiver<String>) -> Vec<SseEvent> {
     std::iter::from_fn(|| raw.try_recv().ok())
-        .map(|piece| sse("raw", &json!({"text": piece})))
+        .map(|piece| named("raw", &json!({"text": piece})))
         .collect()
 }
 
@@ -264,7 +251,7 @@ fn step_events(step: Option<Step>, assembler: &mut Assembler) -> Vec<SseEvent> {
         Some(Step::Events(events)) => events
             .into_iter()
             .map(|event| {
-                let shown = sse("event", &event_json(&event));
+                let shown = named("event", &event_json(&event));
                 match assembler.push(event) {
                     Ok(()) => shown,
                     Err(error) => error_event(&Failure::parser_bug(error)),
@@ -282,14 +269,14 @@ fn step_events(step: Option<Step>, assembler: &mut Assembler) -> Vec<SseEvent> {
 fn done(assembler: Assembler, completion: &Completion) -> SseEvent {
     let message = assembler.finish_response();
     let reason = finish_reason(completion, message.tool_calls.is_some());
-    sse(
+    named(
         "done",
         &json!({"message": message, "finish_reason": reason, "usage": usage(completion)}),
     )
 }
 
 fn error_event(failure: &Failure) -> SseEvent {
-    sse("error", &json!(failure.body()))
+    named("error", &json!(failure.body()))
 }
 
 /// A parser event as JSON, named as the event contract names it.
@@ -305,10 +292,6 @@ fn event_json(event: &Event) -> Value {
         }
         Event::ToolCallEnd { index } => json!({"type": "tool_call_end", "index": index}),
     }
-}
-
-fn sse(name: &str, data: &Value) -> SseEvent {
-    SseEvent::default().event(name).data(data.to_string())
 }
 
 /// The served engine, with each piece it produces copied to `raw` before the caller sees

@@ -4,7 +4,7 @@
 //! events ([`toolbridge_dialect::items`]); they differ only in how an item and each
 //! change to it are written. An [`ItemsApi`] says that, and [`answer`] does the rest: the
 //! whole answer is the fold's last state, the streamed one is each change written as it
-//! happens through the chat stream's machinery ([`stream_with`]), so the two cannot
+//! happens through the one SSE writer ([`stream_with`]), so the two cannot
 //! disagree.
 
 use axum::response::sse::Event as SseEvent;
@@ -16,10 +16,10 @@ use toolbridge_dialect::events::Event;
 use toolbridge_dialect::items::Change;
 use toolbridge_engine::Completion;
 
+use crate::answer::fold;
 use crate::error::Failure;
 use crate::generate::Step;
-use crate::respond::fold;
-use crate::stream::{stream_with, SseWriter};
+use crate::sse::{stream_with, SseWriter};
 
 /// One API's answer being built from events, and how it is written.
 pub trait ItemsApi: Send + 'static {

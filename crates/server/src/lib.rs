@@ -4,7 +4,8 @@
 //! it wires a dialect to an engine and nothing more, so every behaviour it serves is
 //! testable one layer down.
 //!
-//! One request takes one path, streamed or not:
+//! One request takes one path, streamed or not, whatever its API ([`pipeline`]); the
+//! routes ([`routes`]) only say which handler answers which path:
 //!
 //! 1. the body is parsed and checked ([`checks`]), sampling settings mapped
 //!    ([`sampling`]);
@@ -15,38 +16,44 @@
 //! 3. a permit is taken ([`admission`]) and the blocking engine runs on its own thread,
 //!    feeding each piece to the parser there and sending the events over a channel
 //!    ([`generate`]);
-//! 4. the events are folded into one message ([`respond`]) or written as SSE deltas
-//!    ([`stream`]). Both read the same events from the same parser, so a streamed answer
-//!    reassembles to the non-streamed one.
+//! 4. the events are folded into one answer or written as server-sent events
+//!    ([`sse`]), each API with its own writer (`chat`, `responses`, `messages`). Both read
+//!    the same events from the same parser, so a streamed answer reassembles to the
+//!    non-streamed one.
 //!
 //! A client that goes away drops the receiving end of the channel; the engine's next piece
 //! finds it closed and answers [`toolbridge_engine::Flow::Stop`], so no token is decoded
 //! for nobody. Every failure is answered as an OpenAI error object ([`error`]); every
 //! answer is counted ([`metrics`]) and logged in one line.
 
-pub mod admission;
-pub mod answer;
-pub mod checks;
-pub mod error;
-pub mod generate;
+mod admission;
+mod answer;
+mod auth;
+mod chat;
+mod checks;
+mod error;
+mod generate;
 mod inspect;
 mod items_answer;
 mod left_out;
 mod mapping;
 mod messages;
-pub mod metrics;
-pub mod model;
-pub mod modelfile;
-pub mod repeats;
-pub mod respond;
+mod metrics;
+mod model;
+mod modelfile;
+mod pipeline;
+mod repeats;
 mod responses;
-pub mod routes;
-pub mod sampling;
-pub mod server;
-pub mod stream;
+mod routes;
+mod sampling;
+mod server;
+mod sse;
+mod state;
+mod status;
 
 pub use error::Failure;
-pub use generate::Budget;
+pub use generate::{Budget, UNSEEN_AFTER_CALL};
 pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
 pub use modelfile::{ModelfileDefaults, ParameterError};
-pub use server::{Server, ServerOptions};
+pub use server::Server;
+pub use state::ServerOptions;

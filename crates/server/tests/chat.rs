@@ -241,7 +241,7 @@ async fn a_call_cut_before_its_name_is_complete_is_nothing() {
 /// calls, a call left open is a call cut by the limit.
 #[tokio::test]
 async fn what_a_client_cannot_see_after_a_call_ends_the_generation() {
-    let unseen = toolbridge_server::generate::UNSEEN_AFTER_CALL;
+    let unseen = toolbridge_server::UNSEEN_AFTER_CALL;
     let call_pieces = WEATHER_CALL.len().div_ceil(4);
     let blank = format!("{WEATHER_CALL}{}", "\n   ".repeat(4 * unseen));
     let endless = format!(

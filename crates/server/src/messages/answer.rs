@@ -23,7 +23,7 @@ use super::error::AnthropicFailure;
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
 use crate::items_answer::ItemsApi;
-use crate::stream::named;
+use crate::sse::named;
 
 /// A message being built from events, and written as its stream.
 pub struct MessageBuilder {

@@ -25,15 +25,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{post, MethodRouter};
 
 use crate::answer::AnswerMeta;
+use crate::auth::check_api_key;
 use crate::error::Failure;
 use crate::items_answer;
-use crate::routes::{admit_request, body_failure, check_api_key, Shared};
-use crate::server::AppState;
+use crate::pipeline::{admit_request, body_failure};
+use crate::state::{AppState, Shared};
 use answer::MessageBuilder;
 use error::AnthropicFailure;
 
 /// The route, guarded by the API key with failures in Anthropic's shape.
-pub fn route(state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
+pub(crate) fn route(state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
     post(create).route_layer(middleware::from_fn_with_state(
         Arc::clone(state),
         require_api_key,
@@ -42,7 +43,7 @@ pub fn route(state: &Arc<AppState>) -> MethodRouter<Arc<AppState>> {
 
 /// `failure` in Anthropic's shape for a path under `/v1/messages` (a wrong method, or a
 /// route this server lacks, such as `/v1/messages/count_tokens`), else in OpenAI's.
-pub fn in_its_shape(path: &str, failure: Failure) -> Response {
+pub(crate) fn in_its_shape(path: &str, failure: Failure) -> Response {
     if path.starts_with("/v1/messages") {
         AnthropicFailure(failure).into_response()
     } else {

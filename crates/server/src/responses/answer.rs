@@ -22,7 +22,7 @@ use toolbridge_engine::Completion;
 use crate::answer::{finish_reason, random_id, AnswerMeta};
 use crate::error::Failure;
 use crate::items_answer::ItemsApi;
-use crate::stream::named;
+use crate::sse::named;
 
 /// A response being built from events, and written as its stream.
 pub struct ResponseBuilder {

@@ -21,11 +21,12 @@ use axum::response::Response;
 use crate::answer::AnswerMeta;
 use crate::error::Failure;
 use crate::items_answer;
-use crate::routes::{admit_request, body_failure, Shared};
+use crate::pipeline::{admit_request, body_failure};
+use crate::state::Shared;
 use answer::ResponseBuilder;
 
 /// Answers one Responses request, streamed or not.
-pub async fn create(
+pub(crate) async fn create(
     State(state): Shared,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {

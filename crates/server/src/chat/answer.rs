@@ -1,20 +1,17 @@
 //! The non-streaming answer: every event folded into one assistant message by the
-//! dialect crate's [`Assembler`], the same events a stream would have sent as deltas.
-//! The other APIs' whole answers read the steps the same way ([`fold`]), each with its own
-//! fold of the events.
+//! dialect crate's [`Assembler`], the same events a stream would have sent as deltas,
+//! read from the steps as every API's whole answer reads them ([`fold`]).
 
 use tokio::sync::mpsc;
 use toolbridge_chat::{ChatResponse, Choice};
 use toolbridge_dialect::assemble::Assembler;
-use toolbridge_dialect::events::Event;
-use toolbridge_engine::Completion;
 
-use crate::answer::{finish_reason, usage, AnswerMeta};
+use crate::answer::{finish_reason, fold, usage, AnswerMeta};
 use crate::error::Failure;
 use crate::generate::Step;
 
 /// Waits for the whole generation and answers it as one `chat.completion`.
-pub async fn respond(
+pub(super) async fn respond(
     meta: AnswerMeta,
     steps: mpsc::Receiver<Step>,
 ) -> Result<ChatResponse, Failure> {
@@ -29,19 +26,4 @@ pub async fn respond(
     let mut response = ChatResponse::new(meta.id, meta.created, meta.model, vec![choice]);
     response.usage = Some(usage(&completion));
     Ok(response)
-}
-
-/// Waits for the whole generation, giving each event to `push`; how it finished.
-pub async fn fold(
-    mut steps: mpsc::Receiver<Step>,
-    mut push: impl FnMut(Event) -> Result<(), Failure>,
-) -> Result<Completion, Failure> {
-    while let Some(step) = steps.recv().await {
-        match step {
-            Step::Started => {}
-            Step::Events(events) => events.into_iter().try_for_each(&mut push)?,
-            Step::Finished(outcome) => return outcome,
-        }
-    }
-    Err(Failure::engine_vanished())
 }
