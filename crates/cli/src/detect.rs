@@ -17,9 +17,7 @@
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{detect, ChatTemplate, Registry};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 #[derive(clap::Args)]

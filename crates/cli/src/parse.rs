@@ -14,11 +14,7 @@ use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use toolbridge_dialect::answer_format;
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{answer_format, assemble, ChatTemplate, Registry, SequentialIds};
 use toolbridge_template::TemplateSource;
 
 use crate::prepare::read_request;

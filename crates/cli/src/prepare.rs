@@ -13,9 +13,7 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::answer_format;
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Prepared};
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{answer_format, ChatTemplate, Constraint, Prepared, Registry};
 use toolbridge_template::{JinjaTemplate, RenderOptions, TemplateSource};
 
 use crate::styles;

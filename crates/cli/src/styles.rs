@@ -9,11 +9,9 @@
 
 use anyhow::{anyhow, Result};
 use std::sync::Arc;
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::{Dialect, PromptParts};
-use toolbridge_dialect::dialects::firefunction;
-use toolbridge_dialect::dialects::styles::hermes_2_pro;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{
+    detect, dialects::firefunction, dialects::styles::hermes_2_pro, Dialect, PromptParts, Registry,
+};
 use toolbridge_template::{ChatTemplate, Clock, TemplateSource};
 
 /// Every dialect, with `hermes_2_pro` and FireFunction v2 dated by `clock` (`render --now`)

@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use toolbridge_chat::{Arguments, ToolCall};
-use toolbridge_dialect::dialect::Dialect;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{Dialect, Registry};
 
 #[path = "../tests/common/written.rs"]
 mod written;

@@ -1,9 +1,9 @@
 //! What a stream parser says about the model's text, and the order it must say it in.
 //!
 //! Every dialect's parser turns text pieces into the same few [`Event`]s, and everything
-//! downstream — the folded assistant message ([`crate::assemble`]) and the streamed deltas
-//! ([`crate::chunks`]) — reads only events. That is what makes a streamed answer and a
-//! non-streamed one the same answer: they are two folds of one event sequence.
+//! downstream — the items every API's answer is written from ([`crate::Items`]), whole or
+//! as streamed deltas — reads only events. That is what makes a streamed answer and a
+//! non-streamed one the same answer: they are one fold of one event sequence.
 //!
 //! The contract a parser keeps, which [`EventOrder`] checks:
 //! - tool calls are numbered by their [`Event::ToolCallStart`]: the first call started is

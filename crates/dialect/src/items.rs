@@ -23,9 +23,9 @@
 //! index, so the two grow side by side.
 //!
 //! ```
-//! use toolbridge_dialect::events::Event;
-//! use toolbridge_dialect::items::{Change, ItemKind, Items};
-//! use toolbridge_dialect::tool_ids::SequentialIds;
+//! use toolbridge_dialect::Event;
+//! use toolbridge_dialect::{Change, ItemKind, Items};
+//! use toolbridge_dialect::SequentialIds;
 //!
 //! let mut items = Items::new(SequentialIds::default());
 //! let changes = items.push(Event::Content("Hi".into()))?;
@@ -34,7 +34,7 @@
 //! assert_eq!(items.push(start)?, [Change::Closed(0), Change::Opened(1)]);
 //! assert_eq!(items.finish(), [Change::Closed(1)]);
 //! assert!(matches!(items.items()[1].kind, ItemKind::Call { .. }));
-//! # Ok::<(), toolbridge_dialect::events::EventOrderError>(())
+//! # Ok::<(), toolbridge_dialect::EventOrderError>(())
 //! ```
 
 use crate::events::{slot, Event, EventOrder, EventOrderError};
@@ -162,9 +162,20 @@ impl<I: ToolIds> Items<I> {
         &self.items
     }
 
+    /// The items, once the fold is over.
+    pub fn into_items(self) -> Vec<Item> {
+        self.items
+    }
+
     /// Whether the model called a tool.
     pub fn has_calls(&self) -> bool {
         !self.calls.is_empty()
+    }
+
+    /// Which call item `item` is, counting calls from 0: the `index` a chat delta gives it.
+    pub fn call_number(&self, item: usize) -> Option<u32> {
+        let number = self.calls.binary_search(&item).ok()?;
+        u32::try_from(number).ok()
     }
 
     /// The open reasoning or text item (`kind` says which), opened if there is none.
@@ -229,7 +240,7 @@ impl<I: ToolIds> Items<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assemble::assemble;
+    use crate::completion::assemble;
     use crate::tool_ids::SequentialIds;
 
     fn start(index: u32) -> Event {

@@ -5,16 +5,25 @@
 pub mod toolkit;
 
 pub mod answer_format;
-pub mod assemble;
-pub mod chunks;
+mod completion;
 pub mod detect;
-pub mod dialect;
+mod dialect;
 pub mod dialects;
-pub mod events;
-pub mod items;
-pub mod parser;
+mod events;
+mod items;
+mod parser;
 pub mod proof;
-pub mod registry;
+mod registry;
 pub mod rewrite;
 mod shapes;
-pub mod tool_ids;
+mod tool_ids;
+
+pub use completion::{assemble, ChatAnswer};
+pub use dialect::{
+    ChatTemplate, Constraint, Dialect, DialectError, Prepared, PromptParts, RenderInput,
+};
+pub use events::{Event, EventOrder, EventOrderError};
+pub use items::{Change, Item, ItemKind, Items};
+pub use parser::{parse_all, parse_cut, StreamParser};
+pub use registry::Registry;
+pub use tool_ids::{IdFormat, RandomIds, SequentialIds, ToolIds};

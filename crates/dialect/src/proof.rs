@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall};
 use toolbridge_template::{ArgumentsForm, TemplateCaps};
 
-use crate::assemble::assemble;
+use crate::completion::assemble;
 use crate::dialect::{ChatTemplate, Dialect};
 use crate::parser::{parse_all, StreamParser};
 use crate::tool_ids::SequentialIds;

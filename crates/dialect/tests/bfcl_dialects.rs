@@ -13,8 +13,7 @@ use common::split::message_of;
 use common::written::{dialect_of, written, ONE_CALL, SYNTAXES};
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{Message, ToolCall};
-use toolbridge_dialect::dialect::Dialect;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{Dialect, Registry};
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 

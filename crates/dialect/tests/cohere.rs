@@ -5,7 +5,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 const COMMAND_R: &str = "llama.cpp/CohereForAI-c4ai-command-r-plus-tool_use.jinja";
 const R7B: &str = "llama.cpp/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja";

@@ -4,7 +4,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 const BOS: &str = "<｜begin▁of▁sentence｜>";
 const EOS: &str = "<｜end▁of▁sentence｜>";
@@ -115,15 +115,11 @@ fn r1_prompt_that_opens_think_starts_in_reasoning() {
         "{}",
         prepared.prompt
     );
-    let events = toolbridge_dialect::parser::parse_all(
-        prepared.parser.as_mut(),
-        "Paris.\n</think>\n\nIt is sunny.",
-    );
-    let message = toolbridge_dialect::assemble::assemble(
-        events,
-        toolbridge_dialect::tool_ids::SequentialIds::default(),
-    )
-    .expect("assembles");
+    let events =
+        toolbridge_dialect::parse_all(prepared.parser.as_mut(), "Paris.\n</think>\n\nIt is sunny.");
+    let message =
+        toolbridge_dialect::assemble(events, toolbridge_dialect::SequentialIds::default())
+            .expect("assembles");
     assert_eq!(message.reasoning_content.as_deref(), Some("Paris.\n"));
     assert_eq!(message.content_text(), "It is sunny.");
 }

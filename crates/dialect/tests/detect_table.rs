@@ -12,8 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use toolbridge_dialect::detect::resolve;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{detect::resolve, Registry};
 
 fn corpus() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");

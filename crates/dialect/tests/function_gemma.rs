@@ -13,9 +13,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::toolkit::gemma_notation::FUNCTION_GEMMA;
+use toolbridge_dialect::{detect, toolkit::gemma_notation::FUNCTION_GEMMA, ChatTemplate};
 
 fn gemma3() -> ChatTemplate {
     template(

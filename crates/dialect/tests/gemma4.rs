@@ -5,8 +5,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::toolkit::gemma_notation::GEMMA4;
+use toolbridge_dialect::{toolkit::gemma_notation::GEMMA4, ChatTemplate};
 
 fn gemma4() -> ChatTemplate {
     template("llama.cpp/google-gemma-4-31B-it.jinja", "<bos>", "<turn|>")

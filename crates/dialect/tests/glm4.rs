@@ -8,14 +8,14 @@ mod framed_common;
 use framed_common::*;
 use serde_json::json;
 use toolbridge_chat::{Arguments, Message, ToolCall, ToolChoice, ToolChoiceMode};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
+use toolbridge_dialect::{ChatTemplate, Dialect};
 use toolbridge_grammar::check::Validator;
 
 fn glm4() -> ChatTemplate {
     template("ollama-registry-gguf/glm4_9b.jinja", "", "")
 }
 
-fn dialect(registry: &toolbridge_dialect::registry::Registry) -> &dyn Dialect {
+fn dialect(registry: &toolbridge_dialect::Registry) -> &dyn Dialect {
     registry.get("glm4").expect("registered")
 }
 

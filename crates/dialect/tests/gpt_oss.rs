@@ -4,7 +4,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn gpt_oss() -> ChatTemplate {
     template("llama.cpp/openai-gpt-oss-120b.jinja", "", "<|return|>")

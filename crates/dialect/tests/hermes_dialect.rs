@@ -12,13 +12,10 @@ use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::hermes_dialect::Hermes;
-use toolbridge_dialect::parser::parse_all;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{
+    assemble, dialects::framed_native::NativeDialect, dialects::hermes_dialect::Hermes, parse_all,
+    ChatTemplate, Constraint, Dialect, DialectError, Prepared, Registry, SequentialIds,
+};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_grammar::{gbnf, lark};

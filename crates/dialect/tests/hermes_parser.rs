@@ -10,11 +10,11 @@ use common::split::{
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::dialects::hermes_dialect::{parser, parser_in_reasoning};
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::parser::{parse_all, parse_cut, StreamParser};
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{
+    assemble,
+    dialects::hermes_dialect::{parser, parser_in_reasoning},
+    parse_all, parse_cut, Event, SequentialIds, StreamParser,
+};
 
 fn fold(events: Vec<Event>) -> Message {
     assemble(events, SequentialIds::default()).unwrap_or_else(|error| panic!("{error}"))

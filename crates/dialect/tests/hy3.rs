@@ -7,8 +7,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::{detect, ChatTemplate};
 
 const TEMPLATE: &str = "tests/llama_cpp/templates/tencent-Hy3.jinja";
 

@@ -7,7 +7,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn granite_template() -> ChatTemplate {
     template(

@@ -4,7 +4,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn kimi() -> ChatTemplate {
     template("llama.cpp/moonshotai-Kimi-K2.jinja", "", "<|im_end|>")

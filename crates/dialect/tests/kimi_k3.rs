@@ -5,7 +5,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::{json, Value};
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn kimi_k3() -> ChatTemplate {
     template("llama.cpp/Kimi-K3.jinja", "", "<|end_of_msg|>")

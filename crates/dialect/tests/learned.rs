@@ -12,11 +12,12 @@ use framed_common::{
 };
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Message, Tool, ToolChoice, ToolChoiceMode};
-use toolbridge_dialect::detect::{choose, FALLBACK};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, RenderInput};
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::learned::LearnedDialect;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{
+    detect::{choose, FALLBACK},
+    dialects::framed_native::NativeDialect,
+    dialects::learned::LearnedDialect,
+    ChatTemplate, Dialect, Registry, RenderInput,
+};
 use toolbridge_template::ArgumentsForm;
 
 /// vLLM's tool templates of families with no hand-written dialect (its OLMo 3 template has
@@ -358,12 +359,9 @@ fn agree(template: &ChatTemplate, own: &dyn Dialect) -> Result<(), String> {
     let [by_learned, by_family] = parsers.each_mut().map(|parser| {
         let mut events = parser.push(&output);
         events.extend(parser.finish());
-        toolbridge_dialect::assemble::assemble(
-            events,
-            toolbridge_dialect::tool_ids::SequentialIds::default(),
-        )
-        .map(|message| calls_of(&message))
-        .unwrap_or_default()
+        toolbridge_dialect::assemble(events, toolbridge_dialect::SequentialIds::default())
+            .map(|message| calls_of(&message))
+            .unwrap_or_default()
     });
     if by_learned != by_family {
         return Err(format!(

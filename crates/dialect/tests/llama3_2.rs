@@ -6,8 +6,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::{detect, ChatTemplate};
 
 const TEMPLATE: &str = "llama.cpp/meta-llama-Llama-3.2-3B-Instruct.jinja";
 

@@ -13,14 +13,13 @@ use serde_json::{json, Value};
 use toolbridge_chat::{
     Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::detect::resolve;
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::llama3::{Llama3Json, Llama3Pythonic};
-use toolbridge_dialect::parser::parse_all;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{
+    assemble,
+    detect::resolve,
+    dialects::framed_native::NativeDialect,
+    dialects::llama3::{Llama3Json, Llama3Pythonic},
+    parse_all, ChatTemplate, Constraint, Dialect, Registry, SequentialIds,
+};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 

@@ -6,8 +6,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::detect;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::{detect, ChatTemplate};
 
 const TEMPLATE: &str = "vllm/tool_chat_template_llama4_pythonic.jinja";
 

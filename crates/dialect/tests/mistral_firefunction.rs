@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 use toolbridge_chat::{
     Arguments, ChatRequest, FunctionDefinition, Message, Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::detect::resolve;
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::dialects::firefunction;
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::mistral::{mistral_id, Mistral};
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::IdFormat;
+use toolbridge_dialect::{
+    detect::resolve,
+    dialects::firefunction,
+    dialects::framed_native::NativeDialect,
+    dialects::mistral::{mistral_id, Mistral},
+    ChatTemplate, Constraint, Dialect, IdFormat, Registry,
+};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 use toolbridge_template::Clock;

@@ -8,9 +8,10 @@ use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, Prepared};
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::hermes_dialect::Hermes;
+use toolbridge_dialect::{
+    dialects::framed_native::NativeDialect, dialects::hermes_dialect::Hermes, ChatTemplate,
+    Dialect, Prepared,
+};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 

@@ -2,11 +2,7 @@
 //! reads them as it reads Jinja, and calls in their syntax parse with the detected dialect.
 
 use serde_json::{json, Value};
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::detect::resolve;
-use toolbridge_dialect::parser::parse_all;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{assemble, detect::resolve, parse_all, Registry, SequentialIds};
 
 fn seed(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

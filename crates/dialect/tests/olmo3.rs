@@ -5,7 +5,7 @@ mod framed_common;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn olmo3() -> ChatTemplate {
     template(

@@ -25,8 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message};
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{ChatTemplate, Registry};
 
 mod common;
 

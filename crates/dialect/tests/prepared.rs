@@ -15,12 +15,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use toolbridge_chat::{ChatRequest, Content, ContentPart, Message};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use toolbridge_dialect::dialects::firefunction;
-use toolbridge_dialect::dialects::framed_native::NativeDialect;
-use toolbridge_dialect::dialects::styles::hermes_2_pro;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::{answer_format, detect};
+use toolbridge_dialect::{
+    answer_format, detect, dialects::firefunction, dialects::framed_native::NativeDialect,
+    dialects::styles::hermes_2_pro, ChatTemplate, Dialect, DialectError, Prepared, Registry,
+};
 use toolbridge_template::{Clock, JinjaTemplate, OllamaSource, RenderOptions};
 
 /// One case: a template under `../shared/corpus/jinja/` (or this crate's `tests/`) and the

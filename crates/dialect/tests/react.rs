@@ -6,7 +6,7 @@ use std::path::Path;
 
 use framed_common::*;
 use serde_json::json;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 /// Seed 004's template: the first column of its table.
 fn seed_004() -> ChatTemplate {

@@ -7,8 +7,10 @@ mod common;
 
 use serde_json::json;
 use toolbridge_chat::Message;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags};
+use toolbridge_dialect::{
+    rewrite::{rewrite_history, CallWriter, ThoughtfulSteps, ToolCallTags},
+    ChatTemplate,
+};
 use toolbridge_template::JinjaTemplate;
 use toolbridge_template::TemplateCaps;
 

@@ -9,12 +9,11 @@ mod common;
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_dialect::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
 };
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::toolkit::prompt_text::with_system_prompt;
+use toolbridge_dialect::{toolkit::prompt_text::with_system_prompt, Registry};
+use toolbridge_dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_grammar::check::Validator;
 use toolbridge_template::Clock;
 

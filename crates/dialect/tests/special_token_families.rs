@@ -6,7 +6,7 @@ mod framed_common;
 use framed_common::*;
 use serde_json::json;
 use toolbridge_chat::ToolChoiceMode;
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 fn solar_open() -> ChatTemplate {
     template("llama.cpp/upstage-Solar-Open-100B.jinja", "", "<|end|>")

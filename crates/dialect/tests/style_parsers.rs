@@ -9,9 +9,11 @@ use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
-use toolbridge_dialect::dialect::Dialect;
-use toolbridge_dialect::dialects::styles::{functionary_v2, mixtral, thoughtful_steps};
-use toolbridge_dialect::rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags};
+use toolbridge_dialect::{
+    dialects::styles::{functionary_v2, mixtral, thoughtful_steps},
+    rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags},
+    Dialect,
+};
 
 fn split_invariant(dialect: &dyn Dialect, text: &str) -> Message {
     parsed_however_cut(&|| dialect.parser(), text)

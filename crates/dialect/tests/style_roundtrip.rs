@@ -10,8 +10,7 @@ use common::written::{name_and_arguments, Syntax};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect};
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, Registry};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 

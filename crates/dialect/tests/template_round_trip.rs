@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use common::split::message_of;
 use serde_json::Value;
 use toolbridge_chat::bfcl::{self, Answer, Question};
-use toolbridge_dialect::detect::{choose, resolve};
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect};
-use toolbridge_dialect::proof::{calls_text, same_calls, Proof, Sample};
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{
+    detect::{choose, resolve},
+    proof::{calls_text, same_calls, Proof, Sample},
+    ChatTemplate, Dialect, Registry,
+};
 use toolbridge_template::OllamaSource;
 use toolbridge_template::TemplateCaps;
 

@@ -7,7 +7,7 @@ mod framed_common;
 use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
-use toolbridge_dialect::dialect::{ChatTemplate, DialectError};
+use toolbridge_dialect::{ChatTemplate, DialectError};
 
 fn with_tool(parameters: Value) -> ChatRequest {
     let mut request = request(None);

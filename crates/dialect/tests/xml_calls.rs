@@ -8,7 +8,7 @@ use framed_common::split::parsed_in_pieces;
 use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
-use toolbridge_dialect::dialect::ChatTemplate;
+use toolbridge_dialect::ChatTemplate;
 
 /// A family tested here: its dialect; its template (a corpus path, or as `tests/…` one
 /// llama.cpp's tests ship) with its tokens; how its models write calls; what its template

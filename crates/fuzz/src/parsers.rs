@@ -11,10 +11,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use toolbridge_chat::Message;
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::parser::StreamParser;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{assemble, Registry, SequentialIds, StreamParser};
 
 /// The most cuts one input places.
 const MAX_CUTS: u8 = 8;

@@ -7,8 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc;
 use toolbridge_chat::{FinishReason, PromptTokensDetails, Usage};
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::tool_ids::{RandomIds, ToolIds};
+use toolbridge_dialect::{Event, RandomIds, ToolIds};
 use toolbridge_engine::{Completion, FinishReason as EngineFinish};
 
 use crate::error::Failure;

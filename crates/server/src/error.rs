@@ -12,8 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
-use toolbridge_dialect::dialect::DialectError;
-use toolbridge_dialect::events::EventOrderError;
+use toolbridge_dialect::{DialectError, EventOrderError};
 use toolbridge_engine::EngineError;
 
 /// An error answer: the status and the OpenAI error object.

@@ -30,8 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::{Event, StreamParser};
 use toolbridge_engine::{Completion, Engine, EngineError, FinishReason, Flow, Generation};
 
 use crate::admission::Permit;

@@ -33,8 +33,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use toolbridge_dialect::assemble::Assembler;
-use toolbridge_dialect::events::Event;
+use toolbridge_dialect::{ChatAnswer, Event};
 use toolbridge_engine::{Completion, Engine, EngineError, Flow, Generation, ModelInfo};
 use toolbridge_grammar::{Constraint, Token, Trigger};
 
@@ -204,7 +203,7 @@ async fn relay(
     mut steps: mpsc::Receiver<Step>,
     out: mpsc::Sender<SseEvent>,
 ) {
-    let mut assembler = Assembler::default();
+    let mut answer = ChatAnswer::default();
     loop {
         let events = tokio::select! {
             biased;
@@ -212,7 +211,7 @@ async fn relay(
             step = steps.recv() => {
                 let last = !matches!(step, Some(Step::Started | Step::Events(_)));
                 let mut events = drain(&mut raw);
-                events.extend(step_events(step, &mut assembler));
+                events.extend(step_events(step, &mut answer));
                 if last {
                     send_all(&out, events).await;
                     return;
@@ -245,20 +244,20 @@ async fn send_all(out: &mpsc::Sender<SseEvent>, events: Vec<SseEvent>) -> bool {
 
 /// The SSE events of one step: each parser event, or the end (`None`: the engine's thread
 /// vanished).
-fn step_events(step: Option<Step>, assembler: &mut Assembler) -> Vec<SseEvent> {
+fn step_events(step: Option<Step>, answer: &mut ChatAnswer) -> Vec<SseEvent> {
     match step {
         Some(Step::Started) => Vec::new(),
         Some(Step::Events(events)) => events
             .into_iter()
             .map(|event| {
                 let shown = named("event", &event_json(&event));
-                match assembler.push(event) {
-                    Ok(()) => shown,
+                match answer.push(event) {
+                    Ok(_) => shown,
                     Err(error) => error_event(&Failure::parser_bug(error)),
                 }
             })
             .collect(),
-        Some(Step::Finished(Ok(completion))) => vec![done(std::mem::take(assembler), &completion)],
+        Some(Step::Finished(Ok(completion))) => vec![done(std::mem::take(answer), &completion)],
         Some(Step::Finished(Err(failure))) => vec![error_event(&failure)],
         None => vec![error_event(&Failure::engine_vanished())],
     }
@@ -266,8 +265,8 @@ fn step_events(step: Option<Step>, assembler: &mut Assembler) -> Vec<SseEvent> {
 
 /// The `done` event: the assistant message the events fold into, as
 /// `/v1/chat/completions` would answer it, with its finish reason and usage.
-fn done(assembler: Assembler, completion: &Completion) -> SseEvent {
-    let message = assembler.finish_response();
+fn done(answer: ChatAnswer, completion: &Completion) -> SseEvent {
+    let message = answer.message();
     let reason = finish_reason(completion, message.tool_calls.is_some());
     named(
         "done",

@@ -1,7 +1,7 @@
 //! Answers made of output items: what the Responses and the Messages APIs share.
 //!
 //! Both APIs answer with a list of items (reasoning, text, calls) folded from the parser's
-//! events ([`toolbridge_dialect::items`]); they differ only in how an item and each
+//! events ([`toolbridge_dialect::Items`]); they differ only in how an item and each
 //! change to it are written. An [`ItemsApi`] says that, and [`answer`] does the rest: the
 //! whole answer is the fold's last state, the streamed one is each change written as it
 //! happens through the one SSE writer ([`stream_with`]), so the two cannot
@@ -12,8 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::items::Change;
+use toolbridge_dialect::{Change, Event};
 use toolbridge_engine::Completion;
 
 use crate::answer::fold;

@@ -21,10 +21,9 @@
 use std::sync::Arc;
 
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
-use toolbridge_dialect::parser::StreamParser;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::{answer_format, detect};
+use toolbridge_dialect::{
+    answer_format, detect, ChatTemplate, Dialect, DialectError, Prepared, Registry, StreamParser,
+};
 use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 

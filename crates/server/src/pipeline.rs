@@ -12,7 +12,7 @@ use axum::http::{header, StatusCode};
 use axum::response::Response;
 use tokio::sync::mpsc;
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::parser::StreamParser;
+use toolbridge_dialect::StreamParser;
 use toolbridge_engine::{Engine, Generation};
 
 use crate::admission::Permit;

@@ -16,7 +16,7 @@
 //! has its name and its argument text so far is a prefix of that call's — so calls that
 //! differ stream as they are parsed.
 
-use toolbridge_dialect::events::Event;
+use toolbridge_dialect::Event;
 use toolbridge_grammar::check::CompactJson;
 
 /// Filters a generation's events; see the module docs.

@@ -13,7 +13,7 @@ use axum::response::sse::{Event as SseEvent, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 use tokio::sync::mpsc;
-use toolbridge_dialect::events::Event;
+use toolbridge_dialect::Event;
 use toolbridge_engine::Completion;
 
 use crate::error::Failure;

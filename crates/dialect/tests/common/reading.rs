@@ -7,11 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolbridge_chat::{ChatRequest, Message};
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::dialect::ChatTemplate;
-use toolbridge_dialect::registry::Registry;
-use toolbridge_dialect::tool_ids::SequentialIds;
-use toolbridge_dialect::{answer_format, detect};
+use toolbridge_dialect::{answer_format, assemble, detect, ChatTemplate, Registry, SequentialIds};
 
 /// `shared/corpus/jinja/`, beside the repository.
 pub fn corpus_dir() -> PathBuf {

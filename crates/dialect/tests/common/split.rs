@@ -6,10 +6,7 @@
 #![allow(dead_code)] // each test crate uses part of it
 
 use toolbridge_chat::Message;
-use toolbridge_dialect::assemble::assemble;
-use toolbridge_dialect::events::EventOrder;
-use toolbridge_dialect::parser::StreamParser;
-use toolbridge_dialect::tool_ids::SequentialIds;
+use toolbridge_dialect::{assemble, EventOrder, SequentialIds, StreamParser};
 
 /// Makes a fresh parser for each reading of the text.
 pub type MakeParser<'a> = &'a dyn Fn() -> Box<dyn StreamParser + Send>;

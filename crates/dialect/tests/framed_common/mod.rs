@@ -13,8 +13,7 @@ use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared};
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared, Registry};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
 

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ToolCall};
-use toolbridge_dialect::registry::Registry;
+use toolbridge_dialect::Registry;
 use written::{dialect_of, written, ONE_CALL, SYNTAXES};
 
 /// MaskBench schemas taken (of 5690): enough variety, few enough for AFL to calibrate fast.

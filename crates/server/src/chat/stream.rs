@@ -1,7 +1,7 @@
 //! The streaming answer: events as OpenAI `chat.completion.chunk`s over server-sent
 //! events, `data: {chunk}` each, ended by `data: [DONE]`.
 //!
-//! The dialect crate's [`DeltaWriter`] decides each delta (a call opens with its index, id,
+//! The dialect crate's [`ChatAnswer`] decides each delta (a call opens with its index, id,
 //! type and name, then argument fragments), so this module only wraps deltas in chunks
 //! and writes the end: the finish reason in a last chunk with an empty delta, then, with
 //! `stream_options.include_usage`, a chunk with no choices and the usage (every earlier
@@ -23,8 +23,7 @@ use futures_util::stream::Stream;
 use std::convert::Infallible;
 use tokio::sync::mpsc;
 use toolbridge_chat::{ChatChunk, ChunkChoice, Delta};
-use toolbridge_dialect::chunks::DeltaWriter;
-use toolbridge_dialect::events::Event;
+use toolbridge_dialect::{ChatAnswer, Event};
 use toolbridge_engine::Completion;
 
 use crate::answer::{finish_reason, usage, AnswerMeta};
@@ -48,8 +47,7 @@ pub(super) async fn stream(
 struct ChunkWriter {
     meta: AnswerMeta,
     include_usage: bool,
-    deltas: DeltaWriter,
-    has_calls: bool,
+    answer: ChatAnswer,
 }
 
 impl ChunkWriter {
@@ -57,8 +55,7 @@ impl ChunkWriter {
         ChunkWriter {
             meta,
             include_usage,
-            deltas: DeltaWriter::default(),
-            has_calls: false,
+            answer: ChatAnswer::default(),
         }
     }
 
@@ -80,7 +77,7 @@ impl ChunkWriter {
 impl SseWriter for ChunkWriter {
     /// The chunk that opens the answer, if nothing was written yet.
     fn open(&mut self) -> Vec<SseEvent> {
-        self.deltas
+        self.answer
             .open()
             .map(|delta| self.delta_chunk(delta))
             .into_iter()
@@ -91,8 +88,7 @@ impl SseWriter for ChunkWriter {
     fn write(&mut self, events: Vec<Event>) -> Result<Vec<SseEvent>, Failure> {
         let mut written = Vec::with_capacity(events.len());
         for event in events {
-            self.has_calls |= matches!(event, Event::ToolCallStart { .. });
-            if let Some(delta) = self.deltas.push(event).map_err(Failure::parser_bug)? {
+            for delta in self.answer.push(event).map_err(Failure::parser_bug)? {
                 written.push(self.delta_chunk(delta));
             }
         }
@@ -101,9 +97,9 @@ impl SseWriter for ChunkWriter {
 
     /// The last delta if any, the finish reason, the usage if asked for, and `[DONE]`.
     fn finish(mut self, completion: &Completion) -> Vec<SseEvent> {
-        let reason = finish_reason(completion, self.has_calls);
+        let reason = finish_reason(completion, self.answer.has_calls());
         let mut events: Vec<SseEvent> = Vec::with_capacity(4);
-        if let Some(delta) = std::mem::take(&mut self.deltas).finish() {
+        if let Some(delta) = self.answer.finish() {
             events.push(self.delta_chunk(delta));
         }
         events.push(data(&self.chunk(vec![ChunkChoice::finish(0, reason)])));

@@ -1,7 +1,7 @@
 //! The answer of a Messages request: the `message` object and its event stream.
 //!
 //! Both come from one fold of the parser's events into items
-//! ([`toolbridge_dialect::items`]), which are Anthropic's content blocks: reasoning a
+//! ([`toolbridge_dialect::Items`]), which are Anthropic's content blocks: reasoning a
 //! `thinking` block, text a `text` block, each call a `tool_use` block whose `input` is
 //! the call's arguments. The stream writes `message_start`, then per block
 //! `content_block_start`, its `content_block_delta`s (`thinking_delta`, `text_delta`,
@@ -15,8 +15,7 @@
 use axum::response::sse::Event as SseEvent;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::FinishReason;
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::items::{Change, Item, ItemKind, Items};
+use toolbridge_dialect::{Change, Event, Item, ItemKind, Items};
 use toolbridge_engine::Completion;
 
 use super::error::AnthropicFailure;

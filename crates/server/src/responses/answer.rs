@@ -1,7 +1,7 @@
 //! The answer of a Responses request: the `response` object and its event stream.
 //!
 //! Both are written from one fold of the parser's events into output items
-//! ([`toolbridge_dialect::items`]): reasoning becomes a `reasoning` item, text a `message`
+//! ([`toolbridge_dialect::Items`]): reasoning becomes a `reasoning` item, text a `message`
 //! with one `output_text` part, each call a `function_call` item (`call_id` is the call's
 //! id, the one a `function_call_output` answers). The whole answer is that fold's last
 //! state; the stream writes each change as it happens, in OpenAI's event order:
@@ -15,8 +15,7 @@
 use axum::response::sse::Event as SseEvent;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::FinishReason;
-use toolbridge_dialect::events::Event;
-use toolbridge_dialect::items::{Change, Item, ItemKind, Items};
+use toolbridge_dialect::{Change, Event, Item, ItemKind, Items};
 use toolbridge_engine::Completion;
 
 use crate::answer::{finish_reason, random_id, AnswerMeta};
