@@ -7,13 +7,16 @@
 //! times out; a server that goes quiet does, as [`Failure::Timeout`]. Dropping a
 //! [`Frames`] drops the connection, which is how a cancelled generation tells the server
 //! to stop.
+//!
+//! It is the bottom of the remote engine and imports nothing of it: how an answer is
+//! framed ([`Framing`]) and how an error body names its message ([`error_message`]) are
+//! here, with the frames and failures that need them.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::protocol::{error_message, Framing};
 use crate::EngineError;
 
 /// Why an HTTP exchange failed, in the terms that decide what happens next: a replica
@@ -61,6 +64,35 @@ impl Failure {
             Failure::Broken(message) => EngineError::Upstream(message),
         }
     }
+}
+
+/// The first of the places error bodies name their message in
+/// (`{"error": {"message": …}}`, `{"error": "…"}`, `{"message": "…"}`, `{"detail": "…"}`),
+/// else the body itself, cut short.
+pub(crate) fn error_message(body: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return body.trim().chars().take(500).collect();
+    };
+    let candidates = [
+        value.pointer("/error/message"),
+        value.get("error"),
+        value.get("message"),
+        value.get("detail"),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find_map(|v| v.as_str().map(str::to_owned));
+    found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
+}
+
+/// How a streamed answer is cut into frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events: each event's `data:` lines are a frame.
+    Sse,
+    /// One JSON value per line.
+    Ndjson,
 }
 
 /// The HTTP client, with the idle timeout every wait is bounded by.
@@ -379,5 +411,13 @@ mod tests {
         };
         assert!(status.ejects());
         assert!(matches!(status.into_engine_error(), EngineError::Upstream(m) if m == "500: boom"));
+    }
+
+    #[test]
+    fn error_messages_are_found_in_each_shape() {
+        assert_eq!(error_message(r#"{"error":{"message":"bad"}}"#), "bad");
+        assert_eq!(error_message(r#"{"error":"worse"}"#), "worse");
+        assert_eq!(error_message(r#"{"detail":"gone"}"#), "gone");
+        assert_eq!(error_message("plain text\n"), "plain text");
     }
 }

@@ -26,35 +26,72 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::{json, Map, Value};
 use toolbridge_grammar::{Constraint, Token, Trigger};
 
-use super::http::Http;
+use super::http::{error_message, Failure, Framing, Http};
 use super::protocol::{
-    generation_fields, Description, Ending, Framing, Reader, Target, Update, WireRequest,
+    generation_fields, grammar_refused, Backend, Description, Ending, Pending, Reader, Target,
+    Update, WireRequest,
 };
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
-
-pub(crate) const HEALTH: &str = "/health";
 
 /// `grammar_triggers` types, as llama.cpp's `common_grammar_trigger_type` numbers them.
 const TRIGGER_TOKEN: u8 = 0;
 const TRIGGER_WORD: u8 = 1;
 
-/// Whether `base` is a llama-server: `/props` describes its generation settings.
-pub(crate) async fn answers(http: &Http, base: &str) -> bool {
-    match http.get_json(&format!("{base}/props")).await {
-        Ok(props) => {
-            props.get("default_generation_settings").is_some() || props.get("total_slots").is_some()
-        }
-        Err(_) => false,
-    }
-}
+/// llama-server's protocol.
+pub(crate) struct LlamaServer;
 
-pub(crate) async fn describe(http: &Http, base: &str) -> Result<Description, EngineError> {
-    let props = http
-        .get_json(&format!("{base}/props"))
-        .await
-        .map_err(|failure| failure.into_engine_error())?;
-    let adds_bos = adds_bos(http, base).await;
-    Ok(description(&props, adds_bos))
+impl Backend for LlamaServer {
+    /// `/props` describes its generation settings.
+    fn answers<'a>(&'a self, http: &'a Http, base: &'a str) -> Pending<'a, bool> {
+        Box::pin(async move {
+            let props = http.get_json(&format!("{base}/props")).await;
+            Ok(props.is_ok_and(|props| {
+                props.get("default_generation_settings").is_some()
+                    || props.get("total_slots").is_some()
+            }))
+        })
+    }
+
+    fn describe<'a>(
+        &'a self,
+        http: &'a Http,
+        base: &'a str,
+        _model: Option<&'a str>,
+    ) -> Pending<'a, Description> {
+        Box::pin(async move {
+            let props = http
+                .get_json(&format!("{base}/props"))
+                .await
+                .map_err(Failure::into_engine_error)?;
+            Ok(description(&props, adds_bos(http, base).await))
+        })
+    }
+
+    fn request(
+        &self,
+        generation: &Generation,
+        target: &Target,
+        special: &[String],
+    ) -> Result<WireRequest, EngineError> {
+        request(generation, target, special)
+    }
+
+    fn reader(&self) -> Box<dyn Reader> {
+        Box::new(StreamReader::default())
+    }
+
+    fn health_path(&self) -> &'static str {
+        "/health"
+    }
+
+    /// One slot, where `/props` does not say how many it has.
+    fn default_capacity(&self) -> usize {
+        1
+    }
+
+    fn refused(&self, body: &str) -> Option<EngineError> {
+        too_long(body).or_else(|| grammar_refused(&error_message(body)))
+    }
 }
 
 /// Whether the server puts a BOS before a text prompt: it does when tokenizing nothing
@@ -167,7 +204,7 @@ async fn one_token(http: &Http, base: &str, text: &str) -> Option<bool> {
 
 /// The `/completion` request for `generation`; `special` are the markers the model has
 /// as single tokens ([`SpecialTokens`]).
-pub(crate) fn request(
+fn request(
     generation: &Generation,
     target: &Target,
     special: &[String],
@@ -222,7 +259,7 @@ fn trigger(trigger: &Trigger) -> Value {
 
 /// A 400 for a prompt longer than the context (`exceed_context_size_error`), with the
 /// counts the server gives.
-pub(crate) fn too_long(body: &str) -> Option<EngineError> {
+fn too_long(body: &str) -> Option<EngineError> {
     let value: Value = serde_json::from_str(body).ok()?;
     let error = value.get("error")?;
     if error.get("type").and_then(Value::as_str)? != "exceed_context_size_error" {
@@ -238,7 +275,7 @@ pub(crate) fn too_long(body: &str) -> Option<EngineError> {
 /// Reads `/completion`'s stream: each event a JSON object with the next `content`; the
 /// last one has `"stop": true`, why (`stop_type`) and the counts.
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader {
+struct StreamReader {
     done: Option<Ending>,
 }
 
@@ -253,7 +290,7 @@ impl Reader for StreamReader {
             ))
         })?;
         if let Some(error) = value.get("error") {
-            return Err(EngineError::Upstream(super::protocol::error_message(
+            return Err(EngineError::Upstream(error_message(
                 &json!({"error": error}).to_string(),
             )));
         }

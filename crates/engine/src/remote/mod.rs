@@ -2,8 +2,9 @@
 //!
 //! toolbridge renders the prompt and builds the constraint itself, as for the embedded
 //! engine; a remote engine only completes raw text. Each kind's wire protocol is one
-//! module ([`llama_server`], [`vllm`], [`sglang`], [`ollama`], behind [`EngineKind`]), all
-//! over one HTTP layer ([`http`]) and one set of replicas ([`replicas`]).
+//! module ([`llama_server`], [`vllm`], [`sglang`], [`ollama`]), a `Backend` that
+//! [`EngineKind`] chooses, all over one HTTP layer ([`http`]) and one set of replicas
+//! ([`replicas`]).
 //!
 //! The [`Engine`] trait is blocking; the HTTP is async. A generation runs as a task on the
 //! engine's own small runtime and hands what it reads to the caller's thread over a
@@ -20,6 +21,7 @@
 
 pub mod affinity;
 mod http;
+mod kind;
 mod llama_server;
 mod ollama;
 mod protocol;
@@ -32,10 +34,10 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use protocol::EngineKind;
+pub use kind::EngineKind;
 
-use self::http::Http;
-use self::protocol::{Description, Ending, Target, Update};
+use self::http::{Failure, Http};
+use self::protocol::{Backend, Description, Ending, Target, Update, WireRequest};
 use self::replicas::{Pool, Replica};
 use crate::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
@@ -72,16 +74,6 @@ impl Default for RemoteOptions {
             health_interval: Duration::from_secs(5),
             api_key: None,
         }
-    }
-}
-
-/// Generations each replica runs at once when neither it nor the user says: servers that
-/// batch freely (vLLM, SGLang) take many, Ollama a few.
-fn default_capacity(kind: EngineKind) -> usize {
-    match kind {
-        EngineKind::LlamaServer => 1,
-        EngineKind::Vllm | EngineKind::Sglang => 64,
-        EngineKind::Ollama => 4,
     }
 }
 
@@ -123,6 +115,7 @@ impl RemoteEngine {
             .map(|url| url.trim_end_matches('/').to_owned())
             .collect();
         let (kind, described) = runtime.block_on(describe_all(&http, &urls, &options))?;
+        let backend = kind.backend();
         let first = same_model(&urls, &described)?;
         let replicas = urls
             .iter()
@@ -131,14 +124,14 @@ impl RemoteEngine {
                 let capacity = options
                     .capacity
                     .or(description.as_ref().and_then(|d| d.capacity))
-                    .unwrap_or_else(|| default_capacity(kind));
+                    .unwrap_or_else(|| backend.default_capacity());
                 Replica::new(url.clone(), capacity, description.is_some())
             })
             .collect();
         let pool = Arc::new(Pool::new(replicas));
         {
             let _entered = runtime.enter();
-            Pool::watch(&pool, &http, kind, options.health_interval);
+            Pool::watch(&pool, &http, backend.health_path(), options.health_interval);
         }
         Ok(RemoteEngine {
             runtime: Some(runtime),
@@ -179,9 +172,11 @@ impl RemoteEngine {
         Ok((request.path, request.body))
     }
 
-    fn request(&self, generation: &Generation) -> Result<protocol::WireRequest, EngineError> {
+    fn request(&self, generation: &Generation) -> Result<WireRequest, EngineError> {
         let special = self.special_tokens(generation)?;
-        self.kind.request(generation, &self.target, &special)
+        self.kind
+            .backend()
+            .request(generation, &self.target, &special)
     }
 
     /// The grammar's markers the model has as single tokens, for kinds that must know.
@@ -239,7 +234,10 @@ async fn describe_all(
                     )));
                 }
                 kind = Some(found);
-                found.describe(http, url, options.model.as_deref()).await
+                found
+                    .backend()
+                    .describe(http, url, options.model.as_deref())
+                    .await
             }
             Err(error) => Err(error),
         };
@@ -312,7 +310,7 @@ impl Engine for RemoteEngine {
         let request = self.request(generation)?;
         let (sender, receiver) = mpsc::channel();
         let run = Run {
-            kind: self.kind,
+            backend: self.kind.backend(),
             pool: Arc::clone(&self.pool),
             http: self.http.clone(),
             request,
@@ -325,7 +323,7 @@ impl Engine for RemoteEngine {
     }
 
     fn unenforced(&self, generation: &Generation) -> Option<&'static str> {
-        self.kind.unenforced(generation)
+        self.kind.backend().unenforced(generation)
     }
 }
 
@@ -396,10 +394,10 @@ fn completion(ending: Ending, started: Instant, first_piece: Option<Duration>) -
 
 /// One generation's task on the engine's runtime.
 struct Run {
-    kind: EngineKind,
+    backend: &'static dyn Backend,
     pool: Arc<Pool>,
     http: Http,
-    request: protocol::WireRequest,
+    request: WireRequest,
     prompt: String,
 }
 
@@ -428,7 +426,7 @@ impl Run {
             let retry =
                 !sent_text && failure.ejects() && tried.len() < 2 && self.pool.replicas.len() > 1;
             if !retry {
-                let _ = sender.send(Err(self.kind.error(failure)));
+                let _ = sender.send(Err(self.backend.error(failure)));
                 return;
             }
         }
@@ -436,14 +434,14 @@ impl Run {
 
     /// Streams the answer of one replica into `sender`: `Ok` once it is done (or nobody
     /// listens any more), else the failure and whether any text was sent before it.
-    async fn attempt(&self, base: &str, sender: &Sender) -> Result<(), (http::Failure, bool)> {
+    async fn attempt(&self, base: &str, sender: &Sender) -> Result<(), (Failure, bool)> {
         let url = format!("{base}{}", self.request.path);
         let mut frames = self
             .http
             .post_stream(&url, &self.request.body, self.request.framing)
             .await
             .map_err(|failure| (failure, false))?;
-        let mut reader = self.kind.reader();
+        let mut reader = self.backend.reader();
         let mut sent_text = false;
         loop {
             let updates = match frames.next().await {

@@ -20,43 +20,103 @@
 use serde_json::{json, Map, Value};
 use toolbridge_grammar::{Constraint, Expr};
 
-use super::http::Http;
+use super::http::{error_message, Failure, Framing, Http};
 use super::protocol::{
-    error_message, generation_fields, number_after, Description, Ending, Framing, Reader, Target,
-    Update, WireRequest,
+    generation_fields, number_after, Backend, Description, Ending, Pending, Reader, Target, Update,
+    WireRequest,
 };
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+use crate::{EngineError, FinishReason, Generation, Usage};
 
-pub(crate) const HEALTH: &str = "/api/version";
+const HEALTH: &str = "/api/version";
 
-pub(crate) const LIMITATION: &str =
-    "Ollama takes no grammar: tool calls are parsed, not constrained, \
+const LIMITATION: &str = "Ollama takes no grammar: tool calls are parsed, not constrained, \
      and only an answer that is one JSON value is enforced (as Ollama's `format`)";
 
-/// Whether `base` is Ollama: `/api/version` names its version.
-pub(crate) async fn answers(http: &Http, base: &str) -> bool {
-    match http.get_json(&format!("{base}{HEALTH}")).await {
-        Ok(version) => version.get("version").and_then(Value::as_str).is_some(),
-        Err(_) => false,
-    }
-}
+/// Ollama's protocol.
+pub(crate) struct Ollama;
 
-pub(crate) async fn describe(
-    http: &Http,
-    base: &str,
-    model: Option<&str>,
-) -> Result<Description, EngineError> {
-    let engine_error = |failure: super::http::Failure| failure.into_engine_error();
-    let tags = http
-        .get_json(&format!("{base}/api/tags"))
-        .await
-        .map_err(engine_error)?;
-    let name = choose_model(base, &tags, model)?;
-    let show = http
-        .post_json(&format!("{base}/api/show"), &json!({"model": name}))
-        .await
-        .map_err(engine_error)?;
-    Ok(description(name, &show))
+impl Backend for Ollama {
+    /// `/api/version` names its version.
+    fn answers<'a>(&'a self, http: &'a Http, base: &'a str) -> Pending<'a, bool> {
+        Box::pin(async move {
+            let version = http.get_json(&format!("{base}{HEALTH}")).await;
+            Ok(version
+                .is_ok_and(|version| version.get("version").and_then(Value::as_str).is_some()))
+        })
+    }
+
+    fn describe<'a>(
+        &'a self,
+        http: &'a Http,
+        base: &'a str,
+        model: Option<&'a str>,
+    ) -> Pending<'a, Description> {
+        Box::pin(async move {
+            let tags = http
+                .get_json(&format!("{base}/api/tags"))
+                .await
+                .map_err(Failure::into_engine_error)?;
+            let name = choose_model(base, &tags, model)?;
+            let show = http
+                .post_json(&format!("{base}/api/show"), &json!({"model": name}))
+                .await
+                .map_err(Failure::into_engine_error)?;
+            Ok(description(&name, &show))
+        })
+    }
+
+    fn request(
+        &self,
+        generation: &Generation,
+        target: &Target,
+        _special: &[String],
+    ) -> Result<WireRequest, EngineError> {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(target.model));
+        body.insert("prompt".into(), json!(generation.prompt));
+        body.insert("raw".into(), json!(true));
+        body.insert("stream".into(), json!(true));
+        body.insert("options".into(), Value::Object(options(generation)));
+        if let Some(schema) = generation.constraint.as_ref().and_then(format) {
+            body.insert("format".into(), schema.clone());
+        }
+        Ok(WireRequest {
+            path: "/api/generate",
+            body: Value::Object(body),
+            framing: Framing::Ndjson,
+        })
+    }
+
+    fn reader(&self) -> Box<dyn Reader> {
+        Box::new(StreamReader::default())
+    }
+
+    fn health_path(&self) -> &'static str {
+        HEALTH
+    }
+
+    fn default_capacity(&self) -> usize {
+        4
+    }
+
+    /// Only a prompt too long: Ollama is sent no grammar to refuse.
+    fn refused(&self, body: &str) -> Option<EngineError> {
+        too_long(&error_message(body))
+    }
+
+    fn limitation(&self) -> Option<&'static str> {
+        Some(LIMITATION)
+    }
+
+    /// A lazy constraint (tool calls), which Ollama cannot take; a forced one is sent as
+    /// `format` or refused ([`format()`]).
+    fn unenforced(&self, generation: &Generation) -> Option<&'static str> {
+        generation
+            .constraint
+            .as_ref()
+            .filter(|constraint| format(constraint).is_none())
+            .map(|_| LIMITATION)
+    }
 }
 
 /// The local model asked for (`--engine-model`, `:latest` implied as Ollama implies
@@ -86,7 +146,7 @@ fn choose_model(base: &str, tags: &Value, wanted: Option<&str>) -> Result<String
     })
 }
 
-fn description(name: String, show: &Value) -> Description {
+fn description(name: &str, show: &Value) -> Description {
     let parameters = show
         .get("parameters")
         .and_then(Value::as_str)
@@ -100,25 +160,12 @@ fn description(name: String, show: &Value) -> Description {
         })
         .and_then(|(_, value)| value.as_u64());
     let context_length = parameter(parameters, "num_ctx").or(trained).unwrap_or(0) as u32;
-    Description {
-        info: ModelInfo {
-            id: name.clone(),
-            chat_template: None,
-            bos_token: None,
-            eos_token: None,
-            context_length,
-            ollama_modelfile: show
-                .get("modelfile")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        },
-        capacity: None,
-        target: Target {
-            model: Some(name),
-            added_bos: None,
-            ..Target::default()
-        },
-    }
+    let mut description = Description::named(name, context_length);
+    description.info.ollama_modelfile = show
+        .get("modelfile")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    description
 }
 
 /// A number-valued parameter of `/api/show`'s `parameters` text (`name   value` lines).
@@ -126,26 +173,6 @@ fn parameter(parameters: &str, name: &str) -> Option<u64> {
     parameters.lines().find_map(|line| {
         let (key, value) = line.trim().split_once(char::is_whitespace)?;
         (key == name).then(|| value.trim().parse().ok()).flatten()
-    })
-}
-
-pub(crate) fn request(
-    generation: &Generation,
-    target: &Target,
-) -> Result<WireRequest, EngineError> {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(target.model));
-    body.insert("prompt".into(), json!(generation.prompt));
-    body.insert("raw".into(), json!(true));
-    body.insert("stream".into(), json!(true));
-    body.insert("options".into(), Value::Object(options(generation)));
-    if let Some(schema) = generation.constraint.as_ref().and_then(format) {
-        body.insert("format".into(), schema.clone());
-    }
-    Ok(WireRequest {
-        path: "/api/generate",
-        body: Value::Object(body),
-        framing: Framing::Ndjson,
     })
 }
 
@@ -159,16 +186,6 @@ fn options(generation: &Generation) -> Map<String, Value> {
         options.insert("num_predict".into(), json!(max_tokens));
     }
     options
-}
-
-/// What Ollama leaves unenforced of `generation`: a lazy constraint (tool calls), which it
-/// cannot take; a forced one is sent as `format` or refused ([`format`]).
-pub(crate) fn unenforced(generation: &Generation) -> Option<&'static str> {
-    generation
-        .constraint
-        .as_ref()
-        .filter(|constraint| format(constraint).is_none())
-        .map(|_| LIMITATION)
 }
 
 /// What of `constraint` Ollama can enforce: a forced one whose root is one JSON schema,
@@ -187,7 +204,7 @@ fn format(constraint: &Constraint) -> Option<&Value> {
 /// A prompt longer than the context: Ollama passes on its runner's "request (M tokens)
 /// exceeds the available context size (N tokens)", or says "the input length exceeds
 /// the context length".
-pub(crate) fn too_long(message: &str) -> Option<EngineError> {
+fn too_long(message: &str) -> Option<EngineError> {
     if !message.contains("exceeds the available context size")
         && !message.contains("exceeds the context length")
     {
@@ -202,7 +219,7 @@ pub(crate) fn too_long(message: &str) -> Option<EngineError> {
 /// Reads `/api/generate`'s lines: each the next `response` text, the last `done` with
 /// why (`done_reason`), the counts and the durations (nanoseconds).
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader {
+struct StreamReader {
     done: Option<Ending>,
 }
 

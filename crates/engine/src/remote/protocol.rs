@@ -1,193 +1,86 @@
-//! What every remote backend provides, and the one place a backend is chosen by kind.
+//! What every remote backend provides ([`Backend`]), and what the backends share.
 //!
-//! A backend is a module that knows one server's wire protocol: how to tell that a URL
-//! is such a server ([`EngineKind::detect`]), what the server says of its model
-//! ([`Description`]), the request body for one [`Generation`] ([`WireRequest`]), and how
-//! to read the frames its streamed answer is made of ([`Reader`]). The HTTP, the replicas
-//! and the hand-over to the caller's thread are shared ([`super::http`],
-//! [`super::replicas`]); a backend never opens a connection of its own.
+//! A backend knows one server's wire protocol: how to tell that a URL is such a server
+//! ([`Backend::answers`]), what the server says of its model ([`Description`]), the
+//! request body for one [`Generation`] ([`WireRequest`]), and how to read the frames its
+//! streamed answer is made of ([`Reader`]). The HTTP, the replicas and the hand-over to
+//! the caller's thread are shared ([`super::http`], [`super::replicas`]); a backend never
+//! opens a connection of its own.
+//!
+//! Which backend serves a kind of server is chosen above the backends, by `EngineKind`:
+//! this file and the backends import only downwards, never the kinds.
 
-use std::fmt;
-use std::str::FromStr;
+use std::future::Future;
+use std::pin::Pin;
 
 use serde_json::{json, Map, Value};
 
-use super::http::{Failure, Http};
-use super::{llama_server, ollama, sglang, vllm};
+use super::http::{Failure, Framing, Http};
 use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
 
-/// The kinds of remote engine toolbridge can stand in front of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EngineKind {
-    /// llama.cpp's `llama-server` (`/completion`, GBNF with lazy triggers).
-    LlamaServer,
-    /// vLLM's OpenAI server (`/v1/completions`, structured outputs).
-    Vllm,
-    /// SGLang's native `/generate`.
-    Sglang,
-    /// Ollama's `/api/generate` in raw mode.
-    Ollama,
-}
+/// A backend's answer to come, boxed so that a backend can be chosen at run time
+/// (`&dyn Backend`).
+pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T, EngineError>> + Send + 'a>>;
 
-impl EngineKind {
-    pub const ALL: [EngineKind; 4] = [
-        EngineKind::LlamaServer,
-        EngineKind::Vllm,
-        EngineKind::Sglang,
-        EngineKind::Ollama,
-    ];
-
-    /// The name used on the command line (`--engine-kind`).
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::LlamaServer => "llama-server",
-            EngineKind::Vllm => "vllm",
-            EngineKind::Sglang => "sglang",
-            EngineKind::Ollama => "ollama",
-        }
-    }
-
-    /// The kind of server at `base`, from the endpoints only it answers; the probes run in
-    /// an order where no kind's probe is answered by a kind tried later.
-    pub(crate) async fn detect(http: &Http, base: &str) -> Result<EngineKind, EngineError> {
-        for kind in [
-            EngineKind::LlamaServer,
-            EngineKind::Ollama,
-            EngineKind::Sglang,
-            EngineKind::Vllm,
-        ] {
-            if kind.answers(http, base).await? {
-                return Ok(kind);
-            }
-        }
-        Err(EngineError::Unavailable(format!(
-            "{base} does not answer as llama-server (/props), Ollama (/api/version), SGLang \
-             (/model_info) or vLLM (/v1/models): is it running, and is it one of these? \
-             (--engine-kind names the kind)"
-        )))
-    }
-
+/// One kind of server's wire protocol.
+pub(crate) trait Backend: Sync {
     /// Whether `base` answers as this kind; an error where it answers in a way that says
     /// what is wrong (vLLM wanting an API key).
-    async fn answers(self, http: &Http, base: &str) -> Result<bool, EngineError> {
-        match self {
-            EngineKind::LlamaServer => Ok(llama_server::answers(http, base).await),
-            EngineKind::Vllm => vllm::answers(http, base).await,
-            EngineKind::Sglang => Ok(sglang::answers(http, base).await),
-            EngineKind::Ollama => Ok(ollama::answers(http, base).await),
-        }
-    }
+    fn answers<'a>(&'a self, http: &'a Http, base: &'a str) -> Pending<'a, bool>;
 
     /// What the server at `base` serves; `model` is the upstream model name the user gave
     /// (`--engine-model`), else the server's only or first model.
-    pub(crate) async fn describe(
-        self,
-        http: &Http,
-        base: &str,
-        model: Option<&str>,
-    ) -> Result<Description, EngineError> {
-        match self {
-            EngineKind::LlamaServer => llama_server::describe(http, base).await,
-            EngineKind::Vllm => vllm::describe(http, base, model).await,
-            EngineKind::Sglang => sglang::describe(http, base, model).await,
-            EngineKind::Ollama => ollama::describe(http, base, model).await,
-        }
-    }
+    fn describe<'a>(
+        &'a self,
+        http: &'a Http,
+        base: &'a str,
+        model: Option<&'a str>,
+    ) -> Pending<'a, Description>;
 
     /// The request that runs `generation` on a server described by `target`; `special`
     /// are the grammar's markers the model has as single tokens, where the kind needs
     /// them told apart (llama-server).
-    pub(crate) fn request(
-        self,
+    fn request(
+        &self,
         generation: &Generation,
         target: &Target,
         special: &[String],
-    ) -> Result<WireRequest, EngineError> {
-        match self {
-            EngineKind::LlamaServer => llama_server::request(generation, target, special),
-            EngineKind::Vllm => vllm::request(generation, target),
-            EngineKind::Sglang => sglang::request(generation, target),
-            EngineKind::Ollama => ollama::request(generation, target),
-        }
-    }
+    ) -> Result<WireRequest, EngineError>;
 
     /// A reader for one streamed answer.
-    pub(crate) fn reader(self) -> Box<dyn Reader> {
-        match self {
-            EngineKind::LlamaServer => Box::new(llama_server::StreamReader::default()),
-            EngineKind::Vllm => Box::new(vllm::StreamReader::default()),
-            EngineKind::Sglang => Box::new(sglang::StreamReader::default()),
-            EngineKind::Ollama => Box::new(ollama::StreamReader::default()),
-        }
-    }
+    fn reader(&self) -> Box<dyn Reader>;
 
     /// The path whose 200 says a replica is up and ready.
-    pub(crate) fn health_path(self) -> &'static str {
-        match self {
-            EngineKind::LlamaServer => llama_server::HEALTH,
-            EngineKind::Vllm => vllm::HEALTH,
-            EngineKind::Sglang => sglang::HEALTH,
-            EngineKind::Ollama => ollama::HEALTH,
-        }
-    }
+    fn health_path(&self) -> &'static str;
 
-    /// The error a failed request stands for: a 400 for a prompt longer than the context,
-    /// read from the body as each kind words it; a 400 refusing the grammar, which is the
-    /// client's schema or grammar and so the client's 400 (not a 502 that SDKs retry);
-    /// else the shared mapping ([`Failure::into_engine_error`]).
-    pub(crate) fn error(self, failure: Failure) -> EngineError {
-        let refused = match &failure {
-            Failure::Status { status: 400, body } => match self {
-                EngineKind::LlamaServer => {
-                    llama_server::too_long(body).or_else(|| grammar_refused(&error_message(body)))
-                }
-                EngineKind::Vllm => vllm::too_long(&error_message(body))
-                    .or_else(|| grammar_refused(&error_message(body))),
-                EngineKind::Sglang => sglang::too_long(&error_message(body))
-                    .or_else(|| grammar_refused(&error_message(body))),
-                EngineKind::Ollama => ollama::too_long(&error_message(body)),
-            },
-            _ => None,
-        };
-        refused.unwrap_or_else(|| failure.into_engine_error())
-    }
+    /// Generations each replica runs at once when neither it nor the user says: servers
+    /// that batch freely take many.
+    fn default_capacity(&self) -> usize;
+
+    /// The client's error that a 400 with `body` stands for, if any: a prompt longer than
+    /// the context, read from the body as this kind words it, or a refused grammar
+    /// ([`grammar_refused`]), which is the client's schema or grammar and so the client's
+    /// 400 (not a 502 that SDKs retry).
+    fn refused(&self, body: &str) -> Option<EngineError>;
 
     /// What this kind cannot enforce, said at start-up.
-    pub fn limitation(self) -> Option<&'static str> {
-        match self {
-            EngineKind::Ollama => Some(ollama::LIMITATION),
-            _ => None,
-        }
+    fn limitation(&self) -> Option<&'static str> {
+        None
     }
 
     /// What of `generation` this kind cannot enforce, said with its answer.
-    pub(crate) fn unenforced(self, generation: &Generation) -> Option<&'static str> {
-        match self {
-            EngineKind::Ollama => ollama::unenforced(generation),
+    fn unenforced(&self, _generation: &Generation) -> Option<&'static str> {
+        None
+    }
+
+    /// The error a failed request stands for: a 400 this kind reads as the client's
+    /// ([`Backend::refused`]), else the shared mapping ([`Failure::into_engine_error`]).
+    fn error(&self, failure: Failure) -> EngineError {
+        let refused = match &failure {
+            Failure::Status { status: 400, body } => self.refused(body),
             _ => None,
-        }
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for EngineKind {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        let wanted = name.to_ascii_lowercase().replace('_', "-");
-        EngineKind::ALL
-            .into_iter()
-            .find(|kind| {
-                kind.name() == wanted || (wanted == "llama.cpp" && *kind == EngineKind::LlamaServer)
-            })
-            .ok_or_else(|| {
-                format!("unknown engine kind {name:?}; known: llama-server, vllm, sglang, ollama")
-            })
+        };
+        refused.unwrap_or_else(|| failure.into_engine_error())
     }
 }
 
@@ -231,15 +124,6 @@ pub(crate) struct WireRequest {
     pub framing: Framing,
 }
 
-/// How a streamed answer is cut into frames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
-    /// Server-sent events: each event's `data:` lines are a frame.
-    Sse,
-    /// One JSON value per line.
-    Ndjson,
-}
-
 /// What a frame of an answer says.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Update {
@@ -259,6 +143,25 @@ pub(crate) struct Ending {
     /// The server's own timings, where it gives them (milliseconds).
     pub prompt_ms: Option<f64>,
     pub generation_ms: Option<f64>,
+}
+
+impl Description {
+    /// A model known by the name requests give it (`model`), of which the server says
+    /// neither the template, nor the BOS and EOS texts, nor how many generations it runs.
+    pub fn named(id: &str, context_length: u32) -> Description {
+        Description {
+            info: ModelInfo {
+                id: id.to_owned(),
+                context_length,
+                ..ModelInfo::default()
+            },
+            capacity: None,
+            target: Target {
+                model: Some(id.to_owned()),
+                ..Target::default()
+            },
+        }
+    }
 }
 
 impl Target {
@@ -292,25 +195,6 @@ pub(crate) trait Reader: Send {
     /// The stream closed before a frame said it was done: the ending, if the protocol
     /// allows that (a `[DONE]` already seen), else an error.
     fn closed(&mut self) -> Result<Ending, EngineError>;
-}
-
-/// The first of `keys` that `body` has as a string: the shared way error bodies name
-/// their message (`{"error": {"message": …}}`, `{"error": "…"}`, `{"detail": "…"}`).
-pub(crate) fn error_message(body: &str) -> String {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
-        return body.trim().chars().take(500).collect();
-    };
-    let candidates = [
-        value.pointer("/error/message"),
-        value.get("error"),
-        value.get("message"),
-        value.get("detail"),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .find_map(|v| v.as_str().map(str::to_owned));
-    found.unwrap_or_else(|| value.to_string().chars().take(500).collect())
 }
 
 /// A 400 whose message is about the structured output: the engine could not take the
@@ -382,21 +266,56 @@ pub(crate) fn number_before(text: &str, marker: &str) -> Option<u32> {
     before[start..].parse().ok()
 }
 
+/// The cards of an OpenAI model list (`GET /v1/models`), as vLLM and SGLang serve it.
+pub(crate) fn cards(models: &Value) -> impl Iterator<Item = &Value> {
+    models
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// The model asked for (`--engine-model`) in an OpenAI model list, else the first, as its
+/// card describes it: its name for requests and its context.
+pub(crate) fn listed_model(
+    base: &str,
+    models: &Value,
+    wanted: Option<&str>,
+) -> Result<Description, EngineError> {
+    let card = choose_card(base, models, wanted)?;
+    let id = card.get("id").and_then(Value::as_str).unwrap_or_default();
+    let context_length = card
+        .get("max_model_len")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u32;
+    Ok(Description::named(id, context_length))
+}
+
+fn choose_card<'a>(
+    base: &str,
+    models: &'a Value,
+    wanted: Option<&str>,
+) -> Result<&'a Value, EngineError> {
+    let id = |card: &'a Value| card.get("id").and_then(Value::as_str);
+    let found = match wanted {
+        Some(wanted) => cards(models).find(|card| id(card) == Some(wanted)),
+        None => cards(models).next(),
+    };
+    found.filter(|card| id(card).is_some()).ok_or_else(|| {
+        let served: Vec<&str> = cards(models).filter_map(id).collect();
+        EngineError::Unavailable(match wanted {
+            Some(wanted) => format!(
+                "{base} does not serve {wanted:?} (--engine-model); it serves: {}",
+                served.join(", ")
+            ),
+            None => format!("{base} lists no model at /v1/models"),
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kinds_parse_by_their_names() {
-        for kind in EngineKind::ALL {
-            assert_eq!(kind.name().parse::<EngineKind>(), Ok(kind));
-        }
-        assert_eq!(
-            "LLAMA_SERVER".parse::<EngineKind>(),
-            Ok(EngineKind::LlamaServer)
-        );
-        assert!("tgi".parse::<EngineKind>().unwrap_err().contains("vllm"));
-    }
 
     #[test]
     fn logit_biases_go_by_token_id_as_openai_writes_them() {
@@ -428,13 +347,5 @@ mod tests {
             );
         }
         assert!(grammar_refused("The model `x` does not exist.").is_none());
-    }
-
-    #[test]
-    fn error_messages_are_found_in_each_shape() {
-        assert_eq!(error_message(r#"{"error":{"message":"bad"}}"#), "bad");
-        assert_eq!(error_message(r#"{"error":"worse"}"#), "worse");
-        assert_eq!(error_message(r#"{"detail":"gone"}"#), "gone");
-        assert_eq!(error_message("plain text\n"), "plain text");
     }
 }

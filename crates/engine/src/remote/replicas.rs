@@ -21,7 +21,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::affinity::{block_hashes, PrefixIndex};
 use super::http::Http;
-use super::protocol::EngineKind;
 use crate::EngineError;
 
 /// Prompts each replica's index remembers.
@@ -195,8 +194,9 @@ impl Pool {
         }
     }
 
-    /// Checks every replica's health every `interval` while the pool lives.
-    pub fn watch(pool: &Arc<Pool>, http: &Http, kind: EngineKind, interval: Duration) {
+    /// Checks every replica's health (a 200 at `health_path`) every `interval` while the
+    /// pool lives.
+    pub fn watch(pool: &Arc<Pool>, http: &Http, health_path: &'static str, interval: Duration) {
         let pool = Arc::downgrade(pool);
         let http = http.with_idle(interval.min(Duration::from_secs(5)));
         tokio::spawn(async move {
@@ -208,7 +208,7 @@ impl Pool {
                 ticks.tick().await;
                 let Some(pool) = pool.upgrade() else { return };
                 for replica in &pool.replicas {
-                    let url = format!("{}{}", replica.base, kind.health_path());
+                    let url = format!("{}{health_path}", replica.base);
                     let healthy = http.get_ok(&url).await;
                     replica.set_healthy(
                         healthy,

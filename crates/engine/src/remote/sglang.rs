@@ -22,41 +22,99 @@
 
 use serde_json::{json, Map, Value};
 
-use super::http::Http;
+use super::http::{error_message, Failure, Framing, Http};
 use super::protocol::{
-    error_message, generation_fields, number_after, Description, Ending, Framing, Reader, Target,
-    Update, WireRequest,
+    generation_fields, grammar_refused, listed_model, number_after, Backend, Description, Ending,
+    Pending, Reader, Target, Update, WireRequest,
 };
-use super::{vllm, xgrammar};
+use super::xgrammar;
 use crate::{EngineError, FinishReason, Generation, Usage};
 
-pub(crate) const HEALTH: &str = "/health";
+/// SGLang's protocol.
+pub(crate) struct Sglang;
 
-/// Whether `base` is SGLang: `/get_model_info` (or its newer name `/model_info`) names
-/// the model's path and whether it generates.
-pub(crate) async fn answers(http: &Http, base: &str) -> bool {
-    for path in ["/model_info", "/get_model_info"] {
-        if let Ok(info) = http.get_json(&format!("{base}{path}")).await {
-            if info.get("model_path").is_some() && info.get("is_generation").is_some() {
-                return true;
+impl Backend for Sglang {
+    /// `/get_model_info` (or its newer name `/model_info`) names the model's path and
+    /// whether it generates.
+    fn answers<'a>(&'a self, http: &'a Http, base: &'a str) -> Pending<'a, bool> {
+        Box::pin(async move {
+            for path in ["/model_info", "/get_model_info"] {
+                if let Ok(info) = http.get_json(&format!("{base}{path}")).await {
+                    if info.get("model_path").is_some() && info.get("is_generation").is_some() {
+                        return Ok(true);
+                    }
+                }
             }
-        }
+            Ok(false)
+        })
     }
-    false
-}
 
-pub(crate) async fn describe(
-    http: &Http,
-    base: &str,
-    model: Option<&str>,
-) -> Result<Description, EngineError> {
-    let models = http
-        .get_json(&format!("{base}/v1/models"))
-        .await
-        .map_err(|failure| failure.into_engine_error())?;
-    let card = vllm::choose_model(base, &models, model)?;
-    let added_bos = added_bos(http, base).await;
-    Ok(vllm::description(card, added_bos))
+    fn describe<'a>(
+        &'a self,
+        http: &'a Http,
+        base: &'a str,
+        model: Option<&'a str>,
+    ) -> Pending<'a, Description> {
+        Box::pin(async move {
+            let models = http
+                .get_json(&format!("{base}/v1/models"))
+                .await
+                .map_err(Failure::into_engine_error)?;
+            let mut description = listed_model(base, &models, model)?;
+            description.target.added_bos = added_bos(http, base).await;
+            Ok(description)
+        })
+    }
+
+    fn request(
+        &self,
+        generation: &Generation,
+        target: &Target,
+        _special: &[String],
+    ) -> Result<WireRequest, EngineError> {
+        let prompt = target.prompt(&generation.prompt);
+        let mut params = Map::new();
+        // `null` is "what the context leaves"; left out, SGLang would stop after 128 tokens.
+        params.insert(
+            "max_new_tokens".into(),
+            json!(generation.sampling.max_tokens),
+        );
+        generation_fields(
+            &mut params,
+            generation,
+            "repetition_penalty",
+            "sampling_seed",
+        );
+        params.insert("skip_special_tokens".into(), json!(false));
+        params.insert("spaces_between_special_tokens".into(), json!(false));
+        if let Some(constraint) = &generation.constraint {
+            let (key, value) = xgrammar::constraint(constraint)?;
+            let key = if key == "grammar" { "ebnf" } else { key };
+            params.insert(key.into(), value);
+        }
+        Ok(WireRequest {
+            path: "/generate",
+            body: json!({"text": prompt, "sampling_params": params, "stream": true}),
+            framing: Framing::Sse,
+        })
+    }
+
+    fn reader(&self) -> Box<dyn Reader> {
+        Box::new(StreamReader::default())
+    }
+
+    fn health_path(&self) -> &'static str {
+        "/health"
+    }
+
+    fn default_capacity(&self) -> usize {
+        64
+    }
+
+    fn refused(&self, body: &str) -> Option<EngineError> {
+        let message = error_message(body);
+        too_long(&message).or_else(|| grammar_refused(&message))
+    }
 }
 
 /// The text of the BOS the server puts before a text prompt, if it puts one.
@@ -78,42 +136,11 @@ async fn added_bos(http: &Http, base: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-pub(crate) fn request(
-    generation: &Generation,
-    target: &Target,
-) -> Result<WireRequest, EngineError> {
-    let prompt = target.prompt(&generation.prompt);
-    let mut params = Map::new();
-    // `null` is "what the context leaves"; left out, SGLang would stop after 128 tokens.
-    params.insert(
-        "max_new_tokens".into(),
-        json!(generation.sampling.max_tokens),
-    );
-    generation_fields(
-        &mut params,
-        generation,
-        "repetition_penalty",
-        "sampling_seed",
-    );
-    params.insert("skip_special_tokens".into(), json!(false));
-    params.insert("spaces_between_special_tokens".into(), json!(false));
-    if let Some(constraint) = &generation.constraint {
-        let (key, value) = xgrammar::constraint(constraint)?;
-        let key = if key == "grammar" { "ebnf" } else { key };
-        params.insert(key.into(), value);
-    }
-    Ok(WireRequest {
-        path: "/generate",
-        body: json!({"text": prompt, "sampling_params": params, "stream": true}),
-        framing: Framing::Sse,
-    })
-}
-
 /// A 400 for a prompt longer than the context: "The input (M tokens) is longer than the
 /// model's context length (N tokens).", or "Requested token count exceeds the model's
 /// maximum context length of N tokens. You requested a total of T tokens: M tokens from
 /// the input messages and …".
-pub(crate) fn too_long(message: &str) -> Option<EngineError> {
+fn too_long(message: &str) -> Option<EngineError> {
     if let Some(context_length) = number_after(message, "context length (") {
         return Some(EngineError::PromptTooLong {
             prompt_tokens: number_after(message, "The input (").unwrap_or(0),
@@ -130,7 +157,7 @@ pub(crate) fn too_long(message: &str) -> Option<EngineError> {
 /// Reads `/generate`'s stream: each event the whole `text` so far and its `meta_info`,
 /// whose `finish_reason` is set on the last; `[DONE]` ends it.
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader {
+struct StreamReader {
     /// The output handed on so far.
     text: String,
     done: Option<Ending>,

@@ -16,15 +16,15 @@
 //! call grammar, and refuses the newer one (`Invalid grammar specification: 'triggers'`).
 //! It takes any grammar in llguidance's Lark, lazy ones included (`[lazy]` free text up to
 //! a trigger), which is what the embedded engine runs, so there every constraint goes as
-//! that Lark. Which backend runs is not served anywhere, so [`describe`] asks once: a
-//! one-token completion under a structural tag.
+//! that Lark. Which backend runs is not served anywhere, so it is asked once at start-up
+//! ([`grammars`]): a one-token completion under a structural tag.
 //!
 //! Usage is asked for in every chunk (`continuous_usage_stats`), so a generation toolbridge
 //! stops itself (a repeat guard, a time budget) still reports its counts.
 //!
 //! The model and its context come from `/v1/models`; vLLM does not expose the chat
-//! template, so `--template` names it. SGLang lists its models the same way: that part is
-//! shared from here.
+//! template, so `--template` names it. SGLang lists its models the same way
+//! ([`listed_model`]).
 //!
 //! Fields as vLLM reads and writes them: `vllm/entrypoints/openai/completion/protocol.py`
 //! (`CompletionRequest`), `vllm/sampling_params.py` (`StructuredOutputsParams`),
@@ -35,46 +35,102 @@ use serde_json::{json, Map, Value};
 
 use toolbridge_grammar::{Constraint, Expr, Grammar, Trigger};
 
-use super::http::{Failure, Http};
+use super::http::{error_message, Failure, Framing, Http};
 use super::protocol::{
-    error_message, generation_fields, number_after, number_before, Description, Ending, Framing,
-    Grammars, Reader, Target, Update, WireRequest,
+    cards, generation_fields, grammar_refused, listed_model, number_after, number_before, Backend,
+    Description, Ending, Grammars, Pending, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+use crate::{EngineError, FinishReason, Generation, Usage};
 
-pub(crate) const HEALTH: &str = "/health";
+/// vLLM's protocol.
+pub(crate) struct Vllm;
 
-/// Whether `base` is vLLM: its `/v1/models` cards say they are owned by vLLM. A server
-/// that wants an API key for them is an error that says so, not "not running".
-pub(crate) async fn answers(http: &Http, base: &str) -> Result<bool, EngineError> {
-    match http.get_json(&format!("{base}/v1/models")).await {
-        Ok(models) => {
-            Ok(cards(&models)
-                .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm")))
-        }
-        Err(
-            failure @ Failure::Status {
-                status: 401 | 403, ..
-            },
-        ) => Err(models_failure(base, failure)),
-        Err(_) => Ok(false),
+impl Backend for Vllm {
+    /// Its `/v1/models` cards say they are owned by vLLM. A server that wants an API key
+    /// for them is an error that says so, not "not running".
+    fn answers<'a>(&'a self, http: &'a Http, base: &'a str) -> Pending<'a, bool> {
+        Box::pin(async move {
+            match http.get_json(&format!("{base}/v1/models")).await {
+                Ok(models) => Ok(cards(&models)
+                    .any(|card| card.get("owned_by").and_then(Value::as_str) == Some("vllm"))),
+                Err(
+                    failure @ Failure::Status {
+                        status: 401 | 403, ..
+                    },
+                ) => Err(models_failure(base, failure)),
+                Err(_) => Ok(false),
+            }
+        })
     }
-}
 
-pub(crate) async fn describe(
-    http: &Http,
-    base: &str,
-    model: Option<&str>,
-) -> Result<Description, EngineError> {
-    let models = http
-        .get_json(&format!("{base}/v1/models"))
-        .await
-        .map_err(|failure| models_failure(base, failure))?;
-    let card = choose_model(base, &models, model)?;
-    let mut description = description(card, None);
-    description.target.grammars = grammars(http, base, &description.target).await;
-    Ok(description)
+    fn describe<'a>(
+        &'a self,
+        http: &'a Http,
+        base: &'a str,
+        model: Option<&'a str>,
+    ) -> Pending<'a, Description> {
+        Box::pin(async move {
+            let models = http
+                .get_json(&format!("{base}/v1/models"))
+                .await
+                .map_err(|failure| models_failure(base, failure))?;
+            let mut description = listed_model(base, &models, model)?;
+            description.target.grammars = grammars(http, base, &description.target).await;
+            Ok(description)
+        })
+    }
+
+    fn request(
+        &self,
+        generation: &Generation,
+        target: &Target,
+        _special: &[String],
+    ) -> Result<WireRequest, EngineError> {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(target.model));
+        body.insert("prompt".into(), json!(generation.prompt));
+        body.insert("stream".into(), json!(true));
+        body.insert(
+            "stream_options".into(),
+            json!({"include_usage": true, "continuous_usage_stats": true}),
+        );
+        // `null` is "what the context leaves"; left out, vLLM would stop after 16 tokens.
+        body.insert("max_tokens".into(), json!(generation.sampling.max_tokens));
+        generation_fields(&mut body, generation, "repetition_penalty", "seed");
+        body.insert("add_special_tokens".into(), json!(false));
+        body.insert("skip_special_tokens".into(), json!(false));
+        body.insert("spaces_between_special_tokens".into(), json!(false));
+        if let Some(constraint) = &generation.constraint {
+            let (key, value) = match target.grammars {
+                Grammars::Xgrammar => xgrammar::constraint(constraint)?,
+                Grammars::Lark => ("grammar", json!(constraint.lark())),
+            };
+            body.insert("structured_outputs".into(), json!({ key: value }));
+        }
+        Ok(WireRequest {
+            path: "/v1/completions",
+            body: Value::Object(body),
+            framing: Framing::Sse,
+        })
+    }
+
+    fn reader(&self) -> Box<dyn Reader> {
+        Box::new(StreamReader::default())
+    }
+
+    fn health_path(&self) -> &'static str {
+        "/health"
+    }
+
+    fn default_capacity(&self) -> usize {
+        64
+    }
+
+    fn refused(&self, body: &str) -> Option<EngineError> {
+        let message = error_message(body);
+        too_long(&message).or_else(|| grammar_refused(&message))
+    }
 }
 
 /// A failure to read `/v1/models`: a 401 or 403 is a server started with `--api-key`.
@@ -131,104 +187,11 @@ async fn grammars(http: &Http, base: &str, target: &Target) -> Grammars {
     }
 }
 
-fn cards(models: &Value) -> impl Iterator<Item = &Value> {
-    models
-        .get("data")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-}
-
-/// The `/v1/models` card of the model asked for (`--engine-model`), else the first.
-pub(super) fn choose_model<'a>(
-    base: &str,
-    models: &'a Value,
-    wanted: Option<&str>,
-) -> Result<&'a Value, EngineError> {
-    let id = |card: &'a Value| card.get("id").and_then(Value::as_str);
-    let found = match wanted {
-        Some(wanted) => cards(models).find(|card| id(card) == Some(wanted)),
-        None => cards(models).next(),
-    };
-    found.filter(|card| id(card).is_some()).ok_or_else(|| {
-        let served: Vec<&str> = cards(models).filter_map(id).collect();
-        EngineError::Unavailable(match wanted {
-            Some(wanted) => format!(
-                "{base} does not serve {wanted:?} (--engine-model); it serves: {}",
-                served.join(", ")
-            ),
-            None => format!("{base} lists no model at /v1/models"),
-        })
-    })
-}
-
-/// What a `/v1/models` card says: the model's name for requests and its context. The
-/// template is not served, and the BOS and EOS texts are unknown.
-pub(super) fn description(card: &Value, added_bos: Option<String>) -> Description {
-    let id = card
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let context_length = card
-        .get("max_model_len")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as u32;
-    Description {
-        info: ModelInfo {
-            id: id.clone(),
-            chat_template: None,
-            bos_token: None,
-            eos_token: None,
-            context_length,
-            ollama_modelfile: None,
-        },
-        capacity: None,
-        target: Target {
-            model: Some(id),
-            added_bos,
-            ..Target::default()
-        },
-    }
-}
-
-pub(crate) fn request(
-    generation: &Generation,
-    target: &Target,
-) -> Result<WireRequest, EngineError> {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(target.model));
-    body.insert("prompt".into(), json!(generation.prompt));
-    body.insert("stream".into(), json!(true));
-    body.insert(
-        "stream_options".into(),
-        json!({"include_usage": true, "continuous_usage_stats": true}),
-    );
-    // `null` is "what the context leaves"; left out, vLLM would stop after 16 tokens.
-    body.insert("max_tokens".into(), json!(generation.sampling.max_tokens));
-    generation_fields(&mut body, generation, "repetition_penalty", "seed");
-    body.insert("add_special_tokens".into(), json!(false));
-    body.insert("skip_special_tokens".into(), json!(false));
-    body.insert("spaces_between_special_tokens".into(), json!(false));
-    if let Some(constraint) = &generation.constraint {
-        let (key, value) = match target.grammars {
-            Grammars::Xgrammar => xgrammar::constraint(constraint)?,
-            Grammars::Lark => ("grammar", json!(constraint.lark())),
-        };
-        body.insert("structured_outputs".into(), json!({ key: value }));
-    }
-    Ok(WireRequest {
-        path: "/v1/completions",
-        body: Value::Object(body),
-        framing: Framing::Sse,
-    })
-}
-
 /// A 400 for a prompt (with its `max_tokens`) longer than the context: "This model's
 /// maximum context length is N tokens. However, your request has M input tokens…", or
 /// "…is too large: X. This model's maximum context length is N tokens and your request
 /// has M input tokens…" (`vllm/renderers`, the serving layer's length check).
-pub(crate) fn too_long(message: &str) -> Option<EngineError> {
+fn too_long(message: &str) -> Option<EngineError> {
     let context_length = number_after(message, "maximum context length is ")?;
     let prompt_tokens = number_before(message, " input tokens").unwrap_or(0);
     Some(EngineError::PromptTooLong {
@@ -241,7 +204,7 @@ pub(crate) fn too_long(message: &str) -> Option<EngineError> {
 /// with the `usage` so far (`continuous_usage_stats`); the last choice has its
 /// `finish_reason`, a chunk with no choices the final `usage`, and `[DONE]` ends it.
 #[derive(Debug, Default)]
-pub(crate) struct StreamReader {
+struct StreamReader {
     finish: Option<FinishReason>,
     usage: Usage,
 }
