@@ -70,11 +70,7 @@ impl AnswerFormat {
     pub fn constraint(&self) -> Constraint {
         let mut grammar = Grammar::new("root");
         grammar.set_rule("root", Expr::Json(self.schema.clone()));
-        Constraint {
-            grammar,
-            triggers: Vec::new(),
-            lazy: false,
-        }
+        Constraint::new(grammar, Vec::new(), false)
     }
 }
 
@@ -151,9 +147,9 @@ mod tests {
         let format = AnswerFormat::of(&request).expect("fine").expect("json");
         assert!(format.instruction().is_none());
         let constraint = format.constraint();
-        assert!(!constraint.lazy);
+        assert!(!constraint.is_lazy());
         assert_eq!(
-            constraint.grammar.rule("root").map(|rule| &rule.body),
+            constraint.grammar().rule("root").map(|rule| &rule.body),
             Some(&Expr::Json(json!({"type": "object"})))
         );
     }

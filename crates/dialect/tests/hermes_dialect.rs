@@ -107,10 +107,13 @@ fn constraint(prepared: &Prepared) -> &Constraint {
 
 /// The constraint compiled as the engine would run it: lazy through its triggers.
 fn validator(constraint: &Constraint) -> Validator {
-    let compiled = if constraint.lazy {
-        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
+    let compiled = if constraint.is_lazy() {
+        Validator::from_lark(&lark::print_lazy(
+            constraint.grammar(),
+            constraint.triggers(),
+        ))
     } else {
-        Validator::from_grammar(&constraint.grammar)
+        Validator::from_grammar(constraint.grammar())
     };
     compiled.unwrap_or_else(|error| panic!("{error}"))
 }
@@ -168,7 +171,7 @@ fn past_calls_render_with_object_arguments() {
 fn auto_is_lazy_and_admits_only_valid_calls() {
     let prepared = prepare(&request(None));
     let constraint = constraint(&prepared);
-    assert!(constraint.lazy);
+    assert!(constraint.is_lazy());
     let grammar = validator(constraint);
     assert!(grammar.accepts("It is sunny."));
     assert!(grammar.accepts(CALL));
@@ -200,7 +203,7 @@ fn no_parallel_calls_admits_one_call() {
 fn required_forces_a_call_from_the_first_byte() {
     let prepared = prepare(&request(Some(ToolChoiceMode::Required.into())));
     let constraint = constraint(&prepared);
-    assert!(!constraint.lazy);
+    assert!(!constraint.is_lazy());
     let grammar = validator(constraint);
     assert!(grammar.accepts(CALL));
     assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
@@ -212,7 +215,7 @@ fn required_forces_a_call_from_the_first_byte() {
 fn a_named_function_is_the_only_call() {
     let prepared = prepare(&request(Some(ToolChoice::function("add"))));
     let constraint = constraint(&prepared);
-    assert!(!constraint.lazy);
+    assert!(!constraint.is_lazy());
     let grammar = validator(constraint);
     assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
     assert!(!grammar.accepts(CALL));
@@ -229,7 +232,7 @@ fn allowed_tools_restrict_the_calls_and_keep_auto_lazy() {
     };
     let prepared = prepare(&request(Some(choice)));
     let constraint = constraint(&prepared);
-    assert!(constraint.lazy);
+    assert!(constraint.is_lazy());
     let grammar = validator(constraint);
     assert!(grammar.accepts("No call."));
     assert!(grammar.accepts(&call_text("add", r#"{"a": 1, "b": 2}"#)));
@@ -307,8 +310,9 @@ fn a_prompt_that_opens_think_gets_a_parser_inside_the_reasoning() {
 #[test]
 fn the_grammar_prints_as_gbnf_for_llama_cpp_servers() {
     let prepared = prepare(&request(Some(ToolChoice::function("add"))));
-    let (expanded, warnings) = expand_embedded(&constraint(&prepared).grammar, &Options::default())
-        .unwrap_or_else(|error| panic!("{error}"));
+    let (expanded, warnings) =
+        expand_embedded(constraint(&prepared).grammar(), &Options::default())
+            .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(warnings, Vec::<String>::new());
     let text = gbnf::print(&expanded).unwrap_or_else(|error| panic!("{error}"));
     assert!(

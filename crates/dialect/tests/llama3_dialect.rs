@@ -21,7 +21,6 @@ use toolbridge_dialect::{
     parse_all, ChatTemplate, Constraint, Dialect, Registry, SequentialIds,
 };
 use toolbridge_grammar::check::Validator;
-use toolbridge_grammar::lark;
 
 const LLAMA3: NativeDialect<Llama3Json> = NativeDialect(Llama3Json);
 const LLAMA3_PYTHONIC: NativeDialect<Llama3Pythonic> = NativeDialect(Llama3Pythonic::Llama3);
@@ -178,7 +177,7 @@ fn llama_3_1s_template_is_detected_and_shows_the_tools() {
     assert!(prepared.prompt.contains("Environment: ipython"));
     assert!(!prepared.prompt.contains("Tools: "));
     let constraint = prepared.constraint.expect("a constraint");
-    assert!(constraint.lazy);
+    assert!(constraint.is_lazy());
     let call = r#"{"name": "get_weather", "parameters": {"location": "Paris"}}"#;
     assert!(validator(&constraint).accepts(call));
     assert!(validator(&constraint).accepts(&format!("Let me look. {call}")));
@@ -243,12 +242,8 @@ fn a_past_turn_with_two_calls_becomes_two_turns_for_llama_3_1() {
 }
 
 fn validator(constraint: &Constraint) -> Validator {
-    let text = if constraint.lazy {
-        lark::print_lazy(&constraint.grammar, &constraint.triggers)
-    } else {
-        lark::print(&constraint.grammar)
-    };
-    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+    let text = constraint.lark();
+    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 fn add() -> Tool {

@@ -20,7 +20,6 @@ use toolbridge_dialect::{
     ChatTemplate, Constraint, Dialect, IdFormat, Registry,
 };
 use toolbridge_grammar::check::Validator;
-use toolbridge_grammar::lark;
 use toolbridge_template::Clock;
 
 /// The Mistral dialect as the registry has it.
@@ -78,12 +77,8 @@ fn history() -> Vec<Message> {
 }
 
 fn validator(constraint: &Constraint) -> Validator {
-    let text = if constraint.lazy {
-        lark::print_lazy(&constraint.grammar, &constraint.triggers)
-    } else {
-        lark::print(&constraint.grammar)
-    };
-    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+    let text = constraint.lark();
+    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 /// The message `text` parses to, the same however cut.
@@ -156,7 +151,7 @@ fn mistral_v11_templates_get_the_args_grammar() {
         )
         .unwrap_or_else(|error| panic!("{error}"));
     let constraint = prepared.constraint.expect("a constraint");
-    assert!(!constraint.lazy);
+    assert!(!constraint.is_lazy());
     let validator = validator(&constraint);
     assert!(validator.accepts(r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}"#));
     assert!(validator

@@ -130,9 +130,11 @@ fn tagged_and_off_format_calls_are_numbered_together() {
 #[test]
 fn several_fenced_calls_are_several_calls() {
     let constraint = prepared().constraint.expect("a constraint");
-    let validator =
-        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
-            .expect("compiles");
+    let validator = Validator::from_lark(&lark::print_lazy(
+        constraint.grammar(),
+        constraint.triggers(),
+    ))
+    .expect("compiles");
     let call = |city: &str| {
         format!("{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}")
     };
@@ -185,9 +187,11 @@ fn blank_space_between_calls_is_layout() {
 #[test]
 fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
     let constraint = prepared().constraint.expect("a constraint");
-    let validator =
-        Validator::from_lark(&lark::print_lazy(&constraint.grammar, &constraint.triggers))
-            .expect("compiles");
+    let validator = Validator::from_lark(&lark::print_lazy(
+        constraint.grammar(),
+        constraint.triggers(),
+    ))
+    .expect("compiles");
     for good in [
         "Sure.\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```",
         "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 1}}",

@@ -182,7 +182,9 @@ fn shown(dialect: &str, prepared: &Prepared) -> String {
             let _ = write!(
                 text,
                 "\n--- grammar (lazy: {}, triggers: {:?})\n{}\n",
-                constraint.lazy, constraint.triggers, gbnf.text
+                constraint.is_lazy(),
+                constraint.triggers(),
+                gbnf.text
             );
         }
     }

@@ -196,11 +196,11 @@ fn check_section<P: ToolsPrompt>(
 
     let constraint = prepared.constraint.expect("a constraint");
     assert_eq!(
-        constraint.lazy,
+        constraint.is_lazy(),
         section.with_tools && syntax.lazy(),
         "{title}"
     );
-    let validator = Validator::from_grammar(&constraint.grammar)
+    let validator = Validator::from_grammar(constraint.grammar())
         .unwrap_or_else(|err| panic!("{title}: grammar does not compile: {err}"));
     if section.with_tools {
         check_call_grammar(&validator, syntax, seed, title);
@@ -309,5 +309,5 @@ fn tool_choice_none_and_required() {
 
     request.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::Required));
     let prepared = style.prepare(&request, &template).expect("prepares");
-    assert!(!prepared.constraint.expect("a constraint").lazy);
+    assert!(!prepared.constraint.expect("a constraint").is_lazy());
 }

@@ -12,7 +12,6 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
 use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, Registry};
 use toolbridge_grammar::check::Validator;
-use toolbridge_grammar::lark;
 
 impl Syntax {
     /// The most calls one answer may carry, as seed 000's grammars allow.
@@ -336,12 +335,8 @@ fn every_dialect_admits_calls_of_tools_whose_schemas_refer_to_themselves() {
 }
 
 fn validator(constraint: &Constraint) -> Validator {
-    let text = if constraint.lazy {
-        lark::print_lazy(&constraint.grammar, &constraint.triggers)
-    } else {
-        lark::print(&constraint.grammar)
-    };
-    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+    let text = constraint.lark();
+    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 fn parsed_however_cut(dialect: &dyn Dialect, text: &str) -> Message {

@@ -211,9 +211,5 @@ fn tool_constraint(lazy: bool) -> Constraint {
             Expr::literal("\n</tool_call>"),
         ]),
     );
-    Constraint {
-        grammar,
-        triggers: vec![Trigger::Word("<tool_call>".into())],
-        lazy,
-    }
+    Constraint::new(grammar, vec![Trigger::Word("<tool_call>".into())], lazy)
 }

@@ -224,7 +224,7 @@ impl Plan {
 /// Compiles the constraint (an error if llguidance refuses it) and, when the output ran
 /// to its end, requires the grammar to accept it.
 fn check(constraint: &Constraint, plan: &Plan) -> Result<(), EngineError> {
-    let validator = Validator::from_lark(&constraint.lark())
+    let validator = Validator::from_lark(constraint.lark())
         .map_err(|error| EngineError::Constraint(error.to_string()))?;
     let output = plan.released.concat();
     if plan.whole && !validator.accepts(&output) {
@@ -314,11 +314,7 @@ mod tests {
                 Expr::literal("</tool_call>"),
             ]),
         );
-        Constraint {
-            grammar,
-            triggers: vec![Trigger::Word("<tool_call>".into())],
-            lazy,
-        }
+        Constraint::new(grammar, vec![Trigger::Word("<tool_call>".into())], lazy)
     }
 
     #[test]
@@ -447,11 +443,7 @@ mod tests {
         let mut grammar = Grammar::new("root");
         grammar.set_rule("root", Expr::reference("missing"));
         let generation = Generation {
-            constraint: Some(Constraint {
-                grammar,
-                triggers: Vec::new(),
-                lazy: false,
-            }),
+            constraint: Some(Constraint::new(grammar, Vec::new(), false)),
             ..prompt("p")
         };
         let engine = ScriptedEngine::new(model(), ["x"]);

@@ -221,11 +221,7 @@ fn a_forced_json_schema_constraint_yields_valid_json() {
     let mut grammar = Grammar::new("root");
     grammar.set_rule("root", Expr::Json(person_schema()));
     let generation = Generation {
-        constraint: Some(Constraint {
-            grammar: grammar.clone(),
-            triggers: Vec::new(),
-            lazy: false,
-        }),
+        constraint: Some(Constraint::new(grammar.clone(), Vec::new(), false)),
         ..greedy(chat(ASSISTANT, "Tell me about a famous scientist."), 100)
     };
     let (text, completion) = run(&engine, &generation);
@@ -269,14 +265,14 @@ fn weather_call_constraint(lazy: bool) -> Constraint {
         ]),
     );
     grammar.set_rule("call", Expr::Json(call));
-    Constraint {
+    Constraint::new(
         grammar,
-        triggers: vec![
+        vec![
             Trigger::Word("<tool_call>".into()),
             Trigger::Word("```json".into()),
         ],
         lazy,
-    }
+    )
 }
 
 /// The system prompt Qwen 2.5's template writes for one tool.
@@ -319,7 +315,7 @@ fn a_lazy_constraint_shapes_the_call_after_its_trigger() {
     let call: Value = serde_json::from_str(call).expect("the call is JSON");
     assert_eq!(call["name"], "get_weather");
     assert!(call["arguments"]["city"].is_string(), "{call}");
-    let lazy = lark::print_lazy(&constraint.grammar, &constraint.triggers);
+    let lazy = lark::print_lazy(constraint.grammar(), constraint.triggers());
     assert!(
         Validator::from_lark(&lazy).unwrap().accepts(&text),
         "{text:?}"
@@ -401,11 +397,7 @@ fn an_uncompilable_constraint_is_a_constraint_error() {
     let mut grammar = Grammar::new("root");
     grammar.set_rule("root", Expr::reference("missing"));
     let generation = Generation {
-        constraint: Some(Constraint {
-            grammar,
-            triggers: Vec::new(),
-            lazy: false,
-        }),
+        constraint: Some(Constraint::new(grammar, Vec::new(), false)),
         ..greedy(chat(ASSISTANT, "Hi"), 5)
     };
     let error = try_run(&engine, &generation).unwrap_err();

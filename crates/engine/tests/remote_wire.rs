@@ -367,11 +367,7 @@ fn tool_call(lazy: bool) -> Constraint {
             Expr::Token(Token::Text("<|im_end|>".into())),
         ]),
     );
-    Constraint {
-        grammar,
-        triggers: vec![Trigger::Word("<tool_call>".into())],
-        lazy,
-    }
+    Constraint::new(grammar, vec![Trigger::Word("<tool_call>".into())], lazy)
 }
 
 /// The whole answer one JSON value, as `response_format` makes it.
@@ -381,11 +377,7 @@ fn json_answer() -> Constraint {
         "root",
         Expr::Json(json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})),
     );
-    Constraint {
-        grammar,
-        triggers: Vec::new(),
-        lazy: false,
-    }
+    Constraint::new(grammar, Vec::new(), false)
 }
 
 fn generation(prompt: &str, constraint: Option<Constraint>) -> Generation {

@@ -6,20 +6,25 @@
 //! and engines whose lazy grammars are tags (xgrammar's structural tags in vLLM and SGLang)
 //! take what follows each trigger ([`Constraint::after_trigger`]).
 
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
 use crate::error::GrammarError;
 use crate::gbnf;
 use crate::schema::{expand_embedded, Options};
 use crate::tree::{Expr, Grammar, Token, Trigger};
 
 /// A grammar tree, and when it is lazy, the triggers that switch it on (text before the
-/// first trigger is free).
-#[derive(Debug, Clone, PartialEq)]
+/// first trigger is free). Made whole and never changed after, so its Lark text is printed
+/// once, however many times a request asks for it.
+#[derive(Clone)]
 pub struct Constraint {
-    pub grammar: Grammar,
-    pub triggers: Vec<Trigger>,
-    /// Whether generation is free until a trigger appears. False when `tool_choice` forces
-    /// a call: then the output must follow the grammar from its first byte.
-    pub lazy: bool,
+    grammar: Grammar,
+    triggers: Vec<Trigger>,
+    lazy: bool,
+    /// The Lark text, printed when first asked for: a request asks three times (the
+    /// server's size check, the engine's compile and its matcher, both keyed by the text).
+    lark: OnceLock<Arc<str>>,
 }
 
 /// A constraint printed as GBNF.
@@ -31,15 +36,41 @@ pub struct Gbnf {
 }
 
 impl Constraint {
+    /// `grammar`, free until one of `triggers` when `lazy`; else followed from the first
+    /// byte (`tool_choice` forcing a call).
+    pub fn new(grammar: Grammar, triggers: Vec<Trigger>, lazy: bool) -> Constraint {
+        Constraint {
+            grammar,
+            triggers,
+            lazy,
+            lark: OnceLock::new(),
+        }
+    }
+
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    pub fn triggers(&self) -> &[Trigger] {
+        &self.triggers
+    }
+
+    /// Whether generation is free until a trigger appears.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
     /// The constraint as the Lark program llguidance compiles: free text up to a trigger
     /// when lazy, the grammar from the first byte otherwise. The one place this is decided,
     /// so the scripted engine checks exactly the language the embedded engine enforces.
-    pub fn lark(&self) -> String {
-        if self.lazy {
-            crate::lark::print_lazy(&self.grammar, &self.triggers)
-        } else {
-            crate::lark::print(&self.grammar)
-        }
+    pub fn lark(&self) -> &str {
+        self.lark.get_or_init(|| {
+            if self.lazy {
+                crate::lark::print_lazy(&self.grammar, &self.triggers).into()
+            } else {
+                crate::lark::print(&self.grammar).into()
+            }
+        })
     }
 
     /// The grammar as GBNF, every embedded schema expanded into rules the way llama.cpp's
@@ -121,15 +152,33 @@ impl Constraint {
     /// the tag and ended after one call, as it does on the embedded engine, whose
     /// vocabulary trie admits either for a literal.
     pub fn with_tokens(&self, tokens: &[String]) -> Constraint {
-        let mut constrained = self.clone();
         if tokens.is_empty() {
-            return constrained;
+            return self.clone();
         }
-        for rule in &mut constrained.grammar.rules {
+        let mut grammar = self.grammar.clone();
+        for rule in &mut grammar.rules {
             rule.body
                 .map_literals(&mut |text| split_at_tokens(text, tokens));
         }
-        constrained
+        Constraint::new(grammar, self.triggers.clone(), self.lazy)
+    }
+}
+
+impl PartialEq for Constraint {
+    /// The same grammar and triggers, lazy alike; whether either was printed yet is no
+    /// matter.
+    fn eq(&self, other: &Constraint) -> bool {
+        (&self.grammar, &self.triggers, self.lazy) == (&other.grammar, &other.triggers, other.lazy)
+    }
+}
+
+impl fmt::Debug for Constraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Constraint")
+            .field("grammar", &self.grammar)
+            .field("triggers", &self.triggers)
+            .field("lazy", &self.lazy)
+            .finish()
     }
 }
 
@@ -219,11 +268,7 @@ mod tests {
                 Expr::Token(Token::Text("<|im_end|>".into())),
             ]),
         );
-        Constraint {
-            grammar,
-            triggers: vec![Trigger::Word("<tool_call>".into())],
-            lazy: true,
-        }
+        Constraint::new(grammar, vec![Trigger::Word("<tool_call>".into())], true)
     }
 
     #[test]
@@ -271,11 +316,7 @@ mod tests {
             "root",
             Expr::literal("<tool_call>\n{\"a\": 1}\n</tool_call>"),
         );
-        let constraint = Constraint {
-            grammar,
-            triggers: vec![Trigger::Word("<tool_call>".into())],
-            lazy: true,
-        };
+        let constraint = Constraint::new(grammar, vec![Trigger::Word("<tool_call>".into())], true);
         assert_eq!(
             constraint.marker_candidates(),
             vec!["<tool_call>", "</tool_call>"]

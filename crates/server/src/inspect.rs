@@ -160,8 +160,8 @@ fn describe_constraint(constraint: &Constraint) -> Value {
         Err(error) => (None, Vec::new(), Some(error.to_string())),
     };
     json!({
-        "lazy": constraint.lazy,
-        "triggers": constraint.triggers.iter().map(trigger_text).collect::<Vec<_>>(),
+        "lazy": constraint.is_lazy(),
+        "triggers": constraint.triggers().iter().map(trigger_text).collect::<Vec<_>>(),
         "gbnf": gbnf,
         "gbnf_error": gbnf_error,
         "warnings": warnings,

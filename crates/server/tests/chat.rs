@@ -288,14 +288,18 @@ async fn tool_choice_reaches_the_engine_as_its_constraint() {
     let engine = scripted(&[WEATHER_CALL]);
     chat(&app(&engine), &weather_request()).await;
     let constraint = engine.generation().constraint.expect("a constraint");
-    assert!(constraint.lazy);
-    assert!(format!("{:?}", constraint.grammar).contains("\"add\""));
+    assert!(constraint.is_lazy());
+    assert!(format!("{:?}", constraint.grammar()).contains("\"add\""));
 
     // required: from the first byte.
     let engine = scripted(&[WEATHER_CALL]);
     let (status, _) = chat(&app(&engine), &with_choice(json!("required"))).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(!engine.generation().constraint.expect("a constraint").lazy);
+    assert!(!engine
+        .generation()
+        .constraint
+        .expect("a constraint")
+        .is_lazy());
 
     // a named function: from the first byte, only that tool.
     let engine = scripted(&[WEATHER_CALL]);
@@ -306,8 +310,8 @@ async fn tool_choice_reaches_the_engine_as_its_constraint() {
         "get_weather"
     );
     let constraint = engine.generation().constraint.expect("a constraint");
-    assert!(!constraint.lazy);
-    assert!(!format!("{:?}", constraint.grammar).contains("\"add\""));
+    assert!(!constraint.is_lazy());
+    assert!(!format!("{:?}", constraint.grammar()).contains("\"add\""));
 
     // allowed_tools in auto mode: lazy, only those tools.
     let engine = scripted(&["No need."]);
@@ -316,8 +320,8 @@ async fn tool_choice_reaches_the_engine_as_its_constraint() {
     }});
     chat(&app(&engine), &with_choice(allowed)).await;
     let constraint = engine.generation().constraint.expect("a constraint");
-    assert!(constraint.lazy);
-    assert!(!format!("{:?}", constraint.grammar).contains("get_weather"));
+    assert!(constraint.is_lazy());
+    assert!(!format!("{:?}", constraint.grammar()).contains("get_weather"));
 
     // none: no constraint, and the prompt shows no tools.
     let engine = scripted(&["It is sunny."]);
@@ -338,12 +342,8 @@ async fn parallel_tool_calls_false_allows_one_call() {
     let mut body = weather_request();
     body["parallel_tool_calls"] = json!(false);
     chat(&app(&engine), &body).await;
-    let grammar = engine
-        .generation()
-        .constraint
-        .expect("a constraint")
-        .grammar;
-    let root = &grammar.rule("root").expect("a root").body;
+    let constraint = engine.generation().constraint.expect("a constraint");
+    let root = &constraint.grammar().rule("root").expect("a root").body;
     let mut repeats = 0;
     root.walk(&mut |expr| repeats += usize::from(matches!(expr, Expr::Repeat { .. })));
     assert_eq!(repeats, 0, "{root:?}");
@@ -402,7 +402,7 @@ async fn a_json_schema_answer_is_constrained_and_shown() {
     assert_eq!(value["celsius"], 21);
     let generation = engine.generation();
     let constraint = generation.constraint.expect("the schema as constraint");
-    assert!(!constraint.lazy);
+    assert!(!constraint.is_lazy());
     assert!(
         generation.prompt.contains("Please respond in JSON format"),
         "{}",

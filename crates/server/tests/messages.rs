@@ -221,7 +221,7 @@ async fn tool_choice_and_stops_reach_the_engine() {
         assert_eq!(status, StatusCode::OK, "{answer}");
         let generation = engine.generation();
         assert_eq!(
-            generation.constraint.map(|constraint| constraint.lazy),
+            generation.constraint.map(|constraint| constraint.is_lazy()),
             lazy,
             "{choice}"
         );

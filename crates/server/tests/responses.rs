@@ -237,7 +237,7 @@ async fn tool_choice_reaches_the_engine_as_its_constraint() {
         assert_eq!(status, StatusCode::OK, "{answer}");
         let constraint = engine.generation().constraint;
         assert_eq!(
-            constraint.map(|constraint| constraint.lazy),
+            constraint.map(|constraint| constraint.is_lazy()),
             lazy,
             "{choice}"
         );

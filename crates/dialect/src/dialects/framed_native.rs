@@ -244,11 +244,11 @@ impl<N: Native> Dialect for NativeDialect<N> {
         let constraint = if choice.callable.is_empty() {
             None
         } else {
-            Some(Constraint {
-                grammar: family.grammar(&choice.callable, choice.parallel, choice.forced)?,
-                triggers: family.triggers_for(&choice.callable),
-                lazy: family.lazy(choice.forced),
-            })
+            Some(Constraint::new(
+                family.grammar(&choice.callable, choice.parallel, choice.forced)?,
+                family.triggers_for(&choice.callable),
+                family.lazy(choice.forced),
+            ))
         };
         let markers = family.markers(&choice.callable);
         let parser = choice.wrap(Box::new(framed_parser(family, Some(&prompt), markers)));

@@ -15,7 +15,6 @@ use toolbridge_chat::{
 };
 use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared, Registry};
 use toolbridge_grammar::check::Validator;
-use toolbridge_grammar::lark;
 
 #[path = "../common/split.rs"]
 pub mod split;
@@ -137,12 +136,8 @@ pub fn renders_history(
 
 /// The constraint compiled as an engine runs it: lazy through its triggers.
 pub fn validator(constraint: &Constraint) -> Validator {
-    let text = if constraint.lazy {
-        lark::print_lazy(&constraint.grammar, &constraint.triggers)
-    } else {
-        lark::print(&constraint.grammar)
-    };
-    Validator::from_lark(&text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+    let text = constraint.lark();
+    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 pub fn calls_of(message: &Message) -> Vec<Call> {
@@ -212,7 +207,7 @@ pub fn honours_tool_choice(dialect: &dyn Dialect, template: &ChatTemplate, write
 
     let auto = prepare(dialect, &request(None), template);
     let constraint = auto.constraint.as_ref().expect("tools make a constraint");
-    assert!(constraint.lazy, "{name}: auto is lazy");
+    assert!(constraint.is_lazy(), "{name}: auto is lazy");
     let grammar = validator(constraint);
     assert!(grammar.accepts("It is sunny."), "{name}");
     for calls in [&weather, &add, &both] {
@@ -241,7 +236,7 @@ pub fn honours_tool_choice(dialect: &dyn Dialect, template: &ChatTemplate, write
         template,
     );
     let constraint = required.constraint.as_ref().expect("constraint");
-    assert!(!constraint.lazy, "{name}: required is forced");
+    assert!(!constraint.is_lazy(), "{name}: required is forced");
     let grammar = validator(constraint);
     assert!(grammar.accepts(&write("", &add)), "{name}");
     assert!(!grammar.accepts("It is sunny."), "{name}");
@@ -270,7 +265,7 @@ pub fn honours_tool_choice(dialect: &dyn Dialect, template: &ChatTemplate, write
     };
     let allowed = prepare(dialect, &request(Some(allowed)), template);
     let constraint = allowed.constraint.as_ref().expect("constraint");
-    assert!(constraint.lazy, "{name}");
+    assert!(constraint.is_lazy(), "{name}");
     let grammar = validator(constraint);
     assert!(grammar.accepts(&write("", &add)), "{name}");
     assert!(

@@ -133,8 +133,8 @@ impl Constrainer {
             .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entry(&lark);
-        compile.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark)));
+            .entry(lark);
+        compile.get_or_init(|| self.compile(TopLevelGrammar::from_lark(lark.to_owned())));
         (compile, cached)
     }
 

@@ -240,9 +240,9 @@ fn add_grammar(body: &mut Map<String, Value>, constraint: &Constraint) -> Result
     if !markers.is_empty() {
         body.insert("preserved_tokens".into(), json!(markers));
     }
-    if constraint.lazy {
+    if constraint.is_lazy() {
         body.insert("grammar_lazy".into(), json!(true));
-        let triggers: Vec<Value> = constraint.triggers.iter().map(trigger).collect();
+        let triggers: Vec<Value> = constraint.triggers().iter().map(trigger).collect();
         body.insert("grammar_triggers".into(), Value::Array(triggers));
     }
     Ok(())
@@ -359,14 +359,14 @@ mod tests {
         );
         let generation = Generation {
             prompt: "<s>hi".into(),
-            constraint: Some(Constraint {
+            constraint: Some(Constraint::new(
                 grammar,
-                triggers: vec![
+                vec![
                     Trigger::Word("<tool_call>".into()),
                     Trigger::Token(Token::Id(7)),
                 ],
-                lazy: true,
-            }),
+                true,
+            )),
             stop: vec!["<|im_end|>".into()],
             ..Generation::default()
         };

@@ -192,10 +192,10 @@ fn options(generation: &Generation) -> Map<String, Value> {
 /// sent as `format`. Nothing else: a call grammar, lazy or forced (`tool_choice`
 /// required), goes unsent, the answer parsed as the model wrote it.
 fn format(constraint: &Constraint) -> Option<&Value> {
-    if constraint.lazy {
+    if constraint.is_lazy() {
         return None;
     }
-    match &constraint.grammar.rule(&constraint.grammar.root)?.body {
+    match &constraint.grammar().rule(&constraint.grammar().root)?.body {
         Expr::Json(schema) => Some(schema),
         _ => None,
     }

@@ -153,11 +153,7 @@ fn models_failure(base: &str, failure: Failure) -> EngineError {
 async fn grammars(http: &Http, base: &str, target: &Target) -> Grammars {
     let mut grammar = Grammar::new("root");
     grammar.set_rule("root", Expr::literal("<probe>"));
-    let probe = Constraint {
-        grammar,
-        triggers: vec![Trigger::Word("<probe>".into())],
-        lazy: true,
-    };
+    let probe = Constraint::new(grammar, vec![Trigger::Word("<probe>".into())], true);
     let Ok((key, tag)) = xgrammar::constraint(&probe) else {
         return Grammars::Xgrammar;
     };

@@ -13,8 +13,8 @@ use crate::EngineError;
 /// The constraint as xgrammar takes it: a forced grammar as EBNF (`grammar`), a lazy one
 /// as a structural tag (`structural_tag`, its JSON as a string), with the field's name.
 pub(super) fn constraint(constraint: &Constraint) -> Result<(&'static str, Value), EngineError> {
-    if !constraint.lazy {
-        return Ok(("grammar", json!(ebnf(&constraint.grammar)?)));
+    if !constraint.is_lazy() {
+        return Ok(("grammar", json!(ebnf(constraint.grammar())?)));
     }
     let tag = structural_tag(constraint)?;
     Ok(("structural_tag", json!(tag.to_string())))
@@ -27,7 +27,7 @@ pub(super) fn constraint(constraint: &Constraint) -> Result<(&'static str, Value
 fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
     let mut triggers = Vec::new();
     let mut tags = Vec::new();
-    for trigger in &constraint.triggers {
+    for trigger in constraint.triggers() {
         let (Trigger::Word(word) | Trigger::Token(Token::Text(word))) = trigger else {
             continue;
         };
@@ -122,14 +122,14 @@ mod tests {
                 Expr::Token(Token::Text("<|im_end|>".into())),
             ]),
         );
-        Constraint {
+        Constraint::new(
             grammar,
-            triggers: vec![
+            vec![
                 Trigger::Word("<tool_call>".into()),
                 Trigger::Token(Token::Id(7)),
             ],
-            lazy: true,
-        }
+            true,
+        )
     }
 
     #[test]

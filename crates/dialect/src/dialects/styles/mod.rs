@@ -125,16 +125,15 @@ impl<P: ToolsPrompt> PromptStyle<P> {
         let answer = AnswerFormat::of(request)?;
         if !choice.callable.is_empty() {
             let trigger = self.syntax.trigger();
-            return Ok(Some(Constraint {
-                grammar: self
-                    .syntax
+            return Ok(Some(Constraint::new(
+                self.syntax
                     .grammar(&choice.callable, answer.as_ref().map(AnswerFormat::schema))?,
-                triggers: trigger
+                trigger
                     .map(|word| Trigger::Word(word.to_string()))
                     .into_iter()
                     .collect(),
-                lazy: trigger.is_some() && choice.lazy(),
-            }));
+                trigger.is_some() && choice.lazy(),
+            )));
         }
         Ok(answer.as_ref().map(AnswerFormat::constraint))
     }
