@@ -80,10 +80,6 @@ impl Backend for LlamaServer {
         Box::new(StreamReader::default())
     }
 
-    fn health_path(&self) -> &'static str {
-        "/health"
-    }
-
     /// One slot, where `/props` does not say how many it has.
     fn default_capacity(&self) -> usize {
         1

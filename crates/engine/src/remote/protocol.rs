@@ -51,11 +51,15 @@ pub(crate) trait Backend: Sync {
     fn reader(&self) -> Box<dyn Reader>;
 
     /// The path whose 200 says a replica is up and ready.
-    fn health_path(&self) -> &'static str;
+    fn health_path(&self) -> &'static str {
+        "/health"
+    }
 
     /// Generations each replica runs at once when neither it nor the user says: servers
-    /// that batch freely take many.
-    fn default_capacity(&self) -> usize;
+    /// that batch freely (vLLM, SGLang) take many.
+    fn default_capacity(&self) -> usize {
+        64
+    }
 
     /// The client's error that a 400 with `body` stands for, if any: a prompt longer than
     /// the context, read from the body as this kind words it, or a refused grammar

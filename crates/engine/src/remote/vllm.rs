@@ -119,14 +119,6 @@ impl Backend for Vllm {
         Box::new(StreamReader::default())
     }
 
-    fn health_path(&self) -> &'static str {
-        "/health"
-    }
-
-    fn default_capacity(&self) -> usize {
-        64
-    }
-
     fn refused(&self, body: &str) -> Option<EngineError> {
         let message = error_message(body);
         too_long(&message).or_else(|| grammar_refused(&message))
