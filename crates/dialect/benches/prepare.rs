@@ -2,12 +2,13 @@
 //! support (Qwen 1.5's ChatML), which rewrites history from what the template was found
 //! to render, beside the probing itself, which the template now does once and keeps; and
 //! the call grammar printed as GBNF, as a llama.cpp server is sent it with each request;
-//! and the tool's schema checked as llguidance compiles it, the first time and repeated.
+//! the call grammar as the Lark text an in-process engine keys its cache by; and the
+//! tool's schema checked as llguidance compiles it, the first time and repeated.
 //! `cargo bench -p toolbridge-dialect --bench prepare`.
 
 use std::path::Path;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::json;
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::{ChatTemplate, Registry};
@@ -76,6 +77,16 @@ fn prepare(c: &mut Criterion) {
                 .gbnf()
                 .map(|gbnf| gbnf.text.len())
         })
+    });
+    // What the engine keys its compiled grammars by: the call grammar as Lark, printed
+    // once per request (a fresh constraint) and then kept for the size check, the
+    // compile and the matcher.
+    c.bench_function("its call grammar as Lark, asked three times", |b| {
+        b.iter_batched(
+            || constraint.clone(),
+            |fresh| (0..3).map(|_| fresh.lark().len()).sum::<usize>(),
+            BatchSize::SmallInput,
+        )
     });
     // What preparing adds per tool: llguidance compiling its schema (the first time a
     // schema is seen), and the same check answered from its cache (every later time).
