@@ -9,15 +9,18 @@
 //! the shortest text that reads back to the same number (`0.1`, `1e-05`, `1e+16`).
 //!
 //! This crate is the one copy of those rules: `grammar`'s prompt renderers, `dialect`'s
-//! pythonic calls and `template`'s Python values in chat templates ([`write_str_repr`],
-//! [`float_repr`]) all print through it, so a prompt and a template never disagree on a
-//! quote or an escape.
+//! pythonic calls and indented tool listings ([`json_dumps_with`]), and `template`'s
+//! Python values and `tojson` in chat templates ([`write_str_repr`], [`float_repr`],
+//! [`write_json_str`], [`JsonLayout`]) all print through it, so a prompt and a template
+//! never disagree on a quote, an escape or an indent.
 
 mod printable;
 
+use std::borrow::Cow;
+use std::fmt::Write;
+
 use printable::is_printable;
 use serde_json::{Number, Value};
-use std::fmt::Write;
 
 /// How deep containers nest before they print as `...` (Python's `repr` of a
 /// self-containing list), so a hostile value cannot overflow the stack.
@@ -43,70 +46,133 @@ pub fn python_str(value: &Value) -> String {
 /// Python's `json.dumps(value)` with its defaults: `", "` and `": "` separators and
 /// `ensure_ascii`, so every character outside printable ASCII is a `\u` escape.
 pub fn json_dumps(value: &Value) -> String {
+    json_dumps_with(value, &JsonLayout::DEFAULT)
+}
+
+/// Python's `json.dumps(value, …)` laid out as `layout` says (`indent`, `separators`,
+/// `ensure_ascii`).
+pub fn json_dumps_with(value: &Value, layout: &JsonLayout) -> String {
     let mut out = String::new();
-    write_json(&mut out, value, 0);
+    write_literal(&mut out, value, 0, &JSON, layout);
     out
 }
 
-/// How one literal notation spells the scalars; containers are `[a, b]` and `{k: v}` in
-/// both Python's `repr` and `json.dumps`' default layout.
+/// How `json.dumps` lays its text out: Python's `indent`, `separators` and
+/// `ensure_ascii` arguments. Python's `repr` lays containers out as the default does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonLayout {
+    /// Each level's indent; `None` writes everything on one line.
+    pub indent: Option<Cow<'static, str>>,
+    pub item_separator: Cow<'static, str>,
+    pub key_separator: Cow<'static, str>,
+    /// Every character outside printable ASCII as a `\u` escape.
+    pub ensure_ascii: bool,
+}
+
+impl JsonLayout {
+    /// `json.dumps`' defaults: one line, `", "` and `": "`, ASCII only.
+    pub const DEFAULT: JsonLayout = JsonLayout {
+        indent: None,
+        item_separator: Cow::Borrowed(", "),
+        key_separator: Cow::Borrowed(": "),
+        ensure_ascii: true,
+    };
+
+    /// `json.dumps(value, indent=spaces)`: each item on its own line, and so `","`
+    /// between items, as Python defaults when indenting.
+    pub fn indented(spaces: usize) -> JsonLayout {
+        JsonLayout {
+            indent: Some(" ".repeat(spaces).into()),
+            item_separator: Cow::Borrowed(","),
+            ..JsonLayout::DEFAULT
+        }
+    }
+
+    /// Before item `index` of a container whose items are `depth` levels down: the
+    /// separator after the previous item, then a new line and the indent, if indented.
+    pub fn open_item(&self, out: &mut String, index: usize, depth: usize) {
+        if index > 0 {
+            out.push_str(&self.item_separator);
+        }
+        self.new_line(out, depth);
+    }
+
+    /// After the last item of a container `depth` levels down, before its bracket.
+    pub fn close(&self, out: &mut String, depth: usize) {
+        self.new_line(out, depth);
+    }
+
+    fn new_line(&self, out: &mut String, depth: usize) {
+        if let Some(indent) = &self.indent {
+            out.push('\n');
+            for _ in 0..depth {
+                out.push_str(indent);
+            }
+        }
+    }
+}
+
+/// How one literal notation spells the scalars; containers are laid out by a
+/// [`JsonLayout`] in both Python's `repr` and `json.dumps`.
 struct Spelling {
     null: &'static str,
     booleans: [&'static str; 2],
-    string: fn(&mut String, &str),
+    string: fn(&mut String, &str, &JsonLayout),
     too_deep: &'static str,
 }
 
 const REPR: Spelling = Spelling {
     null: "None",
     booleans: ["False", "True"],
-    string: write_str_repr,
+    string: |out, s, _| write_str_repr(out, s),
     too_deep: "...",
 };
 
 const JSON: Spelling = Spelling {
     null: "null",
     booleans: ["false", "true"],
-    string: write_json_str,
+    string: |out, s, layout| write_json_str(out, s, layout.ensure_ascii),
     too_deep: "null",
 };
 
 /// [`python_repr`] of `value` onto `out`, `depth` levels down already.
 pub fn write_repr(out: &mut String, value: &Value, depth: usize) {
-    write_literal(out, value, depth, &REPR);
+    write_literal(out, value, depth, &REPR, &JsonLayout::DEFAULT);
 }
 
-fn write_json(out: &mut String, value: &Value, depth: usize) {
-    write_literal(out, value, depth, &JSON);
-}
-
-fn write_literal(out: &mut String, value: &Value, depth: usize, spelling: &Spelling) {
+fn write_literal(
+    out: &mut String,
+    value: &Value,
+    depth: usize,
+    spelling: &Spelling,
+    layout: &JsonLayout,
+) {
     match value {
         Value::Null => out.push_str(spelling.null),
         Value::Bool(b) => out.push_str(spelling.booleans[usize::from(*b)]),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => (spelling.string)(out, s),
+        Value::String(s) => (spelling.string)(out, s, layout),
         _ if depth >= MAX_DEPTH => out.push_str(spelling.too_deep),
+        Value::Array(items) if items.is_empty() => out.push_str("[]"),
+        Value::Object(map) if map.is_empty() => out.push_str("{}"),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_literal(out, item, depth + 1, spelling);
+                layout.open_item(out, i, depth + 1);
+                write_literal(out, item, depth + 1, spelling, layout);
             }
+            layout.close(out, depth);
             out.push(']');
         }
         Value::Object(map) => {
             out.push('{');
             for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                (spelling.string)(out, key);
-                out.push_str(": ");
-                write_literal(out, item, depth + 1, spelling);
+                layout.open_item(out, i, depth + 1);
+                (spelling.string)(out, key, layout);
+                out.push_str(&layout.key_separator);
+                write_literal(out, item, depth + 1, spelling, layout);
             }
+            layout.close(out, depth);
             out.push('}');
         }
     }
@@ -208,28 +274,37 @@ fn write_py_escape(out: &mut String, c: char) {
     };
 }
 
-/// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.
-fn write_json_str(out: &mut String, s: &str) {
+/// Appends a JSON string as Python's `json.dumps` writes it: the short escapes, `\u00XX`
+/// for other control characters, and with `ensure_ascii` every character outside
+/// printable ASCII as `\uXXXX` (a surrogate pair above the BMP).
+pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    // Writing to a String cannot fail.
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
+    let mut plain_from = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            c if c < ' ' || (ensure_ascii && c > '~') => "",
+            _ => continue,
+        };
+        out.push_str(&s[plain_from..i]);
+        plain_from = i + c.len_utf8();
+        if escape.is_empty() {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{unit:04x}");
             }
+        } else {
+            out.push_str(escape);
         }
     }
+    out.push_str(&s[plain_from..]);
     out.push('"');
 }
 
@@ -314,6 +389,23 @@ mod tests {
         assert_eq!(
             json_dumps(&value),
             r#"{"k": "\u00e9\"\\\u0001\u007f\ud83d\ude00", "n": [1, 1.0, null, false]}"#
+        );
+    }
+
+    #[test]
+    fn indented_json_is_laid_out_like_python() {
+        let value = json!({"a": [1, {}], "b": "é\u{7f}"});
+        assert_eq!(
+            json_dumps_with(&value, &JsonLayout::indented(2)),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": \"\\u00e9\\u007f\"\n}"
+        );
+        let unescaped = JsonLayout {
+            ensure_ascii: false,
+            ..JsonLayout::DEFAULT
+        };
+        assert_eq!(
+            json_dumps_with(&value, &unescaped),
+            "{\"a\": [1, {}], \"b\": \"é\u{7f}\"}"
         );
     }
 

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use toolbridge_chat::{Message, Role};
+use toolbridge_pyrepr::{json_dumps_with, JsonLayout};
 
 /// `messages` with `text` as their system prompt: written before the first system turn's
 /// text (joined by a newline) when there is one, else a system turn put first, as the
@@ -20,9 +21,10 @@ pub fn with_system_prompt(messages: &[Message], text: &str) -> Vec<Message> {
     messages
 }
 
-/// `value` as Python's `json.dumps(value, indent=2)` prints it (two-space indent, `": "`).
+/// `value` as Python's `json.dumps(value, indent=2)` prints it (two-space indent, `": "`,
+/// escapes outside printable ASCII).
 pub fn pretty_json(value: &Value) -> String {
-    format!("{value:#}")
+    json_dumps_with(value, &JsonLayout::indented(2))
 }
 
 /// The tools between `<tools>` lines, each as [`pretty_json`], as the `short` and `long`

@@ -9,16 +9,13 @@
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
-use toolbridge_pyrepr::float_repr;
+use toolbridge_pyrepr::{float_repr, write_json_str, JsonLayout};
 
 use super::pyfmt::f64_if_float;
 
 /// How `json.dumps` was asked to print.
 struct DumpOptions {
-    ensure_ascii: bool,
-    indent: Option<String>,
-    item_separator: String,
-    key_separator: String,
+    layout: JsonLayout,
     sort_keys: bool,
     /// The longest text this call may build: the bytes left to the render.
     cap: usize,
@@ -61,10 +58,12 @@ impl DumpOptions {
         let indent = indent_text(&indent)?;
         let (item_separator, key_separator) = separators_text(&separators, indent.is_some())?;
         Ok(DumpOptions {
-            ensure_ascii: ensure_ascii.is_true(),
-            indent,
-            item_separator,
-            key_separator,
+            layout: JsonLayout {
+                indent: indent.map(Into::into),
+                item_separator: item_separator.into(),
+                key_separator: key_separator.into(),
+                ensure_ascii: ensure_ascii.is_true(),
+            },
             sort_keys: sort_keys.is_true(),
             cap,
         })
@@ -120,7 +119,11 @@ fn dump(out: &mut String, value: &Value, options: &DumpOptions, depth: usize) ->
         ValueKind::None => out.push_str("null"),
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
         ValueKind::Number => dump_number(out, value),
-        ValueKind::String => dump_string(out, value.as_str().unwrap_or_default(), options),
+        ValueKind::String => write_json_str(
+            out,
+            value.as_str().unwrap_or_default(),
+            options.layout.ensure_ascii,
+        ),
         ValueKind::Seq => dump_seq(out, value, options, depth)?,
         ValueKind::Map => dump_map(out, value, options, depth)?,
         _ => {
@@ -148,43 +151,6 @@ fn dump_number(out: &mut String, value: &Value) {
         Some(f) if f.is_infinite() => out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" }),
         Some(f) => out.push_str(&float_repr(f)),
         None => out.push_str(&value.to_string()),
-    }
-}
-
-/// A JSON string literal: the escapes `json.dumps` writes, and with `ensure_ascii`
-/// every non-ASCII character as `\uXXXX` (surrogate pairs above the BMP).
-fn dump_string(out: &mut String, s: &str, options: &DumpOptions) {
-    out.push('"');
-    let mut plain_from = 0;
-    for (i, c) in s.char_indices() {
-        let escape = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\n' => "\\n",
-            '\r' => "\\r",
-            '\t' => "\\t",
-            '\u{8}' => "\\b",
-            '\u{c}' => "\\f",
-            c if (c as u32) < 0x20 || (options.ensure_ascii && !c.is_ascii()) => "",
-            _ => continue,
-        };
-        out.push_str(&s[plain_from..i]);
-        plain_from = i + c.len_utf8();
-        if escape.is_empty() {
-            push_unicode_escapes(out, c);
-        } else {
-            out.push_str(escape);
-        }
-    }
-    out.push_str(&s[plain_from..]);
-    out.push('"');
-}
-
-/// `\uXXXX`, as a surrogate pair above the BMP.
-fn push_unicode_escapes(out: &mut String, c: char) {
-    let mut units = [0u16; 2];
-    for unit in c.encode_utf16(&mut units) {
-        out.push_str(&format!("\\u{unit:04x}"));
     }
 }
 
@@ -226,8 +192,8 @@ fn dump_map(
     out.push('{');
     for (i, key) in keys.iter().enumerate() {
         open_item(out, i, options, depth + 1)?;
-        dump_string(out, &key_text(key)?, options);
-        out.push_str(&options.key_separator);
+        write_json_str(out, &key_text(key)?, options.layout.ensure_ascii);
+        out.push_str(&options.layout.key_separator);
         dump(out, &value.get_item(key)?, options, depth + 1)?;
     }
     close_container(out, options, depth)?;
@@ -275,44 +241,31 @@ fn room(out: &str, options: &DumpOptions, extra: usize) -> Result<(), Error> {
 }
 
 /// The bytes of a newline and `depth` indents.
-fn indent_bytes(options: &DumpOptions, depth: usize) -> usize {
-    options
+fn indent_bytes(layout: &JsonLayout, depth: usize) -> usize {
+    layout
         .indent
         .as_ref()
         .map_or(0, |indent| indent.len().saturating_mul(depth) + 1)
 }
 
+/// [`JsonLayout::open_item`], if the bytes it writes fit under the cap.
 fn open_item(
     out: &mut String,
     index: usize,
     options: &DumpOptions,
     depth: usize,
 ) -> Result<(), Error> {
-    room(
-        out,
-        options,
-        options.item_separator.len() + options.key_separator.len() + indent_bytes(options, depth),
-    )?;
-    if index > 0 {
-        out.push_str(&options.item_separator);
-    }
-    if let Some(indent) = &options.indent {
-        out.push('\n');
-        for _ in 0..depth {
-            out.push_str(indent);
-        }
-    }
+    let layout = &options.layout;
+    let most = layout.item_separator.len() + layout.key_separator.len();
+    room(out, options, most + indent_bytes(layout, depth))?;
+    layout.open_item(out, index, depth);
     Ok(())
 }
 
+/// [`JsonLayout::close`], if the bytes it writes fit under the cap.
 fn close_container(out: &mut String, options: &DumpOptions, depth: usize) -> Result<(), Error> {
-    room(out, options, indent_bytes(options, depth))?;
-    if let Some(indent) = &options.indent {
-        out.push('\n');
-        for _ in 0..depth {
-            out.push_str(indent);
-        }
-    }
+    room(out, options, indent_bytes(&options.layout, depth))?;
+    options.layout.close(out, depth);
     Ok(())
 }
 
