@@ -8,7 +8,7 @@
 //! does, what Python jinja2 3.1.6 does and what we do. A listed case that now passes, or
 //! one that names no case, fails the test too, so the list cannot go stale.
 
-mod common;
+use crate::common::{self, goldens::compare};
 
 use std::collections::{BTreeMap, BTreeSet};
 use toolbridge_template::{Clock, JinjaTemplate, RenderOptions};
@@ -74,15 +74,6 @@ fn options(
         keep_trailing_newline,
         clock: Clock::fixed_from_str(now).unwrap(),
         ..RenderOptions::default()
-    }
-}
-
-/// `Ok` when `actual` is the expected output, else where the two part.
-fn compare(expected: &str, actual: Result<String, String>) -> Result<(), String> {
-    match actual {
-        Ok(output) if output == expected => Ok(()),
-        Ok(output) => Err(common::first_difference(expected, &output)),
-        Err(err) => Err(format!("we raised: {err}")),
     }
 }
 

@@ -1,24 +1,14 @@
 //! Template probing over real chat templates from the shared corpus.
 
+use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolbridge_chat::Role;
 use toolbridge_template::{ArgumentsForm, ChatTemplate, OllamaSource, TemplateCaps};
 
-/// The shared corpus, next to the repository.
-fn corpus() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        path.is_dir(),
-        "test corpus not found: looked in {}",
-        path.display()
-    );
-    path
-}
-
 fn probe_file(relative: &str, bos: &str, eos: &str) -> TemplateCaps {
-    let path = corpus().join("jinja").join(relative);
+    let path = common::corpus_dir().join("jinja").join(relative);
     let source = fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     let template = ChatTemplate::new(&source, bos, eos)
@@ -27,7 +17,7 @@ fn probe_file(relative: &str, bos: &str, eos: &str) -> TemplateCaps {
 }
 
 fn probe_gotmpl(relative: &str) -> TemplateCaps {
-    let path = corpus().join("gotmpl").join(relative);
+    let path = common::corpus_dir().join("gotmpl").join(relative);
     let source = OllamaSource::from_gotmpl(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     let template = ChatTemplate::ollama(&source)
@@ -231,7 +221,7 @@ fn summary(caps: &TemplateCaps) -> String {
 
 /// Each corpus template's name and its caps, or why it does not compile.
 fn corpus_caps() -> Vec<(String, Result<TemplateCaps, String>)> {
-    let root = corpus().join("jinja");
+    let root = common::corpus_dir().join("jinja");
     let files = jinja_files(&root);
     assert!(!files.is_empty(), "no templates under {}", root.display());
     files

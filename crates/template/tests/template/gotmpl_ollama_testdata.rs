@@ -3,13 +3,10 @@
 //! `gotmpl/testdata/<name>.gotmpl/<roles>` is what Ollama's `template_test.go` renders
 //! for its built-in template `<name>` (here `gotmpl/builtin/<name>.gotmpl`) over the
 //! conversation whose roles the file name lists, with that test's fixed texts.
-//! `tools-testdata/
-//! <name>.out` is `<name>.gotmpl` rendered over `messages.json` with `tools.json`.
+//! `tools-testdata/<name>.out` is `<name>.gotmpl` rendered over `messages.json` with
+//! `tools.json`.
 
-// Each test binary uses a different part of the shared helpers.
-#[allow(dead_code)]
-mod common;
-
+use crate::common::{self, goldens::compare};
 use toolbridge_template::gotmpl::{GoTemplate, Message, OllamaRequest};
 
 /// The texts of Ollama's `template_test.go` conversation, by role and position.
@@ -60,13 +57,9 @@ fn ollama_builtin_template_goldens() {
                 ..OllamaRequest::default()
             };
             total += 1;
-            match template.render(&request) {
-                Ok(output) if output == expected => identical += 1,
-                Ok(output) => failures.push(format!(
-                    "{name}/{case}: {}",
-                    common::first_difference(&expected, &output)
-                )),
-                Err(err) => failures.push(format!("{name}/{case}: {err}")),
+            match compare(&expected, template.render(&request)) {
+                Ok(()) => identical += 1,
+                Err(why) => failures.push(format!("{name}/{case}: {why}")),
             }
         }
     }
@@ -77,15 +70,9 @@ fn ollama_builtin_template_goldens() {
 
 #[test]
 fn ollama_tools_goldens() {
-    let read_json = |name: &str| -> serde_json::Value {
-        serde_json::from_str(&common::read_corpus_file(&format!(
-            "gotmpl/tools-testdata/{name}"
-        )))
-        .unwrap()
-    };
     let request = OllamaRequest::from_json(&serde_json::json!({
-        "messages": read_json("messages.json"),
-        "tools": read_json("tools.json"),
+        "messages": common::read_corpus_json("gotmpl/tools-testdata/messages.json"),
+        "tools": common::read_corpus_json("gotmpl/tools-testdata/tools.json"),
     }))
     .unwrap();
     let dir = common::corpus_dir().join("gotmpl/tools-testdata");
@@ -106,13 +93,12 @@ fn ollama_tools_goldens() {
         }
         let source = std::fs::read_to_string(&template_path).unwrap();
         let expected = std::fs::read_to_string(out).unwrap();
-        match GoTemplate::new(&source).and_then(|t| t.render(&request)) {
-            Ok(output) if output == expected => identical += 1,
-            Ok(output) => failures.push(format!(
-                "{name}: {}",
-                common::first_difference(&expected, &output)
-            )),
-            Err(err) => failures.push(format!("{name}: {err}")),
+        match compare(
+            &expected,
+            GoTemplate::new(&source).and_then(|t| t.render(&request)),
+        ) {
+            Ok(()) => identical += 1,
+            Err(why) => failures.push(format!("{name}: {why}")),
         }
     }
     println!(

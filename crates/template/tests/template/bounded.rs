@@ -11,6 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use toolbridge_template::TemplateError;
 
 /// The child's address space: the render's own bound (256 MiB built by default, a
 /// few copies of it in flight) fits many times over.
@@ -26,11 +27,20 @@ const RESULT_PREFIX: &str = "bounded-child-result ";
 /// with room for a copy in flight and the test binary itself.
 const PEAK_KB: u64 = 768 << 10;
 
-/// Runs `render` in a bounded child ([`in_child`]): it must end in a limit error whose
-/// message holds `expected` (`render` gives `"Kind: message"`), within [`PEAK_KB`]. Prints
-/// what stopped it, how fast, and the child's peak memory.
-pub fn assert_limited(test: &str, expected: &str, render: impl FnOnce() -> String) {
-    let report = in_child(test, render);
+/// Runs `render` in a bounded child ([`in_child`]) for the test at `path`
+/// ([`test_path!`]): it must end in a limit error whose message holds `expected`, within
+/// [`PEAK_KB`]. Prints what stopped it, how fast, and the child's peak memory.
+pub fn assert_limited(
+    path: &str,
+    expected: &str,
+    render: impl FnOnce() -> Result<String, TemplateError>,
+) {
+    // libtest names a test by its path without the crate: `hostile::list_repetition`.
+    let test = path.split_once("::").map_or(path, |(_, test)| test);
+    let report = in_child(test, || match render() {
+        Err(err) => format!("{:?}: {err}", err.kind),
+        Ok(output) => format!("ok: {} bytes", output.len()),
+    });
     println!(
         "{test}: {:.2} s, peak RSS {} MiB: {}",
         report.elapsed.as_secs_f64(),
@@ -49,29 +59,35 @@ pub fn assert_limited(test: &str, expected: &str, render: impl FnOnce() -> Strin
     );
 }
 
-/// Tests that call the file's `assert_bounded(test, source, expected)`, one per line.
+/// The path of test `$name` in the calling module, as [`assert_limited`] takes it.
+macro_rules! test_path {
+    ($name:ident) => {
+        concat!(module_path!(), "::", stringify!($name))
+    };
+}
+
+/// Tests that call the module's `assert_bounded(test, source, expected)`, one per line.
 macro_rules! bounded_tests {
     ($($name:ident: $source:expr => $expected:expr;)*) => {$(
         #[test]
         fn $name() {
-            assert_bounded(stringify!($name), &$source, $expected);
+            assert_bounded(test_path!($name), &$source, $expected);
         }
     )*};
 }
 
 /// What the render did in the child.
-#[derive(Debug)]
-pub struct Report {
+struct Report {
     /// The render's error (or `"ok: N bytes"`).
-    pub message: String,
+    message: String,
     /// The child's peak resident memory, in KiB.
-    pub peak_kb: u64,
-    pub elapsed: Duration,
+    peak_kb: u64,
+    elapsed: Duration,
 }
 
 /// Runs `render` in a child process when called from the test named `test`; returns
 /// what it printed. In the child itself, runs `render`, prints, and exits.
-pub fn in_child(test: &str, render: impl FnOnce() -> String) -> Report {
+fn in_child(test: &str, render: impl FnOnce() -> String) -> Report {
     if std::env::var(CHILD_VAR).as_deref() == Ok(test) {
         let message = render();
         let line = serde_json::json!({"message": message, "peak_kb": peak_kb()});

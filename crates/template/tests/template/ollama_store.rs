@@ -3,22 +3,12 @@
 //! example messages. The store here is laid out as `ollama pull` leaves it, with Ollama's
 //! own Qwen 2.5 template from the corpus as the template layer.
 
-use std::path::{Path, PathBuf};
-
+use crate::common;
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::path::Path;
 use toolbridge_template::gotmpl::Message;
 use toolbridge_template::ollama_store::{find, manifest_path};
-
-fn corpus() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        path.join("gotmpl").is_dir(),
-        "corpus not found: looked at {}",
-        path.display()
-    );
-    path
-}
 
 /// Writes `bytes` as a blob and returns its layer entry.
 fn blob(store: &Path, media: &str, bytes: &[u8]) -> serde_json::Value {
@@ -26,12 +16,6 @@ fn blob(store: &Path, media: &str, bytes: &[u8]) -> serde_json::Value {
     std::fs::create_dir_all(store.join("blobs")).unwrap();
     std::fs::write(store.join("blobs").join(format!("sha256-{hex}")), bytes).unwrap();
     json!({"mediaType": format!("application/vnd.ollama.image.{media}"), "digest": format!("sha256:{hex}"), "size": bytes.len()})
-}
-
-fn store(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolbridge-store-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 fn write_manifest(store: &Path, relative: &str, layers: Vec<serde_json::Value>) {
@@ -73,8 +57,9 @@ fn names_resolve_as_ollama_resolves_them() {
 
 #[test]
 fn a_pulled_model_gives_weights_template_and_defaults() {
-    let store = store("full");
-    let template = std::fs::read(corpus().join("gotmpl/registry/qwen2.5.gotmpl")).unwrap();
+    let store = common::temp_dir("store_full");
+    let template =
+        std::fs::read(common::corpus_dir().join("gotmpl/registry/qwen2.5.gotmpl")).unwrap();
     let weights = blob(&store, "model", b"GGUF weights");
     let layers = vec![
         weights.clone(),
@@ -130,7 +115,7 @@ fn a_pulled_model_gives_weights_template_and_defaults() {
 
 #[test]
 fn a_model_without_a_template_layer_keeps_its_ggufs() {
-    let store = store("bare");
+    let store = common::temp_dir("store_bare");
     write_manifest(
         &store,
         "registry.ollama.ai/library/bare/latest",
@@ -143,7 +128,7 @@ fn a_model_without_a_template_layer_keeps_its_ggufs() {
 
 #[test]
 fn missing_models_and_broken_manifests_are_errors_that_say_so() {
-    let store = store("broken");
+    let store = common::temp_dir("store_broken");
     let missing = find(&store, "llama3.2")
         .err()
         .map(|error| error.to_string());

@@ -4,8 +4,8 @@
 //! reader (bounded lengths, clear errors on truncation, no panic on garbage) is checked on
 //! files that say exactly what the test needs. One test reads the real default model.
 
+use crate::common::{self, write};
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use toolbridge_template::gguf::{
@@ -134,43 +134,6 @@ fn read(bytes: &[u8]) -> Result<GgufMetadata, GgufError> {
 
 fn error(bytes: &[u8]) -> GgufError {
     read(bytes).expect_err("expected an error")
-}
-
-// ---------------------------------------------------------------------------------------
-// Files on disk
-
-/// A fresh, empty directory for one test.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("template-source")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create test directory");
-    dir
-}
-
-fn write(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("create test directory");
-    }
-    std::fs::write(&path, contents).expect("write test file");
-    path
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn corpus_file(relative: &str) -> String {
-    let path = repo_root().join("../shared/corpus").join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read corpus file {}: {e} (the corpus is expected in ../shared/corpus \
-             beside the repository root)",
-            path.display()
-        )
-    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -471,7 +434,7 @@ fn corrupted_files_give_errors_not_panics() {
 
 #[test]
 fn errors_name_the_file_the_key_and_the_offset() {
-    let dir = temp_dir("errors_name_the_file");
+    let dir = common::temp_dir("errors_name_the_file");
     let mut value = u64::MAX.to_le_bytes().to_vec();
     value.extend(b"x");
     let path = write(
@@ -499,7 +462,7 @@ fn errors_name_the_file_the_key_and_the_offset() {
 
 #[test]
 fn gguf_source_has_default_named_and_special_tokens() {
-    let dir = temp_dir("gguf_source");
+    let dir = common::temp_dir("gguf_source");
     // Recognised by its magic bytes, whatever its name.
     let path = write(&dir, "weights.bin", model_like().bytes());
     let source = TemplateSource::from_path(&path).unwrap();
@@ -535,7 +498,7 @@ fn gguf_source_has_default_named_and_special_tokens() {
 
 #[test]
 fn gguf_source_with_only_named_templates_has_no_default() {
-    let dir = temp_dir("gguf_only_named");
+    let dir = common::temp_dir("gguf_only_named");
     let file = Gguf::version(2)
         .str("tokenizer.chat_template.tool_use", "TOOLS")
         .str("tokenizer.chat_template.rag", "RAG")
@@ -553,7 +516,7 @@ fn gguf_source_with_only_named_templates_has_no_default() {
 
 #[test]
 fn gguf_without_a_template_is_an_error() {
-    let dir = temp_dir("gguf_no_template");
+    let dir = common::temp_dir("gguf_no_template");
     let path = write(&dir, "m.gguf", Gguf::v3().str("general.name", "x").bytes());
     let err = TemplateSource::from_path(&path).unwrap_err();
     assert!(matches!(err, SourceError::NoTemplate { .. }), "{err}");
@@ -562,7 +525,7 @@ fn gguf_without_a_template_is_an_error() {
 
 #[test]
 fn broken_gguf_is_an_error_naming_the_file() {
-    let dir = temp_dir("gguf_broken");
+    let dir = common::temp_dir("gguf_broken");
     let bytes = model_like().bytes();
     let path = write(&dir, "cut.gguf", &bytes[..bytes.len() / 2]);
     let err = TemplateSource::from_path(&path).unwrap_err();
@@ -574,7 +537,7 @@ fn broken_gguf_is_an_error_naming_the_file() {
 // TemplateSource from tokenizer_config.json
 
 fn config_source(test: &str, config: serde_json::Value) -> Result<TemplateSource, SourceError> {
-    let dir = temp_dir(test);
+    let dir = common::temp_dir(test);
     let path = write(&dir, "tokenizer_config.json", config.to_string());
     TemplateSource::from_path(path)
 }
@@ -701,7 +664,7 @@ fn malformed_configs_are_errors_that_say_what_is_wrong() {
         assert!(message.contains("tokenizer_config.json"), "{message}");
     }
 
-    let dir = temp_dir("config_not_json");
+    let dir = common::temp_dir("config_not_json");
     let path = write(&dir, "tokenizer_config.json", "{\"chat_template\": ");
     let err = TemplateSource::from_path(&path).unwrap_err();
     assert!(matches!(err, SourceError::Json { .. }), "{err}");
@@ -709,7 +672,7 @@ fn malformed_configs_are_errors_that_say_what_is_wrong() {
 
 #[test]
 fn sibling_chat_template_jinja_is_used_and_takes_priority() {
-    let dir = temp_dir("config_sibling");
+    let dir = common::temp_dir("config_sibling");
     let config = write(
         &dir,
         "tokenizer_config.json",
@@ -747,7 +710,7 @@ fn sibling_chat_template_jinja_is_used_and_takes_priority() {
 
 #[test]
 fn a_directory_without_tokenizer_config_is_an_error_naming_it() {
-    let dir = temp_dir("config_missing_dir");
+    let dir = common::temp_dir("config_missing_dir");
     let err = TemplateSource::from_path(&dir).unwrap_err();
     assert!(matches!(err, SourceError::Io { .. }), "{err}");
     assert!(err.to_string().contains("tokenizer_config.json"), "{err}");
@@ -758,7 +721,7 @@ fn a_directory_without_tokenizer_config_is_an_error_naming_it() {
 
 #[test]
 fn a_jinja_file_is_the_whole_template() {
-    let dir = temp_dir("jinja");
+    let dir = common::temp_dir("jinja");
     let text = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}\n";
     for name in ["t.jinja", "template.txt", "Modelfile-template"] {
         let source = TemplateSource::from_path(write(&dir, name, text)).unwrap();
@@ -774,7 +737,7 @@ fn a_jinja_file_is_the_whole_template() {
 
 #[test]
 fn unreadable_text_files_are_errors_naming_the_file() {
-    let dir = temp_dir("jinja_bad");
+    let dir = common::temp_dir("jinja_bad");
     let path = write(&dir, "t.jinja", [b'o', b'k', 0xff]);
     let err = TemplateSource::from_path(&path).unwrap_err();
     assert!(
@@ -796,7 +759,7 @@ fn unreadable_text_files_are_errors_naming_the_file() {
 /// template from the corpus.
 #[test]
 fn real_qwen_tokenizer_config() {
-    let template = corpus_file("jinja/llama.cpp/Qwen-Qwen2.5-7B-Instruct.jinja");
+    let template = common::read_corpus_file("jinja/llama.cpp/Qwen-Qwen2.5-7B-Instruct.jinja");
     let source = config_source(
         "real_qwen",
         json!({
@@ -829,9 +792,11 @@ fn real_qwen_tokenizer_config() {
 /// objects for its special tokens.
 #[test]
 fn real_hermes_2_pro_tokenizer_config() {
-    let default = corpus_file("jinja/hfjs-e2e/NousResearch_Hermes-2-Pro-Llama-3-8B.jinja");
-    let tool_use =
-        corpus_file("jinja/llama.cpp/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja");
+    let default =
+        common::read_corpus_file("jinja/hfjs-e2e/NousResearch_Hermes-2-Pro-Llama-3-8B.jinja");
+    let tool_use = common::read_corpus_file(
+        "jinja/llama.cpp/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+    );
     let token = |content: &str| {
         json!({"__type": "AddedToken", "content": content, "lstrip": false,
                "normalized": false, "rstrip": false, "single_word": false})
@@ -856,7 +821,7 @@ fn real_hermes_2_pro_tokenizer_config() {
 
 #[test]
 fn real_default_model_gguf() {
-    let path = repo_root().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    let path = common::repo_root().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
     assert!(
         path.is_file(),
         "the default model is missing: looked for {}; run scripts/fetch-model.sh to fetch it",

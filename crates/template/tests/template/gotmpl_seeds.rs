@@ -5,10 +5,10 @@
 //! template from the registry, line for line once blank lines and indentation are set
 //! aside, with the calls and tools written as the seed's template writes them.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
-use toolbridge_template::gotmpl::{GoTemplate, OllamaRequest};
+use toolbridge_template::gotmpl::GoTemplate;
 
 /// The template in a seed: everything from its first line that starts with `{{`.
 fn seed_template(file: &str) -> String {
@@ -20,11 +20,6 @@ fn seed_template(file: &str) -> String {
         .position(|line| line.starts_with("{{"))
         .unwrap_or_else(|| panic!("{} holds no Go template", path.display()));
     text.lines().skip(start).collect::<Vec<_>>().join("\n")
-}
-
-fn seed_conversation() -> OllamaRequest {
-    let text = common::read_corpus_file("contexts/ollama/seed.json");
-    OllamaRequest::from_json(&serde_json::from_str(&text).unwrap()).unwrap()
 }
 
 fn golden(template: &str) -> String {
@@ -46,7 +41,7 @@ fn lines(text: &str) -> Vec<&str> {
 
 fn render_seed(file: &str) -> String {
     GoTemplate::new(&seed_template(file))
-        .and_then(|template| template.render(&seed_conversation()))
+        .and_then(|template| template.render(&common::ollama_request("seed")))
         .unwrap_or_else(|err| panic!("{file}: {err}"))
 }
 

@@ -1,29 +1,12 @@
 //! Ollama models as template sources: a Modelfile's template, default system prompt,
 //! stop strings and example messages, or a `.gotmpl` file with its parameters.
 
-// Each test binary uses a different part of the shared helpers.
-#[allow(dead_code)]
-mod common;
+use crate::common::{self, write};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toolbridge_template::gotmpl::{GoTemplate, Message, OllamaRequest};
 use toolbridge_template::source::{is_ollama_path, OllamaSource};
 use toolbridge_template::SourceError;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "toolbridge-modelfile-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 const MODELFILE: &str = r#"FROM ./firefunction-v2.gguf
 TEMPLATE """{{- if .System }}<|start_header_id|>system<|end_header_id|>
@@ -45,7 +28,7 @@ MESSAGE assistant Hello!
 
 #[test]
 fn a_modelfile_gives_template_system_stops_and_messages() {
-    let dir = temp_dir("full");
+    let dir = common::temp_dir("modelfile_full");
     let source = OllamaSource::from_path(write(&dir, "Modelfile", MODELFILE)).unwrap();
     assert!(source.template.starts_with("{{- if .System }}"));
     assert_eq!(
@@ -69,7 +52,7 @@ fn a_modelfile_gives_template_system_stops_and_messages() {
 
 #[test]
 fn a_modelfile_model_renders_with_its_defaults_as_ollama_adds_them() {
-    let dir = temp_dir("render");
+    let dir = common::temp_dir("modelfile_render");
     let source = OllamaSource::from_path(write(&dir, "llama.modelfile", MODELFILE)).unwrap();
     let request = OllamaRequest::from_json(&serde_json::json!({
         "messages": [{"role": "user", "content": "Bye?"}]
@@ -119,7 +102,7 @@ fn ollama_files_are_told_apart_by_name() {
 
 #[test]
 fn broken_modelfiles_are_errors_naming_the_file_and_line() {
-    let dir = temp_dir("broken");
+    let dir = common::temp_dir("modelfile_broken");
     let path = write(&dir, "Modelfile", "FROM x\nTEMPLATE \"\"\"{{ .Prompt }}\n");
     let err = OllamaSource::from_path(&path).unwrap_err();
     assert!(matches!(err, SourceError::Invalid { .. }), "{err:?}");

@@ -3,11 +3,9 @@
 //! byte budget and a depth bound far below the defaults. Prints the smallest
 //! power-of-two budget each corpus fits in.
 
-mod common;
-
-use std::collections::BTreeMap;
-use toolbridge_template::gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
-use toolbridge_template::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateErrorKind};
+use crate::common::{self, goldens};
+use toolbridge_template::gotmpl::{GoRenderOptions, GoTemplate};
+use toolbridge_template::{JinjaTemplate, Limits, RenderOptions, TemplateErrorKind};
 
 /// The corpus must fit in this fraction of the default byte budget.
 const HEADROOM: u64 = 64;
@@ -23,14 +21,10 @@ fn limits(max_built_bytes: u64) -> Limits {
     }
 }
 
-fn clock() -> Clock {
-    Clock::fixed_from_str("2024-07-26T10:30:00").unwrap()
-}
-
 /// Whether `source` renders `context` without reaching a bound.
 fn fits(source: &str, context: &serde_json::Value, max_built_bytes: u64) -> bool {
     let options = RenderOptions {
-        clock: clock(),
+        clock: goldens::clock(),
         limits: limits(max_built_bytes),
         ..RenderOptions::default()
     };
@@ -58,23 +52,25 @@ fn smallest_budget<T>(
     (budget, rows)
 }
 
+/// Each row's template path, template source and context name, all yet to fit a budget.
+fn pending(rows: &[serde_json::Value]) -> Vec<(&str, String, &str)> {
+    rows.iter()
+        .map(|row| {
+            let template = row["template"].as_str().unwrap();
+            let context = row["context"].as_str().unwrap();
+            (template, common::read_corpus_file(template), context)
+        })
+        .collect()
+}
+
 #[test]
 fn the_corpus_renders_far_below_the_default_bounds() {
     let rows: Vec<serde_json::Value> = common::read_jsonl("goldens/jinja.jsonl")
         .into_iter()
         .filter(|row| row["ok"].as_bool() == Some(true))
         .collect();
-    let mut contexts = BTreeMap::new();
-    let mut pending: Vec<(String, String, &str)> = Vec::new();
-    for row in &rows {
-        let name = row["context"].as_str().unwrap();
-        contexts.entry(name.to_string()).or_insert_with(|| {
-            let text = common::read_corpus_file(&format!("contexts/{name}.json"));
-            serde_json::from_str::<serde_json::Value>(&text).unwrap()
-        });
-        let template = row["template"].as_str().unwrap();
-        pending.push((template.into(), common::read_corpus_file(template), name));
-    }
+    let contexts = goldens::contexts(&rows, common::jinja_context);
+    let pending = pending(&rows);
     let ceiling = Limits::default().max_built_bytes / HEADROOM;
     let (budget, pending) = smallest_budget(pending, ceiling, |(_, source, context), budget| {
         fits(source, &contexts[*context], budget)
@@ -87,7 +83,7 @@ fn the_corpus_renders_far_below_the_default_bounds() {
         Limits::default().max_built_bytes >> 20,
         Limits::default().max_depth
     );
-    let over: Vec<&str> = pending.iter().map(|(path, _, _)| path.as_str()).collect();
+    let over: Vec<&str> = pending.iter().map(|(path, _, _)| *path).collect();
     assert!(
         over.is_empty(),
         "rows that reach 1/{HEADROOM} of the default bounds: {over:?}"
@@ -97,26 +93,12 @@ fn the_corpus_renders_far_below_the_default_bounds() {
 #[test]
 fn the_go_corpus_renders_far_below_the_default_bounds() {
     let rows = common::read_jsonl("goldens/gotmpl.jsonl");
-    let mut requests = BTreeMap::new();
-    let mut pending = Vec::new();
-    for row in &rows {
-        let name = row["context"].as_str().unwrap();
-        requests.entry(name.to_string()).or_insert_with(|| {
-            let text = common::read_corpus_file(&format!("contexts/ollama/{name}.json"));
-            let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-            OllamaRequest::from_json(&json).unwrap()
-        });
-        let template = row["template"].as_str().unwrap();
-        pending.push((
-            template.to_string(),
-            common::read_corpus_file(template),
-            name,
-        ));
-    }
+    let requests = goldens::contexts(&rows, common::ollama_request);
+    let pending = pending(&rows);
     let ceiling = Limits::default().max_built_bytes / HEADROOM;
     let (budget, over) = smallest_budget(pending, ceiling, |(_, source, name), budget| {
         let options = GoRenderOptions {
-            clock: clock(),
+            clock: goldens::clock(),
             limits: limits(budget),
         };
         let rendered = GoTemplate::with_options(source, options)
@@ -129,7 +111,7 @@ fn the_go_corpus_renders_far_below_the_default_bounds() {
         budget >> 10,
         Limits::default().max_built_bytes >> 20
     );
-    let over: Vec<&str> = over.iter().map(|(path, _, _)| path.as_str()).collect();
+    let over: Vec<&str> = over.iter().map(|(path, _, _)| *path).collect();
     assert!(
         over.is_empty(),
         "rows that reach 1/{HEADROOM} of the default budget: {over:?}"
