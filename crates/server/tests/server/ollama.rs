@@ -5,8 +5,6 @@
 //! An engine that reports its model's Modelfile (an Ollama server, `/api/show`) is served
 //! with it the same way, with no `--template`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,7 +14,7 @@ use toolbridge_engine::{Engine, ModelInfo, ScriptedEngine};
 use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
 use toolbridge_template::{GoTemplate, OllamaRequest, OllamaSource};
 
-use common::{chat, model_info, scripted, Recorder, WEATHER_CALL};
+use crate::common::{chat, model_info, scripted, Recorder, WEATHER_CALL};
 
 const SYSTEM: &str = "You answer tersely.";
 

@@ -5,11 +5,10 @@
 //! Anthropic's error shape and statuses; and what real agent clients send: Claude Code's
 //! system turns and `HEAD /`, server tools beside client tools, the SDKs' `thread`.
 
-mod common;
-
+use crate::common;
+use crate::common::*;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::*;
 use serde_json::{json, Map, Value};
 use toolbridge_server::ServerOptions;
 

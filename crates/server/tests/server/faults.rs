@@ -7,13 +7,11 @@
 //! purpose; the time limits a test waits under are there so a regression fails the test
 //! instead of hanging it, not to measure speed.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::*;
 use axum::http::StatusCode;
-use common::*;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

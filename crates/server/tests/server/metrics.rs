@@ -1,11 +1,9 @@
 //! `GET /metrics` agrees with what was sent: requests by route and status, tokens, the
 //! time-to-first-token and per-token histograms, refusals at a limit, and the queue.
 
-mod common;
-
+use crate::common::*;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::*;
 use serde_json::{json, Value};
 use toolbridge_server::ServerOptions;
 

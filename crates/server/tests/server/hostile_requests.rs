@@ -8,14 +8,12 @@
 //! to reach a thousand, a valid request cut at every length (each cut is broken JSON).
 //! Each answer must come within [`HANG`]: that is a hang detector, not a speed check.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::*;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use common::*;
 use serde_json::{json, Value};
 
 /// Longer than any answer here takes on the slowest machine; reaching it is a hang.

@@ -2,13 +2,11 @@
 //! way a request fails, the API key, the body and concurrency limits, cancellation when a
 //! streaming client goes away, `/v1/models` and `/health`.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::*;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use toolbridge_engine::{FinishReason, ScriptedEngine};

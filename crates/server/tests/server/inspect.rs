@@ -4,10 +4,8 @@
 //! they caused, and ends with the message `/v1/chat/completions` would answer. The page
 //! loads without the key; the endpoints need it.
 
-mod common;
-
+use crate::common::*;
 use axum::http::{Request, StatusCode};
-use common::*;
 use serde_json::{json, Value};
 use toolbridge_server::ServerOptions;
 

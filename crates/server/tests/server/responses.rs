@@ -5,10 +5,9 @@
 //! real agent clients send: Codex's namespaced and hosted tools, an answer sent back as it
 //! came (the Agents SDK, pydantic-ai), content parts and `developer` messages.
 
-mod common;
-
+use crate::common;
+use crate::common::*;
 use axum::http::StatusCode;
-use common::*;
 use serde_json::{json, Value};
 
 const PATH: &str = "/v1/responses";

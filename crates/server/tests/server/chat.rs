@@ -2,10 +2,8 @@
 //! stream reassembles to the same message), every `tool_choice` reaching the engine as the
 //! right constraint, `response_format`, sampling, finish reasons and usage.
 
-mod common;
-
+use crate::common::*;
 use axum::http::StatusCode;
-use common::*;
 use serde_json::{json, Value};
 use toolbridge_grammar::Expr;
 

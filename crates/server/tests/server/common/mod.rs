@@ -3,8 +3,6 @@
 //! in-process, and server-sent events read back and reassembled the way OpenAI's Python
 //! SDK reassembles them.
 
-#![allow(dead_code)] // Each test file uses its own part of the harness.
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
