@@ -1,8 +1,6 @@
 //! `tool_choice` in all its forms, and `response_format` in all of its.
 
-mod common;
-
-use common::round_trip;
+use crate::common::round_trip;
 use serde_json::json;
 use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, ChatRequest, ErrorType, FunctionDefinition, Message, NamedTool,

@@ -1,8 +1,6 @@
 //! Responses, stream chunks and errors are written the way OpenAI writes them.
 
-mod common;
-
-use common::round_trip;
+use crate::common::round_trip;
 use serde_json::json;
 use toolbridge_chat::{
     ApiError, Arguments, ChatChunk, ChatResponse, Choice, ChunkChoice, Delta, ErrorResponse,

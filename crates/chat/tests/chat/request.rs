@@ -1,8 +1,6 @@
 //! Requests: realistic OpenAI bodies parse, keep everything, and serialize back unchanged.
 
-mod common;
-
-use common::round_trip;
+use crate::common::round_trip;
 use serde_json::json;
 use toolbridge_chat::{
     Arguments, ChatRequest, Content, ContentPart, Message, ResponseFormat, Role, Stop, ToolChoice,

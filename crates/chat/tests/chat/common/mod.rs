@@ -1,4 +1,4 @@
-//! Helpers shared by the test files (each includes it with `mod common;`).
+//! Helpers shared by the test modules.
 
 use std::fmt::Debug;
 
