@@ -2,11 +2,13 @@
 //! (behind the `llama` feature, so the core crates build and test in seconds) and remote
 //! servers over HTTP. It knows chat types and grammars, never dialects.
 //!
-//! The [`Engine`] trait is blocking and callback-driven on purpose: a generation is a loop
-//! over tokens on an engine's own thread, and the caller (the server, in a blocking task)
-//! receives each piece as it is decoded. Returning [`Flow::Stop`] from the callback is how a
-//! caller cancels — when an HTTP client goes away, say — so an engine never decodes a token
-//! nobody will read.
+//! A generation is consumed as a stream ([`streamed::stream`]): pieces pulled on the
+//! caller's runtime as they come, stopped by a word. An engine whose generation is a loop
+//! over tokens on its own thread (the embedded one) implements the blocking, callback-driven
+//! [`Engine::generate`], and the stream runs it on a blocking thread; an engine that is async
+//! already (a remote server) streams natively ([`Engine::stream`]). Either way a caller
+//! that stops — when an HTTP client goes away, say — ends the generation at its next piece,
+//! so an engine never decodes a token nobody will read.
 
 use toolbridge_grammar::Constraint;
 
@@ -16,12 +18,14 @@ pub mod llama;
 pub mod remote;
 pub mod scripted;
 pub mod stop;
+pub mod streamed;
 
 pub use greedy::highest_logit;
 #[cfg(feature = "llama")]
 pub use llama::{LlamaEngine, LlamaOptions};
 pub use remote::{EngineKind, RemoteEngine, RemoteOptions};
 pub use scripted::ScriptedEngine;
+pub use streamed::{Pieces, Streamed};
 
 /// How the next token is chosen. `None` leaves a setting at the engine's default.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -196,6 +200,13 @@ pub trait Engine: Send + Sync {
         generation: &Generation,
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError>;
+
+    /// The generation as a stream on the caller's runtime, for an engine that is async
+    /// already; `None` (the default) has [`streamed::stream`] run [`Engine::generate`] on
+    /// a blocking thread instead.
+    fn stream(&self, _generation: &Generation) -> Option<Pieces> {
+        None
+    }
 
     /// Refuses a prompt that cannot fit the context ([`EngineError::PromptTooLong`]) as
     /// cheaply as the engine can tell, before the request takes a slot or waits for one;

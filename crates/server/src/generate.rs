@@ -1,14 +1,15 @@
-//! Running the blocking engine for an async server.
+//! One generation, read as a stream on the server's runtime.
 //!
-//! The engine decodes on a blocking thread ([`tokio::task::spawn_blocking`]); the dialect's
-//! parser runs on that thread too, right after each piece, and what crosses to the async
-//! side is [`Step`]s: the parser's events, then how the generation ended. The streaming
-//! and the non-streaming answers both read these steps, so they see the same events.
+//! A task reads the engine's pieces as they come ([`toolbridge_engine::streamed`]: a
+//! remote engine's straight from the wire, the embedded engine's from its decoding
+//! thread), gives each to the dialect's parser, and sends on [`Step`]s: the parser's
+//! events, then how the generation ended. The streaming and the non-streaming answers both
+//! read these steps, so they see the same events.
 //!
 //! The channel is bounded: an engine faster than its client waits for it. When the
-//! receiver is dropped (the client went away, or the response failed), the next send
-//! fails and the engine is told [`Flow::Stop`]; a piece that produces no events checks the
-//! channel too, so cancellation never waits for the parser to decide something.
+//! receiver is dropped (the client went away, or the response failed), the task stops the
+//! engine at once, while it waits for a piece too, so cancellation never waits for the
+//! parser to decide something.
 //!
 //! Two [`Budget`]s bound how long a generation holds its slot: its wall time, after which
 //! it ends with a `generation_timeout` error, and how long it waits for a client that has
@@ -31,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use toolbridge_dialect::{Event, StreamParser};
-use toolbridge_engine::{Completion, Engine, EngineError, FinishReason, Flow, Generation};
+use toolbridge_engine::streamed::{self, Pieces, Streamed};
+use toolbridge_engine::{Completion, Engine, EngineError, FinishReason, Generation};
 
 use crate::admission::Permit;
 use crate::error::Failure;
@@ -85,10 +87,11 @@ impl Preparation {
     }
 }
 
-/// Starts `generation` on a blocking thread, parsing its output with `parser`; `permit` is
-/// held until the engine returns, within `budget`; its tokens and timings go to `metrics`.
-/// The receiver yields the steps; it ends without [`Step::Finished`] only if the engine
-/// panicked or nobody was left to read it (the client went away or stopped reading).
+/// Starts `generation` on `engine` and a task that parses its output with `parser`;
+/// `permit` is held until the engine has ended, within `budget`; its tokens and timings go
+/// to `metrics`. The receiver yields the steps; it ends without [`Step::Finished`] only if
+/// the engine vanished or nobody was left to read it (the client went away or stopped
+/// reading).
 pub fn start(
     engine: Arc<dyn Engine>,
     generation: Generation,
@@ -99,83 +102,58 @@ pub fn start(
     metrics: Arc<Metrics>,
 ) -> mpsc::Receiver<Step> {
     let (sender, receiver) = mpsc::channel(CHANNEL_DEPTH);
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
+    let pieces = streamed::stream(engine, generation);
+    tokio::spawn(async move {
         let _permit = permit;
         let run = Run {
             out: Outbox {
-                sender: &sender,
-                runtime,
+                sender,
                 stalled_client: budget.stalled_client,
             },
             preparation,
             time: budget.generation,
-            metrics: &metrics,
+            metrics,
         };
-        run.generate(engine.as_ref(), &generation, parser);
+        run.generate(pieces, parser).await;
     });
     receiver
 }
 
 /// Where one generation reports.
-struct Run<'a> {
-    out: Outbox<'a>,
+struct Run {
+    out: Outbox,
     preparation: Preparation,
     /// The generation's wall-time budget.
     time: Duration,
-    metrics: &'a Metrics,
+    metrics: Arc<Metrics>,
 }
 
-impl Run<'_> {
-    /// Generates, sending events as the parser decides them, then the parser's last events
-    /// and the outcome.
-    fn generate(
-        &self,
-        engine: &dyn Engine,
-        generation: &Generation,
-        mut parser: Box<dyn StreamParser + Send>,
-    ) {
+/// What reading a generation's pieces came to.
+struct Read {
+    outcome: Result<Completion, EngineError>,
+    /// Why the server stopped the engine, if it did.
+    ended: Option<Ended>,
+}
+
+impl Run {
+    /// Reads the pieces, sending events as the parser decides them, then the parser's
+    /// last events and the outcome.
+    async fn generate(&self, pieces: Pieces, mut parser: Box<dyn StreamParser + Send>) {
         let out = &self.out;
         let mut guard = RepeatGuard::default();
         let mut unseen = UnseenAfterCall::default();
-        let mut output = RawOutput::default();
-        let mut clock = PieceClock::new(self.preparation.total());
-        let deadline = Instant::now() + self.time;
-        let mut ended = None;
-        let outcome = engine.generate(generation, &mut |piece| {
-            if Instant::now() >= deadline {
-                ended = Some(Ended::OverTime);
-                return Flow::Stop;
-            }
-            let first = !piece.is_empty() && clock.tick(self.metrics);
-            output.push(piece);
-            let events = guard.pass(parser.push(piece));
-            unseen.count(&events);
-            let sent = if first {
-                out.send(Step::Started)
-            } else {
-                Ok(())
-            };
-            match sent.and_then(|()| out.send_events(events)) {
-                Ok(()) if guard.tripped() => Flow::Stop,
-                Ok(()) if unseen.too_many() => {
-                    ended = Some(Ended::Unseen);
-                    Flow::Stop
-                }
-                Ok(()) => Flow::Continue,
-                Err(why) => {
-                    ended = Some(why);
-                    Flow::Stop
-                }
-            }
-        });
+        let Some(Read { outcome, ended }) = self
+            .read(pieces, parser.as_mut(), &mut guard, &mut unseen)
+            .await
+        else {
+            return;
+        };
         log(&outcome, &self.preparation);
         if let Ok(completion) = &outcome {
             let usage = &completion.usage;
             self.metrics
                 .generated(usage.prompt_tokens, usage.completion_tokens);
         }
-        output.log();
         let outcome = match (outcome, ended) {
             (Err(error), _) => Err(Failure::from(error)),
             (Ok(completion), Some(Ended::OverTime)) => {
@@ -199,7 +177,7 @@ impl Run<'_> {
                 if unseen.call_open {
                     completion.finish_reason = FinishReason::Length;
                 }
-                match out.send_events(events) {
+                match out.send_events(events).await {
                     Ok(()) => Ok(completion),
                     Err(_) => return,
                 }
@@ -210,14 +188,93 @@ impl Run<'_> {
                 } else {
                     parser.finish()
                 };
-                match out.send_events(guard.pass(events)) {
+                match out.send_events(guard.pass(events)).await {
                     Ok(()) => Ok(completion),
                     Err(_) => return,
                 }
             }
         };
         // A receiver that has gone no longer needs to know.
-        let _ = out.send(Step::Finished(outcome));
+        let _ = out.send(Step::Finished(outcome)).await;
+    }
+
+    /// Reads the pieces to the engine's end, parsing each and sending what the parser
+    /// decides; stops the engine (and reads on to its end, for its counts) when the
+    /// budget runs out, the client goes, the guard trips or a call's aftermath runs too
+    /// long. `None` when the engine vanished without an end.
+    async fn read(
+        &self,
+        mut pieces: Pieces,
+        parser: &mut (dyn StreamParser + Send),
+        guard: &mut RepeatGuard,
+        unseen: &mut UnseenAfterCall,
+    ) -> Option<Read> {
+        let out = &self.out;
+        let mut output = RawOutput::default();
+        let mut clock = PieceClock::new(self.preparation.total());
+        let deadline = tokio::time::Instant::now() + self.time;
+        let mut stopping = Stopping::default();
+        let outcome = loop {
+            // The budget first, then the client: a piece that comes after either is not read.
+            let item = tokio::select! {
+                biased;
+                () = tokio::time::sleep_until(deadline), if !stopping.stopped => {
+                    stopping.stop(&pieces, Some(Ended::OverTime));
+                    continue;
+                }
+                () = out.sender.closed(), if !stopping.stopped => {
+                    stopping.stop(&pieces, Some(Ended::Gone));
+                    continue;
+                }
+                item = pieces.next() => item?,
+            };
+            let piece = match item {
+                Ok(Streamed::Piece(piece)) if !stopping.stopped => piece,
+                Ok(Streamed::Piece(_)) => continue,
+                Ok(Streamed::Done(completion)) => break Ok(completion),
+                Err(error) => break Err(error),
+            };
+            let first = clock.tick(&self.metrics);
+            output.push(&piece);
+            let events = guard.pass(parser.push(&piece));
+            unseen.count(&events);
+            let sent = if first {
+                out.send(Step::Started).await
+            } else {
+                Ok(())
+            };
+            let sent = match sent {
+                Ok(()) => out.send_events(events).await,
+                Err(why) => Err(why),
+            };
+            match sent {
+                Ok(()) if guard.tripped() => stopping.stop(&pieces, None),
+                Ok(()) if unseen.too_many() => stopping.stop(&pieces, Some(Ended::Unseen)),
+                Ok(()) => {}
+                Err(why) => stopping.stop(&pieces, Some(why)),
+            }
+        };
+        output.log();
+        Some(Read {
+            outcome,
+            ended: stopping.ended,
+        })
+    }
+}
+
+/// Whether the server has stopped the engine, and why.
+#[derive(Default)]
+struct Stopping {
+    stopped: bool,
+    /// The first reason given; a guard that trips gives none.
+    ended: Option<Ended>,
+}
+
+impl Stopping {
+    fn stop(&mut self, pieces: &Pieces, why: Option<Ended>) {
+        self.stopped = true;
+        self.ended = self.ended.or(why);
+        pieces.stop();
     }
 }
 
@@ -270,33 +327,25 @@ impl UnseenAfterCall {
 }
 
 /// The sending side of the steps, bounded in how long it waits for a slow client.
-struct Outbox<'a> {
-    sender: &'a mpsc::Sender<Step>,
-    runtime: tokio::runtime::Handle,
+struct Outbox {
+    sender: mpsc::Sender<Step>,
     stalled_client: Duration,
 }
 
-impl Outbox<'_> {
-    /// Sends `step` at once if the channel has room (nearly always); else waits for the
-    /// client at most the stalled-client budget.
-    fn send(&self, step: Step) -> Result<(), Ended> {
-        match self.sender.try_send(step) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(Ended::Gone),
-            Err(mpsc::error::TrySendError::Full(step)) => {
-                let waited = tokio::time::timeout(self.stalled_client, self.sender.send(step));
-                match self.runtime.block_on(waited) {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(_)) => Err(Ended::Gone),
-                    Err(_) => Err(Ended::Stalled),
-                }
-            }
+impl Outbox {
+    /// Sends `step`, waiting for a client that has fallen behind at most the
+    /// stalled-client budget.
+    async fn send(&self, step: Step) -> Result<(), Ended> {
+        match tokio::time::timeout(self.stalled_client, self.sender.send(step)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(Ended::Gone),
+            Err(_) => Err(Ended::Stalled),
         }
     }
 
     /// Sends `events` if there are any; either way, says whether anyone is still
     /// listening.
-    fn send_events(&self, events: Vec<Event>) -> Result<(), Ended> {
+    async fn send_events(&self, events: Vec<Event>) -> Result<(), Ended> {
         if events.is_empty() {
             return if self.sender.is_closed() {
                 Err(Ended::Gone)
@@ -304,7 +353,7 @@ impl Outbox<'_> {
                 Ok(())
             };
         }
-        self.send(Step::Events(events))
+        self.send(Step::Events(events)).await
     }
 }
 

@@ -6,14 +6,13 @@
 //! [`EngineKind`] chooses, all over one HTTP layer ([`http`]) and one set of replicas
 //! ([`replicas`]).
 //!
-//! The [`Engine`] trait is blocking; the HTTP is async. A generation runs as a task on the
-//! engine's own small runtime and hands what it reads to the caller's thread over a
-//! channel, so the caller's callback (which may block on a slow client) never runs
-//! inside the runtime. The caller's thread polls its callback with an empty piece while
-//! the upstream is quiet (evaluating a long prompt), so a client that went away cancels
-//! the upstream request before its first token too: dropping the task drops the
-//! connection, and llama-server, vLLM, SGLang and Ollama all stop a generation whose
-//! client has gone.
+//! A generation is a stream ([`Engine::stream`]): a task on the caller's runtime reads the
+//! upstream's answer and feeds it to the caller, one crossing per piece. A caller that
+//! stops (its client went away) ends the task at once, before the first token too: the
+//! connection is dropped, and llama-server, vLLM, SGLang and Ollama all stop a generation
+//! whose client has gone. The blocking [`Engine::generate`] reads the same stream on the
+//! engine's own small runtime (the one its health checks run on), asking its callback with
+//! an empty piece whether to go on while the upstream is quiet.
 //!
 //! A generation that fails before its first piece (a replica that refuses connections
 //! or answers 5xx) is retried once on another healthy replica; after its first piece, a
@@ -30,15 +29,15 @@ mod sglang;
 mod vllm;
 mod xgrammar;
 
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use kind::EngineKind;
 
 use self::http::{Failure, Http};
-use self::protocol::{Backend, Description, Ending, Target, Update, WireRequest};
+use self::protocol::{Description, Ending, Target, Update, WireRequest};
 use self::replicas::{Pool, Replica};
+use crate::streamed::{Feed, Pieces, Streamed};
 use crate::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
 };
@@ -85,11 +84,16 @@ pub struct RemoteEngine {
     /// `None` only while dropping: a runtime is shut down without blocking, so the engine
     /// may be dropped anywhere, an async context included.
     runtime: Option<tokio::runtime::Runtime>,
+    upstream: Arc<Upstream>,
+    model: ModelInfo,
+}
+
+/// What every generation reads: the replicas, and how to speak to them.
+struct Upstream {
     kind: EngineKind,
     target: Target,
     pool: Arc<Pool>,
     http: Http,
-    model: ModelInfo,
     special: llama_server::SpecialTokens,
 }
 
@@ -133,73 +137,96 @@ impl RemoteEngine {
             let _entered = runtime.enter();
             Pool::watch(&pool, &http, backend.health_path(), options.health_interval);
         }
-        Ok(RemoteEngine {
-            runtime: Some(runtime),
+        let upstream = Upstream {
             kind,
             target: first.target,
             pool,
             http,
-            model: first.info,
             special: llama_server::SpecialTokens::default(),
+        };
+        Ok(RemoteEngine {
+            runtime: Some(runtime),
+            upstream: Arc::new(upstream),
+            model: first.info,
         })
     }
 
     pub fn kind(&self) -> EngineKind {
-        self.kind
+        self.upstream.kind
     }
 
     /// Generations the replicas run at once, together: what the server should admit.
     pub fn capacity(&self) -> usize {
-        self.pool.capacity()
+        self.upstream.pool.capacity()
     }
 
     /// The replicas' base URLs with whether each is healthy now.
     pub fn replicas(&self) -> Vec<(String, bool)> {
-        self.pool
+        self.upstream
+            .pool
             .replicas
             .iter()
             .map(|replica| (replica.base.clone(), replica.is_healthy()))
             .collect()
     }
 
-    /// The path and JSON body `generation` is sent as to a replica: what
-    /// [`Engine::generate`] posts, for tools that show it or replay it directly.
+    /// The path and JSON body `generation` is sent as to a replica: what a generation
+    /// posts, for tools that show it or replay it directly.
     pub fn wire_request(
         &self,
         generation: &Generation,
     ) -> Result<(&'static str, serde_json::Value), EngineError> {
-        let request = self.request(generation)?;
+        let request = self
+            .runtime()?
+            .block_on(self.upstream.request(generation))?;
         Ok((request.path, request.body))
     }
 
-    fn request(&self, generation: &Generation) -> Result<WireRequest, EngineError> {
-        let special = self.special_tokens(generation)?;
-        self.kind
-            .backend()
-            .request(generation, &self.target, &special)
-    }
-
-    /// The grammar's markers the model has as single tokens, for kinds that must know.
-    fn special_tokens(&self, generation: &Generation) -> Result<Vec<String>, EngineError> {
-        let Some(constraint) = &generation.constraint else {
-            return Ok(Vec::new());
+    /// `generation` streamed from a replica by a task on the current runtime, else on the
+    /// engine's own.
+    fn pieces(&self, generation: &Generation) -> Pieces {
+        let (pieces, feed) = Pieces::channel();
+        let run = Run {
+            upstream: Arc::clone(&self.upstream),
+            generation: generation.clone(),
+            started: Instant::now(),
         };
-        if self.kind != EngineKind::LlamaServer {
-            return Ok(Vec::new());
+        match (tokio::runtime::Handle::try_current(), self.runtime()) {
+            (Ok(current), _) => drop(current.spawn(run.run(feed))),
+            (Err(_), Ok(own)) => drop(own.spawn(run.run(feed))),
+            (Err(_), Err(error)) => return Pieces::failed(error),
         }
-        let Some(base) = self.pool.any_healthy() else {
-            return Ok(Vec::new());
-        };
-        let candidates = constraint.marker_candidates();
-        Ok(self
-            .runtime()?
-            .block_on(self.special.resolve(&self.http, &base, &candidates)))
+        pieces
     }
 
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, EngineError> {
         self.runtime
             .as_ref()
             .ok_or_else(|| EngineError::Backend("the remote engine is shutting down".into()))
+    }
+}
+
+impl Upstream {
+    async fn request(&self, generation: &Generation) -> Result<WireRequest, EngineError> {
+        let special = self.special_tokens(generation).await;
+        self.kind
+            .backend()
+            .request(generation, &self.target, &special)
+    }
+
+    /// The grammar's markers the model has as single tokens, for kinds that must know.
+    async fn special_tokens(&self, generation: &Generation) -> Vec<String> {
+        let Some(constraint) = &generation.constraint else {
+            return Vec::new();
+        };
+        if self.kind != EngineKind::LlamaServer {
+            return Vec::new();
+        }
+        let Some(base) = self.pool.any_healthy() else {
+            return Vec::new();
+        };
+        let candidates = constraint.marker_candidates();
+        self.special.resolve(&self.http, &base, &candidates).await
     }
 }
 
@@ -301,65 +328,51 @@ impl Engine for RemoteEngine {
         &self.model
     }
 
+    /// The stream ([`Engine::stream`]) read on the engine's own runtime, each piece handed
+    /// to `on_piece` on the caller's thread.
     fn generate(
         &self,
         generation: &Generation,
         on_piece: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Completion, EngineError> {
-        let started = Instant::now();
-        let request = self.request(generation)?;
-        let (sender, receiver) = mpsc::channel();
-        let run = Run {
-            backend: self.kind.backend(),
-            pool: Arc::clone(&self.pool),
-            http: self.http.clone(),
-            request,
-            prompt: generation.prompt.clone(),
-        };
-        let task = self.runtime()?.spawn(run.run(sender));
-        let outcome = hand_over(&receiver, on_piece, started);
-        task.abort();
-        outcome
+        let pieces = self.pieces(generation);
+        self.runtime()?.block_on(hand_over(pieces, on_piece))
+    }
+
+    fn stream(&self, generation: &Generation) -> Option<Pieces> {
+        Some(self.pieces(generation))
     }
 
     fn unenforced(&self, generation: &Generation) -> Option<&'static str> {
-        self.kind.backend().unenforced(generation)
+        self.upstream.kind.backend().unenforced(generation)
     }
 }
 
-/// Passes what the generation's task reads to `on_piece`, on the caller's thread, until
-/// the end; the caller's [`Flow::Stop`] ends it as cancelled.
-fn hand_over(
-    receiver: &mpsc::Receiver<Result<Update, EngineError>>,
+/// Passes the stream's pieces to `on_piece` until its end, asking `on_piece` with an empty
+/// piece whether to go on while the upstream is quiet; its [`Flow::Stop`] stops the
+/// stream, which then ends with the cancelled completion.
+async fn hand_over(
+    mut pieces: Pieces,
     on_piece: &mut dyn FnMut(&str) -> Flow,
-    started: Instant,
 ) -> Result<Completion, EngineError> {
-    let mut first_piece = None;
-    let mut usage = Usage::default();
+    let mut stopped = false;
+    let mut ask = |piece: &str, pieces: &Pieces| {
+        if !stopped && on_piece(piece) == Flow::Stop {
+            stopped = true;
+            pieces.stop();
+        }
+    };
     loop {
-        let update = match receiver.recv_timeout(QUIET_POLL) {
-            Ok(update) => update?,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if on_piece("") == Flow::Stop {
-                    return Ok(cancelled(started, first_piece, usage));
-                }
-                continue;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+        match tokio::time::timeout(QUIET_POLL, pieces.next()).await {
+            Err(_quiet) => ask("", &pieces),
+            Ok(Some(Ok(Streamed::Piece(text)))) => ask(&text, &pieces),
+            Ok(Some(Ok(Streamed::Done(completion)))) => return Ok(completion),
+            Ok(Some(Err(error))) => return Err(error),
+            Ok(None) => {
                 return Err(EngineError::Upstream(
                     "the generation ended without a word".into(),
                 ))
             }
-        };
-        match update {
-            Update::Text(text) => {
-                first_piece.get_or_insert_with(|| started.elapsed());
-                if on_piece(&text) == Flow::Stop {
-                    return Ok(cancelled(started, first_piece, usage));
-                }
-            }
-            Update::Usage(so_far) => usage = so_far,
-            Update::Done(ending) => return Ok(completion(ending, started, first_piece)),
         }
     }
 }
@@ -392,29 +405,42 @@ fn completion(ending: Ending, started: Instant, first_piece: Option<Duration>) -
     }
 }
 
-/// One generation's task on the engine's runtime.
+/// One generation's task: placed on a replica, its answer read and fed to the caller.
 struct Run {
-    backend: &'static dyn Backend,
-    pool: Arc<Pool>,
-    http: Http,
-    request: WireRequest,
-    prompt: String,
+    upstream: Arc<Upstream>,
+    generation: Generation,
+    started: Instant,
 }
 
-type Sender = mpsc::Sender<Result<Update, EngineError>>;
+/// What a generation has said so far, for the completion it ends with.
+#[derive(Default)]
+struct Said {
+    first_piece: Option<Duration>,
+    usage: Usage,
+    text: bool,
+}
 
 impl Run {
-    async fn run(self, sender: Sender) {
+    async fn run(self, mut feed: Feed) {
+        let request = match self.upstream.request(&self.generation).await {
+            Ok(request) => request,
+            Err(error) => {
+                feed.send(Err(error)).await;
+                return;
+            }
+        };
+        let (pool, backend) = (&self.upstream.pool, self.upstream.kind.backend());
         let mut tried = Vec::new();
         loop {
-            let (n, place) = match self.pool.place(&self.prompt, &tried).await {
+            let (n, place) = match pool.place(&self.generation.prompt, &tried).await {
                 Ok(placed) => placed,
                 Err(error) => {
-                    let _ = sender.send(Err(error));
+                    feed.send(Err(error)).await;
                     return;
                 }
             };
-            let (failure, sent_text) = match self.attempt(&place.replica.base, &sender).await {
+            let base = &place.replica.base;
+            let (failure, sent_text) = match self.attempt(base, &request, &mut feed).await {
                 Ok(()) => return,
                 Err(failed) => failed,
             };
@@ -424,29 +450,47 @@ impl Run {
             tried.push(n);
             drop(place);
             let retry =
-                !sent_text && failure.ejects() && tried.len() < 2 && self.pool.replicas.len() > 1;
+                !sent_text && failure.ejects() && tried.len() < 2 && pool.replicas.len() > 1;
             if !retry {
-                let _ = sender.send(Err(self.backend.error(failure)));
+                feed.send(Err(backend.error(failure))).await;
                 return;
             }
         }
     }
 
-    /// Streams the answer of one replica into `sender`: `Ok` once it is done (or nobody
-    /// listens any more), else the failure and whether any text was sent before it.
-    async fn attempt(&self, base: &str, sender: &Sender) -> Result<(), (Failure, bool)> {
-        let url = format!("{base}{}", self.request.path);
-        let mut frames = self
+    /// Streams the answer of one replica into `feed`: `Ok` once it is done (or the caller
+    /// stopped it, or went away), else the failure and whether any text was sent before it.
+    async fn attempt(
+        &self,
+        base: &str,
+        request: &WireRequest,
+        feed: &mut Feed,
+    ) -> Result<(), (Failure, bool)> {
+        let url = format!("{base}{}", request.path);
+        let posted = self
+            .upstream
             .http
-            .post_stream(&url, &self.request.body, self.request.framing)
-            .await
-            .map_err(|failure| (failure, false))?;
-        let mut reader = self.backend.reader();
-        let mut sent_text = false;
+            .post_stream(&url, &request.body, request.framing);
+        let mut said = Said::default();
+        let mut frames = tokio::select! {
+            posted = posted => posted.map_err(|failure| (failure, false))?,
+            () = feed.stop_asked() => {
+                self.cancelled(feed, &said).await;
+                return Ok(());
+            }
+        };
+        let mut reader = self.upstream.kind.backend().reader();
         loop {
-            let updates = match frames.next().await {
+            let frame = tokio::select! {
+                frame = frames.next() => frame,
+                () = feed.stop_asked() => {
+                    self.cancelled(feed, &said).await;
+                    return Ok(());
+                }
+            };
+            let updates = match frame {
                 Some(Ok(frame)) => reader.frame(&frame),
-                Some(Err(failure)) => return Err((failure, sent_text)),
+                Some(Err(failure)) => return Err((failure, said.text)),
                 None => reader.closed().map(|ending| vec![Update::Done(ending)]),
             };
             let updates = match updates {
@@ -454,20 +498,40 @@ impl Run {
                 Err(error) => {
                     // A frame the server sent as an error, or could not be read: the
                     // server's word stands, it is not retried.
-                    let _ = sender.send(Err(error));
+                    feed.send(Err(error)).await;
                     return Ok(());
                 }
             };
             for update in updates {
-                let done = matches!(update, Update::Done(_));
-                if matches!(&update, Update::Text(text) if text.is_empty()) {
-                    continue;
-                }
-                sent_text |= matches!(update, Update::Text(_));
-                if sender.send(Ok(update)).is_err() || done {
+                let item = match update {
+                    Update::Text(text) if text.is_empty() => continue,
+                    Update::Text(text) => {
+                        said.first_piece
+                            .get_or_insert_with(|| self.started.elapsed());
+                        said.text = true;
+                        Streamed::Piece(text)
+                    }
+                    Update::Usage(so_far) => {
+                        said.usage = so_far;
+                        continue;
+                    }
+                    Update::Done(ending) => {
+                        let done = completion(ending, self.started, said.first_piece);
+                        feed.send(Ok(Streamed::Done(done))).await;
+                        return Ok(());
+                    }
+                };
+                if !feed.send(Ok(item)).await {
                     return Ok(());
                 }
             }
         }
+    }
+
+    /// Ends a generation the caller stopped: the cancelled completion, with the last
+    /// counts the server gave.
+    async fn cancelled(&self, feed: &Feed, said: &Said) {
+        let done = cancelled(self.started, said.first_piece, said.usage);
+        feed.send(Ok(Streamed::Done(done))).await;
     }
 }

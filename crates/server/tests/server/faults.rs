@@ -18,7 +18,6 @@ use tokio::net::{TcpListener, TcpStream};
 use toolbridge_engine::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, ScriptedEngine,
 };
-use toolbridge_grammar::Constraint;
 use toolbridge_server::{Budget, ServerOptions};
 use tower::ServiceExt;
 
@@ -157,34 +156,9 @@ async fn a_call_grammar_over_the_size_limit_is_refused_before_generating() {
     assert_eq!(refusals(&app, "grammar_too_large").await, 1);
 }
 
-/// A scripted engine that takes half a second to make any grammar ready.
-struct SlowToCompile(ScriptedEngine);
-
-impl Engine for SlowToCompile {
-    fn model(&self) -> &ModelInfo {
-        self.0.model()
-    }
-
-    fn prepare_constraint(&self, _constraint: &Constraint) -> Result<(), EngineError> {
-        std::thread::sleep(Duration::from_millis(500));
-        Ok(())
-    }
-
-    fn generate(
-        &self,
-        generation: &Generation,
-        on_piece: &mut dyn FnMut(&str) -> Flow,
-    ) -> Result<Completion, EngineError> {
-        self.0.generate(generation, on_piece)
-    }
-}
-
 #[tokio::test]
 async fn a_call_grammar_compiled_past_its_time_is_refused() {
-    let engine = Arc::new(SlowToCompile(ScriptedEngine::new(
-        model_info(),
-        [WEATHER_CALL],
-    )));
+    let engine = Arc::new(Slow(ScriptedEngine::new(model_info(), [WEATHER_CALL])));
     let options = ServerOptions {
         grammar_timeout: Duration::from_millis(50),
         ..options()

@@ -130,13 +130,15 @@ async fn metrics_need_the_api_key_when_one_is_set() {
 
 #[tokio::test]
 async fn a_preparation_past_its_limit_is_refused_and_counted() {
-    let engine = scripted(&["unused"]);
+    let engine = std::sync::Arc::new(Slow(toolbridge_engine::ScriptedEngine::new(
+        model_info(),
+        ["unused"],
+    )));
     let options = ServerOptions {
-        // No preparation finishes before its first poll.
-        prepare_timeout: std::time::Duration::ZERO,
+        prepare_timeout: std::time::Duration::from_millis(50),
         ..ServerOptions::default()
     };
-    let app = app_with(&engine, options);
+    let app = server_with(engine.clone(), options).router();
     let (status, answer) = chat(&app, &weather_request()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(answer["error"]["code"], "prepare_timeout", "{answer}");
@@ -148,7 +150,7 @@ async fn a_preparation_past_its_limit_is_refused_and_counted() {
         ),
         1.0
     );
-    assert!(engine.generations().is_empty());
+    assert!(engine.0.generations().is_empty());
 }
 
 #[tokio::test]

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_engine::{
     Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, ScriptedEngine,
 };
+use toolbridge_grammar::Constraint;
 use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
 use toolbridge_template::TemplateSource;
 
@@ -96,6 +97,34 @@ impl Engine for Recorder {
             .expect("not poisoned")
             .push(completion.finish_reason);
         Ok(completion)
+    }
+}
+
+/// A scripted engine that takes half a second to check a prompt and to make a grammar
+/// ready: every preparation or compile with a shorter limit runs past it.
+pub struct Slow(pub ScriptedEngine);
+
+impl Engine for Slow {
+    fn model(&self) -> &ModelInfo {
+        self.0.model()
+    }
+
+    fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        Ok(())
+    }
+
+    fn prepare_constraint(&self, _constraint: &Constraint) -> Result<(), EngineError> {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        Ok(())
+    }
+
+    fn generate(
+        &self,
+        generation: &Generation,
+        on_piece: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Completion, EngineError> {
+        self.0.generate(generation, on_piece)
     }
 }
 
