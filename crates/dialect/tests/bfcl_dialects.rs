@@ -7,13 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
-use common::split::message_of;
-use common::written::{dialect_of, written, ONE_CALL, SYNTAXES};
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{Message, ToolCall};
 use toolbridge_dialect::{Dialect, Registry};
+
+use crate::common::split::message_of;
+use crate::common::written::{dialect_of, written, ONE_CALL, SYNTAXES};
 
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 

@@ -1,11 +1,10 @@
 //! The Cohere dialects on their corpus templates: Command-R+ (`cohere`) and Command R7B
 //! (`command_r7b`), with seed 003's call syntax.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 const COMMAND_R: &str = "llama.cpp/CohereForAI-c4ai-command-r-plus-tool_use.jinja";
 const R7B: &str = "llama.cpp/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja";

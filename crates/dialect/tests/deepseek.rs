@@ -1,10 +1,9 @@
 //! DeepSeek R1 / V3 / V3.1 on their corpus templates.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 const BOS: &str = "<｜begin▁of▁sentence｜>";
 const EOS: &str = "<｜end▁of▁sentence｜>";

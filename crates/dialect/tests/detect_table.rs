@@ -9,20 +9,12 @@
 //! write the new table, and review it.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use toolbridge_dialect::{detect::resolve, Registry};
 
-fn corpus() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        path.join("jinja/MANIFEST.jsonl").is_file(),
-        "corpus not found: looked at {}",
-        path.display()
-    );
-    path
-}
+use crate::common::corpus;
 
 /// The templates a manifest lists: files with one of `extensions`.
 fn listed(corpus: &Path, manifest: &str, extensions: &[&str]) -> Vec<String> {

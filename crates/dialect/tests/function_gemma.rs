@@ -9,11 +9,10 @@
 //! checks is rendered by Gemma 3 270M's (the model FunctionGemma is tuned from), a template
 //! without tools; the dialect's grammar and parser are FunctionGemma's either way.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::{detect, toolkit::gemma_notation::FUNCTION_GEMMA, ChatTemplate};
+
+use crate::framed_common::*;
 
 fn gemma3() -> ChatTemplate {
     template(

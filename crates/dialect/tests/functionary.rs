@@ -1,10 +1,9 @@
 //! Functionary v3.1 on its corpus template.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn v3_1() -> ChatTemplate {
     template(

@@ -1,11 +1,10 @@
 //! Gemma 4 on its corpus templates: calls in Gemma's own argument notation, reasoning in a
 //! thought channel.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::{toolkit::gemma_notation::GEMMA4, ChatTemplate};
+
+use crate::framed_common::*;
 
 fn gemma4() -> ChatTemplate {
     template("llama.cpp/google-gemma-4-31B-it.jinja", "<bos>", "<turn|>")

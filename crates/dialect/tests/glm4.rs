@@ -3,13 +3,12 @@
 //! `observation` turns; the grammar decides at the first byte between an answer and one
 //! call, and the parser reads `name\n{…}` at the start of the answer.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_chat::{Arguments, Message, ToolCall, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::{ChatTemplate, Dialect};
 use toolbridge_grammar::check::Validator;
+
+use crate::framed_common::*;
 
 fn glm4() -> ChatTemplate {
     template("ollama-registry-gguf/glm4_9b.jinja", "", "")

@@ -1,10 +1,9 @@
 //! GPT-OSS (harmony) on its corpus template.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn gpt_oss() -> ChatTemplate {
     template("llama.cpp/openai-gpt-oss-120b.jinja", "", "<|return|>")

@@ -2,11 +2,6 @@
 //! `hermes_2_pro` style write, the robustness rules of its module docs, and the split
 //! invariance every parser must have (same message whole, cut at every byte, cut anywhere).
 
-mod common;
-
-use common::split::{
-    cut_answers_read_as_far_as_written, parsed_however_cut_and_at, parsed_in_pieces,
-};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
@@ -14,6 +9,10 @@ use toolbridge_dialect::{
     assemble,
     dialects::hermes_dialect::{parser, parser_in_reasoning},
     parse_all, parse_cut, Event, SequentialIds, StreamParser,
+};
+
+use crate::common::split::{
+    cut_answers_read_as_far_as_written, parsed_however_cut_and_at, parsed_in_pieces,
 };
 
 fn fold(events: Vec<Event>) -> Message {

@@ -3,11 +3,10 @@
 //! after `<tool_call>name<tool_sep>`, all calls in one `<tool_calls>` block, values typed
 //! back from the tools' schemas. The template writes every tag with `:opensource` in it.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::{detect, ChatTemplate};
+
+use crate::framed_common::*;
 
 const TEMPLATE: &str = "tests/llama_cpp/templates/tencent-Hy3.jinja";
 

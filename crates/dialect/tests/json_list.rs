@@ -3,11 +3,10 @@
 //! Apriel (`<tool_calls>[…]</tool_calls>` after its reasoning) and MiniMax M1 (`<tool_calls>`
 //! with one object per line).
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn granite_template() -> ChatTemplate {
     template(

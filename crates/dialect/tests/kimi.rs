@@ -1,10 +1,9 @@
 //! Kimi K2 on its corpus templates.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn kimi() -> ChatTemplate {
     template("llama.cpp/moonshotai-Kimi-K2.jinja", "", "<|im_end|>")

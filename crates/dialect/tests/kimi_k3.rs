@@ -1,11 +1,10 @@
 //! Kimi K3 on its corpus template: calls framed by `<|open|>…<|sep|>` / `<|close|>…<|sep|>`
 //! tokens, each argument's JSON type declared, reasoning and the response as frames.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn kimi_k3() -> ChatTemplate {
     template("llama.cpp/Kimi-K3.jinja", "", "<|end_of_msg|>")

@@ -3,13 +3,8 @@
 //! every corpus template that renders calls but shows no family reads its own rendered
 //! calls back through the learned parser, with the learned grammar accepting them.
 
-mod framed_common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use framed_common::{
-    calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
-};
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Message, Tool, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::{
@@ -20,6 +15,11 @@ use toolbridge_dialect::{
 };
 use toolbridge_template::ArgumentsForm;
 
+use crate::common::corpus;
+use crate::framed_common::{
+    calls_of, parsed_however_cut, prepare, random_bytes_are_safe, tools, validator, Call,
+};
+
 /// vLLM's tool templates of families with no hand-written dialect (its OLMo 3 template has
 /// one now: `tests/olmo3.rs`).
 const VLLM: [&str; 3] = [
@@ -27,16 +27,6 @@ const VLLM: [&str; 3] = [
     "tool_chat_template_hyperclovax_seed_think_14b.jinja",
     "tool_chat_template_toolace.jinja",
 ];
-
-fn corpus() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        path.join("jinja/MANIFEST.jsonl").is_file(),
-        "corpus not found: looked at {}",
-        path.display()
-    );
-    path
-}
 
 fn compile(source: &str) -> Option<ChatTemplate> {
     ChatTemplate::new(source, "<s>", "</s>").ok()
@@ -368,7 +358,7 @@ fn agree(template: &ChatTemplate, own: &dyn Dialect) -> Result<(), String> {
             "learned read {by_learned:?}, the family {by_family:?}"
         ));
     }
-    let request = framed_common::conversation();
+    let request = crate::framed_common::conversation();
     let prompts = [
         dialect.prepare(&request, template),
         own.prepare(&request, template),

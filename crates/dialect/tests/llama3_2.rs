@@ -2,11 +2,10 @@
 //! after a `<|python_tag|>` of its own, or `;`-separated after one; only text after the tag
 //! that is no call is code for the interpreter.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::{detect, ChatTemplate};
+
+use crate::framed_common::*;
 
 const TEMPLATE: &str = "llama.cpp/meta-llama-Llama-3.2-3B-Instruct.jinja";
 

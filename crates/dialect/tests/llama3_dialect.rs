@@ -3,11 +3,6 @@
 //! built-in tools and one call per past turn; `tool_choice` shapes the grammar; the parser
 //! reads every call form and never panics.
 
-use std::path::Path;
-
-mod common;
-
-use common::split::{message_of, parsed_however_cut};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
@@ -18,20 +13,14 @@ use toolbridge_dialect::{
     detect::resolve,
     dialects::framed_native::NativeDialect,
     dialects::llama3::{Llama3Json, Llama3Pythonic},
-    parse_all, ChatTemplate, Constraint, Dialect, Registry, SequentialIds,
+    parse_all, ChatTemplate, Dialect, Registry, SequentialIds,
 };
-use toolbridge_grammar::check::Validator;
+
+use crate::common::split::{message_of, parsed_however_cut};
+use crate::common::{shared, validator};
 
 const LLAMA3: NativeDialect<Llama3Json> = NativeDialect(Llama3Json);
 const LLAMA3_PYTHONIC: NativeDialect<Llama3Pythonic> = NativeDialect(Llama3Pythonic::Llama3);
-
-fn shared(relative: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(relative);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-}
 
 fn template(relative: &str) -> ChatTemplate {
     let source = shared(&format!("corpus/jinja/{relative}"));
@@ -239,11 +228,6 @@ fn a_past_turn_with_two_calls_becomes_two_turns_for_llama_3_1() {
         prepared.prompt.matches("ipython<|end_header_id|>").count(),
         2
     );
-}
-
-fn validator(constraint: &Constraint) -> Validator {
-    let text = constraint.lark();
-    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 fn add() -> Tool {

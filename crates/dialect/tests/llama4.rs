@@ -2,11 +2,10 @@
 //! list between `<|python_start|>` and `<|python_end|>`, tokens that are the region's
 //! markers and never content.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::{detect, ChatTemplate};
+
+use crate::framed_common::*;
 
 const TEMPLATE: &str = "vllm/tool_chat_template_llama4_pythonic.jinja";
 

@@ -20,9 +20,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message};
 
-mod common;
-
-use common::reading::{corpus_dir, Model};
+use crate::common::reading::{corpus_dir, Model};
 
 /// The score this suite reached; it may rise, never fall.
 const FLOOR: usize = 371;

@@ -1,11 +1,10 @@
 //! MiniCPM3 (a fenced block of Python calls between `<|tool_call_start|>` and
 //! `<|tool_call_end|>`, after `<|thought_start|>…<|thought_end|>`) on its corpus template.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn minicpm3_template() -> ChatTemplate {
     template(

@@ -2,11 +2,6 @@
 //! prompt, the history they accept (Mistral's 9-character ids), the grammar each
 //! `tool_choice` gives, and the parsers on both call syntaxes, near misses and random text.
 
-use std::path::Path;
-
-mod common;
-
-use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{
@@ -22,16 +17,11 @@ use toolbridge_dialect::{
 use toolbridge_grammar::check::Validator;
 use toolbridge_template::Clock;
 
+use crate::common::split::parsed_however_cut;
+use crate::common::{shared, validator};
+
 /// The Mistral dialect as the registry has it.
 const MISTRAL: NativeDialect<Mistral> = NativeDialect(Mistral::V3);
-
-fn shared(relative: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(relative);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-}
 
 fn template(relative: &str, bos: &str, eos: &str) -> ChatTemplate {
     let source = shared(&format!("corpus/jinja/{relative}"));
@@ -74,11 +64,6 @@ fn history() -> Vec<Message> {
         )]),
         Message::tool("call_8f3kq0vWmY2pLx7Tz1bN4cRd", "18 C"),
     ]
-}
-
-fn validator(constraint: &Constraint) -> Validator {
-    let text = constraint.lark();
-    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 /// The message `text` parses to, the same however cut.

@@ -2,9 +2,6 @@
 //! Hermes dialect's prepared parser and grammar: read as calls when they name a declared
 //! tool and fit its schema, content exactly as written otherwise, the same however cut.
 
-mod common;
-
-use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
@@ -14,6 +11,8 @@ use toolbridge_dialect::{
 };
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
+
+use crate::common::split::parsed_however_cut;
 
 fn weather() -> Tool {
     serde_json::from_value(json!({"type": "function", "function": {

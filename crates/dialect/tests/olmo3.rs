@@ -1,11 +1,10 @@
 //! OLMo 3 on vLLM's OLMo 3 tool template: Python calls one per line between
 //! `<function_calls>` tags.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn olmo3() -> ChatTemplate {
     template(

@@ -27,9 +27,7 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Message};
 use toolbridge_dialect::{ChatTemplate, Registry};
 
-mod common;
-
-use common::reading::{corpus_dir, Model};
+use crate::common::reading::{corpus_dir, Model};
 
 /// The score each peer's cases reached; it may rise, never fall.
 const FLOORS: &[(&str, usize)] = &[("vllm", 278), ("sglang", 226)];

@@ -1,12 +1,11 @@
 //! LFM2 and Gemma 3 on their corpus templates: pythonic call lists, between special tokens
 //! (LFM2) or bare in the content (Gemma 3).
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_chat::ToolChoiceMode;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn lfm2() -> ChatTemplate {
     template(

@@ -1,12 +1,11 @@
 //! ReAct over ShareGPT messages, on seed 004's template.
 
-mod framed_common;
-
 use std::path::Path;
 
-use framed_common::*;
 use serde_json::json;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 /// Seed 004's template: the first column of its table.
 fn seed_004() -> ChatTemplate {

@@ -3,8 +3,6 @@
 //! (the first `Prompt` block; the second is the style's system prompt, which the seed
 //! renders apart).
 
-mod common;
-
 use serde_json::json;
 use toolbridge_chat::Message;
 use toolbridge_dialect::{
@@ -14,7 +12,7 @@ use toolbridge_dialect::{
 use toolbridge_template::JinjaTemplate;
 use toolbridge_template::TemplateCaps;
 
-use common::{parse_seed, Section};
+use crate::common::{parse_seed, Section};
 
 /// The writer the seed's style uses for past turns: `thoughtful_steps` writes its JSON
 /// object when tools are given; every other case writes `<tool_call>` tags.

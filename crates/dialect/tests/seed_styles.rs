@@ -5,8 +5,6 @@
 //! and a grammar that admits the seed's call in the style's syntax and nothing near it.
 //! Everything expected is cut out of the seed itself.
 
-mod common;
-
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialects::styles::{
@@ -17,7 +15,7 @@ use toolbridge_dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_grammar::check::Validator;
 use toolbridge_template::Clock;
 
-use common::{parse_seed, Section, Seed};
+use crate::common::{parse_seed, Section, Seed};
 
 /// The seed's tools, cut from the `TOOLS_SHORT` listing (one JSON object after another
 /// between `<tools>` lines).

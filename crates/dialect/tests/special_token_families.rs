@@ -1,12 +1,11 @@
 //! Families whose calls are framed by special tokens around JSON arguments, on their
 //! corpus templates: Solar Open and GigaChat 3 / 3.1.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::json;
 use toolbridge_chat::ToolChoiceMode;
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::*;
 
 fn solar_open() -> ChatTemplate {
     template("llama.cpp/upstage-Solar-Open-100B.jinja", "", "<|end|>")

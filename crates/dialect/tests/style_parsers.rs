@@ -3,9 +3,6 @@
 //! comes back as content and the thought as reasoning; and garbage, however cut, comes
 //! out as content without a panic.
 
-mod common;
-
-use common::split::parsed_however_cut;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
@@ -14,6 +11,8 @@ use toolbridge_dialect::{
     rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags},
     Dialect,
 };
+
+use crate::common::split::parsed_however_cut;
 
 fn split_invariant(dialect: &dyn Dialect, text: &str) -> Message {
     parsed_however_cut(&|| dialect.parser(), text)

@@ -4,14 +4,13 @@
 //! the same names and argument values, whole and cut at every byte; and no parser panics
 //! or loses text on random bytes or on near misses of its syntax.
 
-mod common;
-
-use common::written::{name_and_arguments, Syntax};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
 use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, Registry};
-use toolbridge_grammar::check::Validator;
+
+use crate::common::validator;
+use crate::common::written::{name_and_arguments, Syntax};
 
 impl Syntax {
     /// The most calls one answer may carry, as seed 000's grammars allow.
@@ -334,13 +333,8 @@ fn every_dialect_admits_calls_of_tools_whose_schemas_refer_to_themselves() {
     }
 }
 
-fn validator(constraint: &Constraint) -> Validator {
-    let text = constraint.lark();
-    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
-}
-
 fn parsed_however_cut(dialect: &dyn Dialect, text: &str) -> Message {
-    common::split::parsed_however_cut(&|| dialect.parser(), text)
+    crate::common::split::parsed_however_cut(&|| dialect.parser(), text)
 }
 
 fn names_and_arguments(message: &Message) -> Vec<(String, Value)> {

@@ -8,11 +8,8 @@
 //! pass. Ollama's Go templates go through the same trip, rendered as Ollama renders a chat
 //! (`round trip (Ollama): N/M templates`), since a Modelfile can be served too.
 
-mod common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use common::split::message_of;
 use serde_json::Value;
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_dialect::{
@@ -23,15 +20,7 @@ use toolbridge_dialect::{
 use toolbridge_template::OllamaSource;
 use toolbridge_template::TemplateCaps;
 
-fn corpus() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        path.join("jinja/MANIFEST.jsonl").is_file(),
-        "corpus not found: looked at {}",
-        path.display()
-    );
-    path
-}
+use crate::common::{corpus, split::message_of};
 
 /// The files of `kind` (`jinja`, `gotmpl`) its manifest lists.
 fn templates(corpus: &Path, kind: &str) -> Vec<String> {

@@ -2,12 +2,11 @@
 //! naming the tool, in every kind of dialect: here llguidance (the in-process engine)
 //! refuses `uniqueItems` and look-arounds, which our GBNF converter accepts.
 
-mod framed_common;
-
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_dialect::{ChatTemplate, DialectError};
+
+use crate::framed_common::*;
 
 fn with_tool(parameters: Value) -> ChatRequest {
     let mut request = request(None);

@@ -2,13 +2,12 @@
 //! on their templates (the corpus's, or those llama.cpp's tests ship): XML-style calls whose
 //! argument types come back from the tools' schemas (or, in DSML, from the call itself).
 
-mod framed_common;
-
-use framed_common::split::parsed_in_pieces;
-use framed_common::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_dialect::ChatTemplate;
+
+use crate::framed_common::split::parsed_in_pieces;
+use crate::framed_common::*;
 
 /// A family tested here: its dialect; its template (a corpus path, or as `tests/…` one
 /// llama.cpp's tests ship) with its tokens; how its models write calls; what its template

@@ -1,9 +1,9 @@
-//! What the dialect tests share: seed 000 read from the shared folder (its messages, its
-//! templates and its sections, each section's conversation and injected system prompt),
-//! the split-invariance check every parser's tests make ([`split`]), tool calls
-//! written in each dialect's syntax ([`written`]), and outputs read as the server reads them
-//! ([`reading`]).
-#![allow(dead_code)] // each test crate uses part of it
+//! What the dialect tests share: files of the shared folder ([`shared`], [`corpus`]), seed
+//! 000 read from it (its messages, its templates and its sections, each section's
+//! conversation and injected system prompt), constraints compiled as an engine runs them
+//! ([`validator`]), the split-invariance check every parser's tests make ([`split`]), tool
+//! calls written in each dialect's syntax ([`written`]), and outputs read as the server
+//! reads them ([`reading`]).
 
 pub mod reading;
 pub mod split;
@@ -13,6 +13,34 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolbridge_chat::Message;
+use toolbridge_dialect::Constraint;
+use toolbridge_grammar::check::Validator;
+
+/// The text of `relative`, a file under `../shared/` beside the repository.
+pub fn shared(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(relative);
+    fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
+}
+
+/// `../shared/corpus/`, beside the repository, with its Jinja manifest.
+pub fn corpus() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    assert!(
+        path.join("jinja/MANIFEST.jsonl").is_file(),
+        "corpus not found: looked at {}",
+        path.display()
+    );
+    path
+}
+
+/// The constraint compiled as an engine runs it: lazy through its triggers.
+pub fn validator(constraint: &Constraint) -> Validator {
+    let text = constraint.lark();
+    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
+}
 
 pub fn seed_text() -> String {
     let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))

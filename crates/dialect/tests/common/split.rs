@@ -3,7 +3,6 @@
 //! given cuts), and the events keep their order contract on the way. A server sees the
 //! cuts its engine happens to make, so a parser that answers differently for one of them
 //! loses or garbles a call for some user.
-#![allow(dead_code)] // each test crate uses part of it
 
 use toolbridge_chat::Message;
 use toolbridge_dialect::{assemble, EventOrder, SequentialIds, StreamParser};

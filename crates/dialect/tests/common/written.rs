@@ -5,7 +5,6 @@
 //! [`written`] writes the syntaxes the BFCL round trip reads, a few of them variants a
 //! dialect reads besides what its grammar writes (Llama 3's `<|python_tag|>`, Mistral v11's
 //! `[ARGS]`, …).
-#![allow(dead_code)] // each test crate uses part of it
 
 use serde_json::{json, Value};
 use toolbridge_chat::{Arguments, ToolCall};

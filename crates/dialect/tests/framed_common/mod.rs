@@ -2,7 +2,6 @@
 //! conversation with calls and results, outputs in its syntax parse to the right calls however
 //! cut, its grammar honours each `tool_choice`, random calls written in its syntax come back
 //! whole, and random bytes never panic.
-#![allow(dead_code)] // each test crate uses part of it
 
 use std::path::Path;
 
@@ -13,12 +12,10 @@ use toolbridge_chat::{
     AllowedTools, AllowedToolsMode, Arguments, ChatRequest, FunctionDefinition, Message, NamedTool,
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
-use toolbridge_dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared, Registry};
-use toolbridge_grammar::check::Validator;
+use toolbridge_dialect::{ChatTemplate, Dialect, DialectError, Prepared, Registry};
 
-#[path = "../common/split.rs"]
-pub mod split;
-pub use split::parsed_however_cut;
+pub use crate::common::split::{self, parsed_however_cut};
+pub use crate::common::validator;
 
 /// A call as the tests write and read them: a name and its arguments object.
 pub type Call = (String, Value);
@@ -132,12 +129,6 @@ pub fn renders_history(
         );
     }
     prompt
-}
-
-/// The constraint compiled as an engine runs it: lazy through its triggers.
-pub fn validator(constraint: &Constraint) -> Validator {
-    let text = constraint.lark();
-    Validator::from_lark(text).unwrap_or_else(|error| panic!("{error}\n{text}"))
 }
 
 pub fn calls_of(message: &Message) -> Vec<Call> {
