@@ -142,7 +142,7 @@ fn a_request_renders_as_the_server_prepares_it() {
         String::from_utf8_lossy(&output.stderr)
     );
     let snapshot = std::fs::read_to_string(repo_root().join(
-        "crates/dialect/tests/snapshots/prepared__prepared_requests_match_their_snapshots@qwen3_5_thinking_off.json.snap",
+        "crates/dialect/tests/snapshots/dialect__prepared__prepared_requests_match_their_snapshots@qwen3_5_thinking_off.json.snap",
     ))
     .expect("the snapshot");
     let prompt = snapshot
