@@ -13,7 +13,10 @@ fn events() -> Vec<Event> {
         .chars()
         .map(|c| Event::Content(c.to_string()))
         .collect();
-    let arguments = format!(r#"{{"path": "notes.md", "content": "{}"}}"#, "x".repeat(1000));
+    let arguments = format!(
+        r#"{{"path": "notes.md", "content": "{}"}}"#,
+        "x".repeat(1000)
+    );
     for index in 0..2 {
         events.push(Event::ToolCallStart {
             index,
