@@ -11,7 +11,11 @@ use toolbridge_grammar::Expr;
 use crate::dialect::{messages_json, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{per_tool, with_object_arguments};
 
-/// The messages as templates read them, past calls' arguments as objects.
+/// The messages as templates read them, past calls' arguments as objects, and `content`
+/// left out where the client left it out: unlike
+/// [`history_with_object_arguments`](crate::dialects::framed_native::history_with_object_arguments),
+/// no `null` is written for a turn that only calls, on which Gemma 3's template raises
+/// "Invalid content type".
 pub fn history(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
     Ok(with_object_arguments(messages_json(&request.messages)?))
 }
