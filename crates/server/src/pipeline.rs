@@ -126,14 +126,16 @@ pub(crate) async fn prepare(
         },
     )
     .await?;
-    let Some(constraint) = prepared.0.constraint.clone() else {
+    let Some(constraint) = &prepared.0.constraint else {
         return Ok(prepared);
     };
+    // Printed here, on the generation's own constraint: the copy the engine compiles and
+    // the generation's matcher both read this text, not a printing of their own.
     let (limit, bytes) = (state.options.max_grammar_bytes, constraint.lark().len());
     if bytes > limit {
         return Err(Failure::grammar_too_large(bytes, limit));
     }
-    let engine = Arc::clone(state.model.engine());
+    let (engine, constraint) = (Arc::clone(state.model.engine()), constraint.clone());
     bounded(
         state.options.grammar_timeout,
         Failure::grammar_timeout,
