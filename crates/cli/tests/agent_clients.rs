@@ -16,13 +16,12 @@
 
 #![cfg(feature = "llama")]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{scratch, test_python, workspace, ServeProcess};
+use crate::common::serve::ServeProcess;
+use crate::common::{one_at_a_time, scratch, test_python, workspace};
 
 const KEY: &str = "sk-clients";
 
@@ -83,6 +82,7 @@ impl Outcome {
 
 #[test]
 fn the_python_agent_clients_get_clean_answers() {
+    let _turn = one_at_a_time();
     let python = test_python(PACKAGES);
     let server = ServeProcess::start(&["--api-key", KEY], &[]);
     let scripts = workspace().join("scripts/clients");

@@ -3,15 +3,13 @@
 //! stdin (interactive mode, one conversation), each needing a built-in tool; every call,
 //! result and answer printed in order.
 
-mod common;
-
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use toolbridge_engine::{Engine, ModelInfo, ScriptedEngine};
 use toolbridge_server::{ServedModel, Server, ServerOptions, TemplateOverride};
 use toolbridge_template::TemplateSource;
+
+use crate::common::{default_model, scratch, stdout_of, toolbridge};
 
 /// The server over `outputs` on a free port, running on its own thread; its base URL.
 fn start_server(outputs: &[&str]) -> String {
@@ -21,7 +19,7 @@ fn start_server(outputs: &[&str]) -> String {
         ..ModelInfo::default()
     };
     let engine: Arc<dyn Engine> = Arc::new(ScriptedEngine::new(info, outputs.iter().copied()));
-    let template = TemplateSource::from_path(common::default_model()).expect("the template");
+    let template = TemplateSource::from_path(default_model()).expect("the template");
     let model = ServedModel::new(engine, Some(TemplateOverride::HuggingFace(template)), None)
         .expect("a served model");
     let server = Server::new(model, ServerOptions::default());
@@ -47,30 +45,14 @@ fn interactive_tasks_print_each_call_result_and_answer() {
     );
     let read = call("read_file", serde_json::json!({"path": "n.txt"}));
     let url = start_server(&[&write, "Wrote it.", &read, "It says hi."]);
-    let workspace = fresh_workspace();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-        .args(["agent", "--url", &url, "--workspace"])
-        .arg(&workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolbridge runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"Write hi to n.txt\nWhat does n.txt say?\n")
-        .expect("tasks written");
-    let output = child.wait_with_output().expect("toolbridge ends");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let workspace = scratch("agent-command");
+    let folder = workspace.to_str().expect("a UTF-8 path");
+    let output = toolbridge(
+        &["agent", "--url", &url, "--workspace", folder],
+        "Write hi to n.txt\nWhat does n.txt say?\n",
     );
     assert_eq!(
-        stdout.lines().collect::<Vec<_>>(),
+        stdout_of(&output).lines().collect::<Vec<_>>(),
         [
             r#"→ write_file({"path":"n.txt","content":"hi"})"#,
             "← write_file: wrote n.txt",
@@ -85,12 +67,4 @@ fn interactive_tasks_print_each_call_result_and_answer() {
         "hi"
     );
     std::fs::remove_dir_all(&workspace).expect("the workspace is removed");
-}
-
-/// A fresh folder under the target directory.
-fn fresh_workspace() -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("agent-command-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a workspace");
-    dir
 }

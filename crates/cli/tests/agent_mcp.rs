@@ -5,15 +5,14 @@
 //! With the `llama` feature, the agent on the real default model answers a question that
 //! needs two calls, one per time zone, from their results.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::test_python;
 use serde_json::json;
 use toolbridge_agent::{McpConfig, Toolbox};
+
+use crate::common::{one_at_a_time, test_python, test_script};
 
 /// The Python of a venv with `mcp-server-time` (and so the `mcp` SDK).
 fn mcp_python() -> PathBuf {
@@ -41,7 +40,7 @@ impl HttpServer {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_http_server.py");
+        let script = test_script("mcp_http_server.py");
         let child = Command::new(python)
             .arg(&script)
             .arg(port.to_string())
@@ -74,6 +73,7 @@ impl Drop for HttpServer {
 
 #[test]
 fn tools_come_from_mcp_servers_over_stdio_and_http() {
+    let _turn = one_at_a_time();
     let python = mcp_python();
     let http = HttpServer::start(&python);
     let config = json!({"mcpServers": {"time": time_server(&python), "math": {"url": http.url}}});
@@ -115,13 +115,14 @@ fn tools_come_from_mcp_servers_over_stdio_and_http() {
 #[cfg(feature = "llama")]
 #[test]
 fn the_agent_answers_from_two_calls_to_a_real_mcp_server() {
+    let _turn = one_at_a_time();
     let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-mcp-time.json");
     let servers = json!({"mcpServers": {"time": time_server(&mcp_python())}});
     std::fs::write(&config, servers.to_string()).expect("the config is written");
     let output = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
         .arg("agent")
         .arg("--model")
-        .arg(common::default_model())
+        .arg(crate::common::default_model())
         .arg("--mcp-config")
         .arg(&config)
         .args(["--no-builtins", "--max-tokens", "200", "--max-turns", "4"])

@@ -7,17 +7,17 @@
 //! errors.
 //!
 //! The SDKs are installed from PyPI once into the virtual environment the OpenAI SDK test
-//! uses (`common::sdk_python`). It needs the embedded engine, so it is built only with the
-//! `llama` feature.
+//! uses (`common::serve::sdk_python`). It needs the embedded engine, so it is built only
+//! with the `llama` feature.
 
 #![cfg(feature = "llama")]
 
-mod common;
-
-use common::{assert_sdk_checks_pass, ServeProcess};
+use crate::common::one_at_a_time;
+use crate::common::serve::{assert_sdk_checks_pass, ServeProcess};
 
 #[test]
 fn the_agent_sdks_get_their_own_apis_answers() {
+    let _turn = one_at_a_time();
     let server = ServeProcess::start(&["--api-key", "sk-e2e"], &[]);
     assert_sdk_checks_pass(&server, "responses_e2e.py");
     assert_sdk_checks_pass(&server, "anthropic_e2e.py");

@@ -2,40 +2,7 @@
 //! Ollama Go alike, prints the dialect (and with `--explain`, the family and whether a
 //! prompt style stands in); `parse --template` reads output in the same dialect.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-fn corpus(relative: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus")
-        .join(relative);
-    assert!(path.is_file(), "corpus file not found: {}", path.display());
-    path.display().to_string()
-}
-
-fn toolbridge(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the toolbridge binary runs");
-    if let Some(mut input) = child.stdin.take() {
-        let _ = input.write_all(stdin.as_bytes());
-    }
-    child.wait_with_output().expect("the binary ends")
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use crate::common::{corpus, stdout_of, toolbridge, workspace, write_temp};
 
 #[test]
 fn detect_prints_the_dialect_of_each_family() {
@@ -57,7 +24,7 @@ fn detect_prints_the_dialect_of_each_family() {
         ("jinja/hfjs-e2e/llama.jinja", "hermes_2_pro"),
     ] {
         let output = toolbridge(&["detect", "--template", &corpus(template)], "");
-        assert_eq!(stdout(&output), format!("{dialect}\n"), "{template}");
+        assert_eq!(stdout_of(&output), format!("{dialect}\n"), "{template}");
     }
 }
 
@@ -67,7 +34,7 @@ fn explain_says_when_a_prompt_style_stands_in() {
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
     // Llama 3.1's template raises on two calls in a turn: the one call reads back.
     assert_eq!(
-        stdout(&output),
+        stdout_of(&output),
         "family: llama3\nbecause: the template contains `<|python_tag|>`, \
          `\"parameters\": dictionary of argument name` (the llama3 rule)\ndialect: llama3\n\
          proof: 1/1 renderings read back (by llama3); not written: two calls: the template \
@@ -76,7 +43,7 @@ fn explain_says_when_a_prompt_style_stands_in() {
     );
     let template = corpus("jinja/hfjs-e2e/llama.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
-    let explained = stdout(&output);
+    let explained = stdout_of(&output);
     assert!(explained.starts_with("family: none\ndialect: hermes_2_pro (prompt style"));
     assert!(
         explained.ends_with("proof: not provable: the template renders no calls\n"),
@@ -89,14 +56,14 @@ fn explain_prints_the_proof_and_the_text_it_failed_on() {
     let template = corpus("jinja/llama.cpp/Qwen-Qwen2.5-7B-Instruct.jinja");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
     assert!(
-        stdout(&output).ends_with("\nproof: 2/2 renderings read back (by hermes)\n"),
+        stdout_of(&output).ends_with("\nproof: 2/2 renderings read back (by hermes)\n"),
         "{}",
-        stdout(&output)
+        stdout_of(&output)
     );
     // Ollama's Command R template writes two calls' objects without a comma between them.
     let template = corpus("gotmpl/builtin/command-r.gotmpl");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
-    let explained = stdout(&output);
+    let explained = stdout_of(&output);
     let proof = explained
         .lines()
         .find(|line| line.starts_with("proof: "))
@@ -119,7 +86,7 @@ fn parse_reads_output_in_the_detected_dialect() {
         r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1B2c3D4e"}]"#,
     );
     let message: serde_json::Value =
-        serde_json::from_str(&stdout(&output)).expect("a JSON message");
+        serde_json::from_str(&stdout_of(&output)).expect("a JSON message");
     assert_eq!(message["tool_calls"][0]["id"], "a1B2c3D4e");
     assert_eq!(message["tool_calls"][0]["function"]["name"], "get_weather");
 }
@@ -133,13 +100,13 @@ fn a_missing_template_is_a_readable_error() {
 
 #[test]
 fn explain_prints_what_was_learned_from_a_template_of_no_family() {
-    let template = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../dialect/tests/learned/templates/tool_chat_template_qwen2_5_coder.jinja");
+    let template = workspace()
+        .join("crates/dialect/tests/learned/templates/tool_chat_template_qwen2_5_coder.jinja");
     let template = template.to_string_lossy();
     let output = toolbridge(&["detect", "--template", &template], "");
-    assert_eq!(stdout(&output), "learned\n");
+    assert_eq!(stdout_of(&output), "learned\n");
     let output = toolbridge(&["detect", "--template", &template, "--explain"], "");
-    let explained = stdout(&output);
+    let explained = stdout_of(&output);
     for line in [
         "dialect: learned",
         "opening marker: \"<tools>\\n\"",
@@ -159,23 +126,19 @@ fn parse_with_the_request_reads_as_the_server_would() {
     let template = corpus("jinja/llama.cpp/Qwen3.5-4B.jinja");
     let output = "Paris is close.\n</think>\n\nIt is sunny.";
     let request = |kwargs: &str| {
-        let path = std::env::temp_dir().join(format!(
-            "toolbridge-parse-request-{}-{}.json",
-            std::process::id(),
-            kwargs.len()
-        ));
         let body = format!(
             r#"{{"model": "m", "messages": [{{"role": "user", "content": "Weather?"}}]{kwargs}}}"#
         );
-        std::fs::write(&path, body).expect("a request file");
-        path.to_string_lossy().into_owned()
+        write_temp("request.json", &body)
+            .to_string_lossy()
+            .into_owned()
     };
     let thinking = request("");
     let read = toolbridge(
         &["parse", "--template", &template, "--request", &thinking],
         output,
     );
-    let message: serde_json::Value = serde_json::from_str(&stdout(&read)).expect("a message");
+    let message: serde_json::Value = serde_json::from_str(&stdout_of(&read)).expect("a message");
     assert_eq!(message["reasoning_content"], "Paris is close.\n");
     assert_eq!(message["content"], "It is sunny.");
     let no_thinking = request(r#", "chat_template_kwargs": {"enable_thinking": false}"#);
@@ -183,6 +146,6 @@ fn parse_with_the_request_reads_as_the_server_would() {
         &["parse", "--template", &template, "--request", &no_thinking],
         output,
     );
-    let message: serde_json::Value = serde_json::from_str(&stdout(&read)).expect("a message");
+    let message: serde_json::Value = serde_json::from_str(&stdout_of(&read)).expect("a message");
     assert!(message.get("reasoning_content").is_none(), "{message}");
 }

@@ -1,38 +1,18 @@
 //! `toolbridge render --request --style` and `toolbridge parse` end to end: the binary on
 //! the default model's own template, a request file, model output on stdin.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Output;
 
-const MODEL: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+use crate::common::{
+    corpus, default_model, seed_000, stdout_of, toolbridge, workspace, write_temp,
+};
 
 const CALL: &str = "I will look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}\n</tool_call>";
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
+/// The default model's path, as an argument.
 fn model() -> String {
-    let path = repo_root().join(MODEL);
-    assert!(
-        path.is_file(),
-        "default model not found: looked at {} (scripts/fetch-model.sh fetches it)",
-        path.display()
-    );
-    MODEL.to_string()
-}
-
-/// A new file ending in `name` holding `text`, in a directory of this test process; each
-/// call makes its own, so tests running at once never read a file another is writing.
-fn write_temp(name: &str, text: &str) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("toolbridge-dialect-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{}-{name}", NEXT.fetch_add(1, Ordering::Relaxed)));
-    std::fs::write(&path, text).unwrap();
-    path
+    default_model().display().to_string()
 }
 
 fn request_file() -> PathBuf {
@@ -50,27 +30,6 @@ fn request_file() -> PathBuf {
     )
 }
 
-fn toolbridge(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-        .args(args)
-        .current_dir(repo_root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the toolbridge binary runs");
-    let written = child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes());
-    // A command that fails before reading stdin (an unknown style) closes the pipe early.
-    if let Err(error) = written {
-        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn render_request(request: &Path, extra: &[&str]) -> Output {
     let model = model();
     let mut args = vec![
@@ -86,18 +45,9 @@ fn render_request(request: &Path, extra: &[&str]) -> Output {
     toolbridge(&args, "")
 }
 
-fn stdout_of(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[test]
 fn the_prompt_describes_the_tools_and_ends_with_the_generation_prompt() {
-    let prompt = stdout_of(render_request(&request_file(), &[]));
+    let prompt = stdout_of(&render_request(&request_file(), &[]));
     assert!(
         prompt
             .contains("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\""),
@@ -109,7 +59,7 @@ fn the_prompt_describes_the_tools_and_ends_with_the_generation_prompt() {
 
 #[test]
 fn the_grammar_is_gbnf_that_parses_back() {
-    let text = stdout_of(render_request(&request_file(), &["--show", "grammar"]));
+    let text = stdout_of(&render_request(&request_file(), &["--show", "grammar"]));
     assert!(text.contains("\"\\\"get_weather\\\"\""), "{text}");
     toolbridge_grammar::gbnf::parse(&text).unwrap_or_else(|error| panic!("{error}\n{text}"));
 }
@@ -128,7 +78,7 @@ fn no_tools_means_no_grammar() {
 
 #[test]
 fn parse_reads_the_call() {
-    let text = stdout_of(toolbridge(&["parse", "--style", "hermes"], CALL));
+    let text = stdout_of(&toolbridge(&["parse", "--style", "hermes"], CALL));
     let message: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(message["role"], "assistant");
     assert_eq!(message["content"], "I will look.");
@@ -142,9 +92,9 @@ fn parse_reads_the_call() {
 
 #[test]
 fn parse_prints_the_same_bytes_however_the_output_is_split() {
-    let whole = stdout_of(toolbridge(&["parse", "--style", "hermes"], CALL));
+    let whole = stdout_of(&toolbridge(&["parse", "--style", "hermes"], CALL));
     for split in ["1", "3", "7"] {
-        let pieces = stdout_of(toolbridge(
+        let pieces = stdout_of(&toolbridge(
             &["parse", "--style", "hermes", "--split", split],
             CALL,
         ));
@@ -156,8 +106,8 @@ fn parse_prints_the_same_bytes_however_the_output_is_split() {
 #[test]
 fn parse_with_the_template_reads_the_detected_dialect() {
     let model = model();
-    let detected = stdout_of(toolbridge(&["parse", "--template", &model], CALL));
-    let named = stdout_of(toolbridge(&["parse", "--style", "hermes"], CALL));
+    let detected = stdout_of(&toolbridge(&["parse", "--template", &model], CALL));
+    let named = stdout_of(&toolbridge(&["parse", "--style", "hermes"], CALL));
     assert_eq!(detected, named);
 }
 
@@ -173,13 +123,14 @@ fn a_bad_request_is_a_readable_error() {
 
 #[test]
 fn an_unknown_style_lists_the_known_ones() {
+    let model = model();
     let request = request_file();
     for args in [
         vec!["parse", "--style", "no-such-style"],
         vec![
             "render",
             "--template",
-            MODEL,
+            &model,
             "--request",
             request.to_str().unwrap(),
             "--style",
@@ -195,13 +146,6 @@ fn an_unknown_style_lists_the_known_ones() {
         );
         assert!(stderr.contains("hermes"), "{stderr}");
     }
-}
-
-/// Seed 000, read from the shared seeds beside the repository.
-fn seed_000() -> String {
-    let path = repo_root().join("../shared/seeds/000_8b0e678405ed2946.txt");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("seed 000 not found: looked at {} ({err})", path.display()))
 }
 
 /// The text of the first fenced block after the first line from `from` on equal to
@@ -251,7 +195,7 @@ fn short_section() -> SeedSection {
     let messages: serde_json::Value =
         serde_json::from_str(&block_after(&lines, 0, "Messages:").0).unwrap();
     let tools: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join("examples/tools/seed-000.json")).unwrap(),
+        &std::fs::read_to_string(workspace().join("examples/tools/seed-000.json")).unwrap(),
     )
     .unwrap();
     let request = serde_json::json!({"messages": messages, "tools": tools["tools"]});
@@ -293,21 +237,21 @@ fn render_seed(section: &SeedSection, style: &str, show: &str) -> Output {
 #[test]
 fn show_conversation_is_the_seeds_first_prompt_block() {
     let section = short_section();
-    let conversation = stdout_of(render_seed(&section, "short", "conversation"));
+    let conversation = stdout_of(&render_seed(&section, "short", "conversation"));
     assert_eq!(conversation, section.conversation);
 }
 
 #[test]
 fn show_system_is_the_seeds_second_prompt_block() {
     let section = short_section();
-    let system = stdout_of(render_seed(&section, "short", "system"));
+    let system = stdout_of(&render_seed(&section, "short", "system"));
     assert_eq!(system, section.system);
 }
 
 #[test]
 fn the_full_prompt_holds_both_parts() {
     let section = short_section();
-    let prompt = stdout_of(render_seed(&section, "short", "prompt"));
+    let prompt = stdout_of(&render_seed(&section, "short", "prompt"));
     assert!(prompt.contains(&section.system), "{prompt}");
     assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
 }
@@ -323,9 +267,9 @@ fn every_prompt_style_shows_its_system_prompt_and_conversation() {
         "mixtral",
         "functionary_v2",
     ] {
-        let system = stdout_of(render_seed(&section, style, "system"));
+        let system = stdout_of(&render_seed(&section, style, "system"));
         assert!(system.contains("superSecretTool"), "{style}: {system}");
-        let conversation = stdout_of(render_seed(&section, style, "conversation"));
+        let conversation = stdout_of(&render_seed(&section, style, "conversation"));
         assert!(
             !conversation.contains("Adds two numbers"),
             "{style}: {conversation}"
@@ -388,7 +332,7 @@ fn now_dates_hermes_2_pro_in_the_prompt_and_the_system_prompt() {
             "--show",
         ];
         args.push(show);
-        let text = stdout_of(toolbridge(&args, ""));
+        let text = stdout_of(&toolbridge(&args, ""));
         assert!(
             text.contains("The current date is: 2024-03-30."),
             "--show {show}: {text}"
@@ -398,18 +342,12 @@ fn now_dates_hermes_2_pro_in_the_prompt_and_the_system_prompt() {
 
 #[test]
 fn now_dates_firefunction_v2s_prompt() {
-    let template = repo_root()
-        .join("../shared/corpus/jinja/llama.cpp/fireworks-ai-llama-3-firefunction-v2.jinja");
-    assert!(
-        template.is_file(),
-        "the shared corpus is missing: looked at {}",
-        template.display()
-    );
+    let template = corpus("jinja/llama.cpp/fireworks-ai-llama-3-firefunction-v2.jinja");
     let request = request_file();
     let args = [
         "render",
         "--template",
-        template.to_str().unwrap(),
+        &template,
         "--request",
         request.to_str().unwrap(),
         "--style",
@@ -417,7 +355,7 @@ fn now_dates_firefunction_v2s_prompt() {
         "--now",
         "2024-07-26T10:30:00",
     ];
-    let text = stdout_of(toolbridge(&args, ""));
+    let text = stdout_of(&toolbridge(&args, ""));
     assert!(
         text.contains("Today is Jul 26 2024 10:30:00 GMT."),
         "{text}"

@@ -1,22 +1,12 @@
 //! `toolbridge grammar` end to end: the binary, real files, the exit status as the verdict.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolbridge-grammar-cmd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("a scratch file");
-    path
-}
+use crate::common::{stdout_of, toolbridge, write_temp};
 
 fn grammar(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-        .arg("grammar")
-        .args(args)
-        .output()
-        .expect("the toolbridge binary runs")
+    toolbridge(&[&["grammar"], args].concat(), "")
 }
 
 fn arg(path: &Path) -> &str {
@@ -29,30 +19,19 @@ const SCHEMA: &str = r#"{"type": "object", "properties": {"city": {"type": "stri
 
 #[test]
 fn prints_the_schema_as_gbnf_and_as_lark() {
-    let schema = scratch("weather.json", SCHEMA);
-    let gbnf = grammar(&["--schema", arg(&schema)]);
-    assert!(
-        gbnf.status.success(),
-        "{}",
-        String::from_utf8_lossy(&gbnf.stderr)
-    );
-    let gbnf = String::from_utf8_lossy(&gbnf.stdout);
+    let schema = write_temp("weather.json", SCHEMA);
+    let gbnf = stdout_of(&grammar(&["--schema", arg(&schema)]));
     assert!(gbnf.contains("root ::= \"{\" space city-kv"), "{gbnf}");
-    let lark = grammar(&["--schema", arg(&schema), "--format", "lark"]);
-    assert!(
-        lark.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lark.stderr)
-    );
-    assert!(String::from_utf8_lossy(&lark.stdout).contains("start: root"));
+    let lark = stdout_of(&grammar(&["--schema", arg(&schema), "--format", "lark"]));
+    assert!(lark.contains("start: root"));
 }
 
 #[test]
 fn the_exit_status_is_the_verdict() {
-    let schema = scratch("weather-v.json", SCHEMA);
-    let good = scratch("good.json", "{\"city\": \"Paris\",\n \"days\": 3}");
-    let bad = scratch("bad.json", r#"{"city": "Paris", "days": 15}"#);
-    let extra = scratch("extra.json", r#"{"city": "Paris", "hours": 1}"#);
+    let schema = write_temp("weather-v.json", SCHEMA);
+    let good = write_temp("good.json", "{\"city\": \"Paris\",\n \"days\": 3}");
+    let bad = write_temp("bad.json", r#"{"city": "Paris", "days": 15}"#);
+    let extra = write_temp("extra.json", r#"{"city": "Paris", "hours": 1}"#);
     let status = |data: &Path| {
         grammar(&["--schema", arg(&schema), "--validate", arg(data)])
             .status
@@ -65,8 +44,8 @@ fn the_exit_status_is_the_verdict() {
 
 #[test]
 fn a_schema_that_cannot_compile_exits_2_with_a_message() {
-    let schema = scratch("broken.json", r#"{"type": "no-such-type"}"#);
-    let data = scratch("any.json", "1");
+    let schema = write_temp("broken.json", r#"{"type": "no-such-type"}"#);
+    let data = write_temp("any.json", "1");
     let out = grammar(&["--schema", arg(&schema), "--validate", arg(&data)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not compile"));
@@ -74,7 +53,7 @@ fn a_schema_that_cannot_compile_exits_2_with_a_message() {
 
 #[test]
 fn strict_mode_refuses_what_it_cannot_enforce() {
-    let schema = scratch("multiple.json", r#"{"type": "integer", "multipleOf": 3}"#);
+    let schema = write_temp("multiple.json", r#"{"type": "integer", "multipleOf": 3}"#);
     let lenient = grammar(&["--schema", arg(&schema)]);
     assert!(lenient.status.success());
     assert!(String::from_utf8_lossy(&lenient.stderr).contains("warning"));
@@ -84,15 +63,10 @@ fn strict_mode_refuses_what_it_cannot_enforce() {
 
 #[test]
 fn a_gbnf_grammar_runs_in_process() {
-    let gbnf = scratch("yesno.gbnf", "root ::= (\"yes\" | \"no\") \"!\"?\n");
-    let yes = scratch("yes.txt", "yes!");
-    let maybe = scratch("maybe.txt", "maybe");
-    let lark = grammar(&["--gbnf", arg(&gbnf), "--format", "lark"]);
-    assert!(
-        lark.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lark.stderr)
-    );
+    let gbnf = write_temp("yesno.gbnf", "root ::= (\"yes\" | \"no\") \"!\"?\n");
+    let yes = write_temp("yes.txt", "yes!");
+    let maybe = write_temp("maybe.txt", "maybe");
+    stdout_of(&grammar(&["--gbnf", arg(&gbnf), "--format", "lark"]));
     let status = |data: &Path| {
         grammar(&["--gbnf", arg(&gbnf), "--validate", arg(data)])
             .status

@@ -5,8 +5,6 @@
 //! headers, so the serve command stops at loading them (or, built without the engine,
 //! just after choosing them); what it chose is its `… is FILE (PATH)` line on stderr.
 
-mod common;
-
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
-use common::{scratch, test_python};
+use crate::common::{one_at_a_time, run, scratch, test_python, test_script};
 
 /// A repository's files: (path, content).
 type Files = Vec<(&'static str, Vec<u8>)>;
@@ -40,7 +38,7 @@ impl LocalHub {
         }
         std::fs::create_dir_all(&root).expect("created");
         let log = dir.join("requests.log");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hf_hub_server.py");
+        let script = test_script("hf_hub_server.py");
         let mut child = Command::new("python3")
             .arg(&script)
             .arg(&root)
@@ -221,25 +219,24 @@ fn offline_without_the_model_names_the_repository_and_the_cache() {
 
 #[test]
 fn a_cache_the_python_client_wrote_is_read_and_its_tag_picks_the_quant() {
+    let _turn = one_at_a_time();
     let hub = LocalHub::start("hf-hub-python", &[("owner/multi-GGUF", quants())]);
     let env = HfEnv::new("hf-env-python");
     let python = test_python(&[("huggingface_hub", "huggingface_hub")]);
     let script = "import sys\nfrom huggingface_hub import hf_hub_download\n\
                   for name in sys.argv[1:]:\n    hf_hub_download('owner/multi-GGUF', name)\n";
-    common::run(
-        Command::new(&python)
-            .args(["-c", script])
-            .args([
-                "README.md",
-                "model-Q2_K.gguf",
-                "model-Q4_K_M.gguf",
-                "model-Q8_0.gguf",
-            ])
-            .env("HF_ENDPOINT", &hub.url)
-            .env("HF_HOME", &env.home)
-            .env("HF_HUB_CACHE", &env.cache)
-            .env("HF_HUB_DISABLE_TELEMETRY", "1"),
-    );
+    run(Command::new(&python)
+        .args(["-c", script])
+        .args([
+            "README.md",
+            "model-Q2_K.gguf",
+            "model-Q4_K_M.gguf",
+            "model-Q8_0.gguf",
+        ])
+        .env("HF_ENDPOINT", &hub.url)
+        .env("HF_HOME", &env.home)
+        .env("HF_HUB_CACHE", &env.cache)
+        .env("HF_HUB_DISABLE_TELEMETRY", "1"));
     let snapshot = env.snapshot("owner/multi-GGUF");
     let offline = [("HF_HUB_OFFLINE", OsStr::new("1"))];
     for (tag, file) in [
@@ -386,9 +383,11 @@ fn a_repository_without_gguf_or_missing_is_a_clear_error() {
 #[cfg(feature = "llama")]
 #[test]
 fn the_default_model_is_served_by_its_hugging_face_name() {
-    use common::{default_model, ServeProcess, DEFAULT_MODEL_SHA256};
-    use serde_json::{json, Value};
+    use crate::common::serve::{weather_question, ServeProcess};
+    use crate::common::{default_model, DEFAULT_MODEL_SHA256};
+    use serde_json::Value;
 
+    let _turn = one_at_a_time();
     let env = HfEnv::new("hf-env-real");
     let repo = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF";
     let folder = env.repo(repo);
@@ -418,29 +417,12 @@ fn the_default_model_is_served_by_its_hugging_face_name() {
             ("HF_HUB_OFFLINE", Path::new("1")),
         ],
     );
-    let serving = std::iter::from_fn(|| {
-        server
-            .banner
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .ok()
-    })
-    .find(|line| line.starts_with("serving "))
-    .expect("the banner names the model");
+    let serving = server.serving();
     assert!(
         serving.starts_with(&format!("serving {spec} (dialect hermes)")),
         "{serving}"
     );
-    let request = json!({
-        "model": spec,
-        "messages": [{"role": "user", "content": "What is the weather like in Paris today?"}],
-        "tools": [{"type": "function", "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                           "required": ["city"]}}}],
-        "tool_choice": "required",
-        "temperature": 0,
-        "max_tokens": 64,
-    });
+    let request = weather_question(&spec, false);
     let answer: Value = ureq::post(&format!("{}/v1/chat/completions", server.base_url))
         .send_json(request)
         .expect("an answer")

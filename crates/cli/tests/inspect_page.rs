@@ -10,29 +10,23 @@
 
 #![cfg(feature = "llama")]
 
-mod common;
-
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
-use common::{test_python, ServeProcess};
+use crate::common::serve::{assert_script_passes, ServeProcess};
+use crate::common::{one_at_a_time, test_python};
 
 #[test]
 fn the_inspector_page_prepares_runs_and_shows_the_call() {
+    let _turn = one_at_a_time();
     let key = "sk-inspect-test";
     let server = ServeProcess::start(&["--api-key", key], &[]);
     let python = test_python(&[("websocket-client", "websocket")]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inspect_page.py");
     let screenshot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspect.png");
-    let status = Command::new(&python)
-        .arg(&script)
-        .arg(&server.base_url)
-        .arg(key)
-        .arg(&screenshot)
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
-    assert!(
-        status.success(),
-        "inspect_page.py: {status} (its output above says which step failed)"
-    );
+    let args = [
+        OsStr::new(&server.base_url),
+        OsStr::new(key),
+        screenshot.as_os_str(),
+    ];
+    assert_script_passes(&python, "inspect_page.py", &args);
 }

@@ -9,12 +9,12 @@
 
 #![cfg(feature = "llama")]
 
-mod common;
-
-use common::{assert_openai_checks_pass, ServeProcess};
+use crate::common::one_at_a_time;
+use crate::common::serve::{assert_openai_checks_pass, ServeProcess};
 
 #[test]
 fn the_openai_python_sdk_gets_openai_answers() {
+    let _turn = one_at_a_time();
     let server = ServeProcess::start(&[], &[]);
     assert_openai_checks_pass(&server);
 }

@@ -1,26 +1,16 @@
 //! `toolbridge render` end to end: the binary, real files, exact bytes on stdout.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{corpus, seed_000, stdout_of, toolbridge, workspace, write_temp};
 
 fn render(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolbridge"))
-        .arg("render")
-        .args(args)
-        .current_dir(repo_root())
-        .output()
-        .expect("the toolbridge binary runs")
+    toolbridge(&[&["render"], args].concat(), "")
 }
 
 /// The first prompt of a section of seed 000: the conversation as the template renders it.
 fn seed_prompt(section: &str) -> String {
-    let path = repo_root().join("../shared/seeds/000_8b0e678405ed2946.txt");
-    let seed = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read seed 000 at {}: {err}", path.display()));
+    let seed = seed_000();
     let at = seed
         .find(section)
         .unwrap_or_else(|| panic!("seed 000 has no section {section:?}"));
@@ -40,27 +30,17 @@ fn renders_the_seed_hermes_conversation_byte_for_byte() {
         "--context",
         "examples/seed-hermes/context.json",
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
     let expected = seed_prompt("### hermes_2_pro_mistral / TOOLS_HERMES_2_PRO / with tools");
-    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+    assert_eq!(stdout_of(&output), expected);
 }
 
 #[test]
 fn template_errors_go_to_stderr_with_the_line() {
-    let dir = std::env::temp_dir().join(format!("toolbridge-render-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let template = dir.join("broken.jinja");
-    std::fs::write(
-        &template,
+    let template = write_temp(
+        "broken.jinja",
         "line one\n{{ raise_exception('no system role') }}\n",
-    )
-    .unwrap();
-    let context = dir.join("context.json");
-    std::fs::write(&context, r#"{"messages": []}"#).unwrap();
+    );
+    let context = write_temp("context.json", r#"{"messages": []}"#);
     let output = render(&[
         "--template",
         template.to_str().unwrap(),
@@ -89,16 +69,14 @@ fn a_missing_context_file_is_a_readable_error() {
 
 #[test]
 fn the_context_overrides_what_the_source_defines() {
-    let dir = std::env::temp_dir().join(format!("toolbridge-tokcfg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("tokenizer_config.json");
-    std::fs::write(
-        &config,
+    let config = write_temp(
+        "tokenizer_config.json",
         r#"{"chat_template": "{{ bos_token }}|{{ eos_token }}|{{ strftime_now('%d %b %Y') }}", "bos_token": "<s>", "eos_token": {"content": "</s>"}}"#,
-    )
-    .unwrap();
-    let context = dir.join("context.json");
-    std::fs::write(&context, r#"{"messages": [], "eos_token": "<|end|>"}"#).unwrap();
+    );
+    let context = write_temp(
+        "context.json",
+        r#"{"messages": [], "eos_token": "<|end|>"}"#,
+    );
     let output = render(&[
         "--template",
         config.to_str().unwrap(),
@@ -107,41 +85,27 @@ fn the_context_overrides_what_the_source_defines() {
         "--now",
         "2024-07-26T10:30:00",
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
-        "<s>|<|end|>|26 Jul 2024"
-    );
+    assert_eq!(stdout_of(&output), "<s>|<|end|>|26 Jul 2024");
 }
 
 /// With no `--style`, `render --request` prepares the request as the server does: its
 /// prompt is the one the dialect crate's snapshot of the same case holds.
 #[test]
 fn a_request_renders_as_the_server_prepares_it() {
-    let case_path = repo_root().join("crates/dialect/tests/prepared/qwen3_5_thinking_off.json");
+    let case_path = workspace().join("crates/dialect/tests/prepared/qwen3_5_thinking_off.json");
     let case: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&case_path).expect("the case"))
             .expect("a JSON case");
-    let request =
-        std::env::temp_dir().join(format!("toolbridge-render-{}.json", std::process::id()));
-    std::fs::write(&request, case["request"].to_string()).expect("a request file");
-    let template = repo_root().join("../shared/corpus/jinja/llama.cpp/Qwen3.5-4B.jinja");
+    let request = write_temp("request.json", &case["request"].to_string());
+    let template = corpus("jinja/llama.cpp/Qwen3.5-4B.jinja");
     let output = render(&[
         "--template",
-        &template.to_string_lossy(),
+        &template,
         "--request",
         &request.to_string_lossy(),
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let snapshot = std::fs::read_to_string(repo_root().join(
+    let rendered = stdout_of(&output);
+    let snapshot = std::fs::read_to_string(workspace().join(
         "crates/dialect/tests/snapshots/dialect__prepared__prepared_requests_match_their_snapshots@qwen3_5_thinking_off.json.snap",
     ))
     .expect("the snapshot");
@@ -150,5 +114,5 @@ fn a_request_renders_as_the_server_prepares_it() {
         .and_then(|(_, rest)| rest.split_once("\n\n--- grammar"))
         .map(|(prompt, _)| prompt)
         .expect("the snapshot holds a prompt");
-    assert_eq!(String::from_utf8_lossy(&output.stdout), prompt);
+    assert_eq!(rendered, prompt);
 }

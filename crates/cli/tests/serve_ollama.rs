@@ -7,21 +7,19 @@
 
 #![cfg(feature = "llama")]
 
-mod common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use common::{default_model, scratch, workspace, ServeProcess, DEFAULT_MODEL_SHA256};
+use crate::common::serve::{streamed_calls, weather_question, ServeProcess};
+use crate::common::{corpus, default_model, one_at_a_time, scratch, DEFAULT_MODEL_SHA256};
 
 /// Ollama's own Qwen 2.5 template, from the corpus.
 fn qwen_template() -> String {
-    let path = workspace().join("../shared/corpus/gotmpl/registry/qwen2.5.gotmpl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("corpus not found: cannot read {}: {error}", path.display()))
+    let path = corpus("gotmpl/registry/qwen2.5.gotmpl");
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {path}: {error}"))
 }
 
 /// A Modelfile in a fresh folder: `FROM` the default model, Ollama's Qwen 2.5 template.
@@ -71,29 +69,6 @@ fn ollama_store() -> PathBuf {
     store
 }
 
-fn weather_request(stream: bool) -> Value {
-    json!({
-        "model": "qwen",
-        "messages": [{"role": "user", "content": "What is the weather like in Paris today?"}],
-        "tools": [{
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "Get the current weather in a city.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }],
-        "tool_choice": "required",
-        "temperature": 0,
-        "max_tokens": 64,
-        "stream": stream,
-    })
-}
-
 fn post(server: &ServeProcess, body: &Value) -> String {
     ureq::post(&format!("{}/v1/chat/completions", server.base_url))
         .timeout(Duration::from_secs(300))
@@ -115,31 +90,20 @@ fn call_of(message: &Value) -> (String, Value) {
     )
 }
 
-/// The streamed deltas' call: its name and its argument fragments joined.
+/// The streamed deltas' one call: its name and its argument fragments joined, parsed.
 fn streamed_call(body: &str) -> (String, Value) {
-    let mut name = String::new();
-    let mut arguments = String::new();
-    for data in body.lines().filter_map(|line| line.strip_prefix("data: ")) {
-        if data == "[DONE]" {
-            break;
-        }
-        let chunk: Value = serde_json::from_str(data).unwrap_or_else(|error| panic!("{error}"));
-        for call in chunk["choices"][0]["delta"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            name.push_str(call["function"]["name"].as_str().unwrap_or_default());
-            arguments.push_str(call["function"]["arguments"].as_str().unwrap_or_default());
-        }
-    }
-    let arguments = serde_json::from_str(&arguments)
+    let calls = streamed_calls(body);
+    let [(name, arguments)] = &calls[..] else {
+        panic!("not one streamed call but {calls:?}: {body}");
+    };
+    let arguments = serde_json::from_str(arguments)
         .unwrap_or_else(|error| panic!("streamed arguments are not JSON ({error}): {body}"));
-    (name, arguments)
+    (name.clone(), arguments)
 }
 
 #[test]
 fn a_modelfile_is_served_with_its_go_template() {
+    let _turn = one_at_a_time();
     let path = modelfile();
     let server = ServeProcess::start(&["--model", path.to_str().expect("a UTF-8 path")], &[]);
     answers_a_required_call(&server);
@@ -147,6 +111,7 @@ fn a_modelfile_is_served_with_its_go_template() {
 
 #[test]
 fn a_model_in_ollamas_store_is_served_by_name() {
+    let _turn = one_at_a_time();
     let store = ollama_store();
     let server = ServeProcess::start(
         &["--model", "qwen2.5-coder:0.5b"],
@@ -162,12 +127,10 @@ fn a_model_in_ollamas_store_is_served_by_name() {
 /// The banner names the Hermes dialect, and a required call comes back valid, the same
 /// streamed and not. Returns the banner's `serving …` line.
 fn answers_a_required_call(server: &ServeProcess) -> String {
-    let serving = std::iter::from_fn(|| server.banner.recv_timeout(Duration::from_secs(10)).ok())
-        .find(|line| line.starts_with("serving "))
-        .expect("the banner names the model and dialect");
+    let serving = server.serving();
     assert!(serving.contains("(dialect hermes)"), "{serving}");
 
-    let answer: Value = serde_json::from_str(&post(server, &weather_request(false)))
+    let answer: Value = serde_json::from_str(&post(server, &weather_question("qwen", false)))
         .unwrap_or_else(|error| panic!("{error}"));
     let message = &answer["choices"][0]["message"];
     assert_eq!(
@@ -178,7 +141,7 @@ fn answers_a_required_call(server: &ServeProcess) -> String {
     assert_eq!(name, "get_weather", "{answer}");
     assert!(arguments["city"].is_string(), "{answer}");
 
-    let streamed = streamed_call(&post(server, &weather_request(true)));
+    let streamed = streamed_call(&post(server, &weather_question("qwen", true)));
     assert_eq!(streamed, (name, arguments));
     serving
 }

@@ -12,28 +12,22 @@
 //!   the stream ends with an error event, not a hang, and new requests succeed on the
 //!   other replica.
 //!
-//! The tests share two cores, so they take turns ([`one_at_a_time`]). Like the other
-//! real-model tests they are built with the `llama` feature (`scripts/test.sh`).
+//! The tests share two cores, so they take turns with the other tests on the real model
+//! ([`one_at_a_time`]). Like them they are built with the `llama` feature
+//! (`scripts/test.sh`).
 
 #![cfg(feature = "llama")]
 
-mod common;
-
 use std::io::{BufRead, BufReader};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{assert_openai_checks_pass, LlamaServer, ServeProcess};
+use crate::common::one_at_a_time;
+use crate::common::serve::{assert_openai_checks_pass, weather_tool, LlamaServer, ServeProcess};
 
 /// Tokens of context per llama-server slot: a conversation of these tests fits.
 const CONTEXT: usize = 4096;
-
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 #[test]
 fn the_openai_sdk_checks_pass_through_llama_server() {
@@ -146,11 +140,7 @@ fn weather_request(messages: &[Value]) -> Value {
         "temperature": 0,
         "max_tokens": 100,
         "tool_choice": "required",
-        "tools": [{"type": "function", "function": {
-            "name": "get_weather",
-            "description": "Get the current weather in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-        }}]
+        "tools": [weather_tool()]
     })
 }
 

@@ -13,31 +13,25 @@
 //! and converts the model (364 s); later runs only start it (about 4 min each), and the two
 //! tests took 21 min together. That is more than CI's budget holds, so they run when
 //! `TOOLBRIDGE_VLLM=1` is set (`TOOLBRIDGE_VLLM=1 cargo test -p toolbridge-cli --features
-//! llama --test serve_vllm -- --nocapture`) and otherwise say how to run them. A machine
-//! vLLM's CPU build cannot run on (not x86-64 Linux with AVX2) skips, saying why. Built
-//! with the `llama` feature, as `toolbridge serve` is.
+//! llama --test cli serve_vllm:: -- --nocapture`) and otherwise say how to run them. A
+//! machine vLLM's CPU build cannot run on (not x86-64 Linux with AVX2) skips, saying why.
+//! Built with the `llama` feature, as `toolbridge serve` is. They share the cores with a
+//! vLLM each, so they take turns with the other tests on the real model
+//! ([`one_at_a_time`]).
 
 #![cfg(feature = "llama")]
 
-mod common;
-
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{self, Options};
 
-use common::{default_model, ServeProcess, VllmServer};
+use crate::common::serve::{streamed_calls, Call, ServeProcess, VllmServer};
+use crate::common::{default_model, one_at_a_time};
 
 /// How long installing, converting and starting vLLM may take on a cold machine.
 const COLD_START: Duration = Duration::from_secs(40 * 60);
-
-/// The tests share the cores with a vLLM each, so they take turns.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Why vLLM's CPU build cannot run here, where it cannot: not asked for, or its wheel is
 /// x86-64 Linux only, and its kernels need AVX2.
@@ -174,9 +168,6 @@ fn request(question: &str, choice: &Value, stream: bool) -> Value {
     })
 }
 
-/// A call as answered: its tool's name and its arguments' text.
-type Call = (String, String);
-
 /// The calls of the answer to `body`, streamed or not; anything but a 200 fails.
 fn answer(server: &ServeProcess, body: &Value) -> Vec<Call> {
     let url = format!("{}/v1/chat/completions", server.base_url);
@@ -206,31 +197,6 @@ fn answer(server: &ServeProcess, body: &Value) -> Vec<Call> {
             })
             .collect()
     }
-}
-
-/// The calls the stream's deltas write, by index; an error event fails.
-fn streamed_calls(body: &str) -> Vec<Call> {
-    let mut calls: Vec<Call> = Vec::new();
-    for data in body.lines().filter_map(|line| line.strip_prefix("data: ")) {
-        if data == "[DONE]" {
-            break;
-        }
-        let chunk: Value = serde_json::from_str(data).expect("a JSON chunk");
-        assert!(chunk.get("error").is_none(), "an error event: {data}");
-        for delta in chunk["choices"][0]["delta"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            let index = delta["index"].as_u64().expect("an index") as usize;
-            if calls.len() <= index {
-                calls.resize(index + 1, Default::default());
-            }
-            calls[index].0 += &text_of(&delta["function"]["name"]);
-            calls[index].1 += &text_of(&delta["function"]["arguments"]);
-        }
-    }
-    calls
 }
 
 fn text_of(value: &Value) -> String {
