@@ -76,6 +76,13 @@ impl<K: Kind> Error<K> {
     }
 }
 
+/// An error whose kind says everything (its data), with no detail.
+impl<K: Kind> From<K> for Error<K> {
+    fn from(kind: K) -> Self {
+        Error::new(kind, "")
+    }
+}
+
 impl<K: Kind> fmt::Display for Error<K> {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Repr {
