@@ -14,6 +14,7 @@ use axum::Json;
 use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
 use toolbridge_dialect::{DialectError, EventOrderError};
 use toolbridge_engine::{EngineError, EngineErrorKind};
+use toolbridge_template::{TemplateError, TemplateErrorKind};
 
 /// An error answer: the status and the OpenAI error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,14 +188,25 @@ impl From<DialectError> for Failure {
             }
             DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
             DialectError::ResponseFormat { .. } => Failure::invalid("response_format", message),
+            DialectError::Template(error) if is_the_models_fault(&error) => {
+                Failure::api(ApiError::server(message))
+            }
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
-            DialectError::Template(_)
-            | DialectError::OllamaRequest(_)
-            | DialectError::Json { .. } => Failure::invalid("messages", message),
-            DialectError::Source(_) => Failure::api(ApiError::server(message)),
+            DialectError::Template(_) | DialectError::Json { .. } => {
+                Failure::invalid("messages", message)
+            }
         }
     }
+}
+
+/// A template the model's files do not give (unreadable, missing, not the one named):
+/// nothing the request can change.
+fn is_the_models_fault(error: &TemplateError) -> bool {
+    matches!(
+        error.kind(),
+        TemplateErrorKind::File | TemplateErrorKind::NoTemplate | TemplateErrorKind::Choice
+    )
 }
 
 impl From<EngineError> for Failure {

@@ -41,7 +41,7 @@ pub enum SetupError {
     #[error("unknown dialect {name:?}; known dialects: {}", known.join(", "))]
     UnknownDialect { name: String, known: Vec<String> },
     #[error("the Ollama server's Modelfile for the model: {0}")]
-    EngineModelfile(#[source] toolbridge_template::SourceError),
+    EngineModelfile(#[source] toolbridge_template::TemplateError),
     #[error(transparent)]
     Parameter(#[from] ParameterError),
 }
