@@ -291,7 +291,7 @@ impl Render<'_> {
 
     fn describe(&self, err: &gotmpl::TemplateError) -> TemplateError {
         let kind = match err {
-            _ if self.output.overflowed => return output_too_large(&self.limits),
+            _ if self.output.overflowed => return output_too_large(self.limits),
             _ if self.state.limit_reached() => TemplateErrorKind::Limit,
             gotmpl::TemplateError::RecursionLimit | gotmpl::TemplateError::RangeIterLimit => {
                 TemplateErrorKind::Limit
