@@ -13,7 +13,8 @@ use std::process::Command;
 
 use serde_json::{json, Map, Value};
 
-use crate::sandbox::{self, Output, Policy, SandboxError};
+use crate::error::{AgentError, AgentErrorKind};
+use crate::sandbox::{self, Output, Policy};
 
 /// The built-in tools under one sandbox policy.
 #[derive(Debug, Clone)]
@@ -25,7 +26,7 @@ pub struct Builtins {
 impl Builtins {
     /// The tools under `policy`, with the `python3` found on `PATH`: its real executable
     /// is run (not a version manager's shim) and its installation is made readable.
-    pub fn new(mut policy: Policy) -> Result<Builtins, SandboxError> {
+    pub fn new(mut policy: Policy) -> Result<Builtins, AgentError> {
         let (python, prefix) = locate_python()?;
         policy.allow_read.push(prefix);
         Ok(Builtins { policy, python })
@@ -82,7 +83,7 @@ impl Builtins {
         &self,
         name: &str,
         arguments: &Map<String, Value>,
-    ) -> Option<Result<Output, SandboxError>> {
+    ) -> Option<Result<Output, AgentError>> {
         let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
         let shell = Path::new("/bin/sh");
         Some(match name {
@@ -114,23 +115,26 @@ impl Builtins {
 const WRITE_SCRIPT: &str = r#"mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && echo "wrote $1""#;
 
 /// The real executable and the installation prefix of the `python3` on `PATH`.
-fn locate_python() -> Result<(PathBuf, PathBuf), SandboxError> {
+fn locate_python() -> Result<(PathBuf, PathBuf), AgentError> {
     let output = Command::new("python3")
         .args([
             "-c",
             "import sys; print(sys.executable); print(sys.base_prefix)",
         ])
         .output()
-        .map_err(|error| SandboxError::Python(error.to_string()))?;
+        .map_err(|error| AgentError::new(AgentErrorKind::Python, "").with_source(error))?;
     let text = String::from_utf8_lossy(&output.stdout);
     let mut lines = text.lines();
     match (lines.next(), lines.next()) {
         (Some(executable), Some(prefix)) if output.status.success() => {
             Ok((PathBuf::from(executable), PathBuf::from(prefix)))
         }
-        _ => Err(SandboxError::Python(format!(
-            "it did not say where it is installed ({})",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))),
+        _ => Err(AgentError::new(
+            AgentErrorKind::Python,
+            format!(
+                "it did not say where it is installed ({})",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        )),
     }
 }

@@ -9,6 +9,7 @@
 //!   file system limited to the workspace, CPU time, memory and output capped.
 
 mod builtins;
+mod error;
 mod mcp;
 mod model;
 pub mod sandbox;
@@ -16,8 +17,9 @@ mod session;
 mod tools;
 
 pub use builtins::Builtins;
-pub use mcp::{McpConfig, McpError, ServerConfig};
-pub use model::{ChatModel, HttpModel, ModelError, ModelFuture, RouterModel};
-pub use sandbox::{Policy, SandboxError};
-pub use session::{AgentError, Event, Options, Session};
+pub use error::{AgentError, AgentErrorKind};
+pub use mcp::{McpConfig, ServerConfig};
+pub use model::{ChatModel, HttpModel, ModelFuture, RouterModel};
+pub use sandbox::Policy;
+pub use session::{Event, Options, Session};
 pub use tools::{exposed_name, ToolResult, Toolbox};

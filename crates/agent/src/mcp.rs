@@ -24,6 +24,8 @@ use rmcp::{RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::error::{AgentError, AgentErrorKind};
+
 /// A `{"mcpServers": {…}}` file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,26 +83,12 @@ impl ServerConfig {
     }
 }
 
-/// Why MCP tools could not be had or called.
-#[derive(Debug, thiserror::Error)]
-pub enum McpError {
-    #[error("cannot read the MCP configuration {path}: {detail}")]
-    Config { path: String, detail: String },
-    #[error("cannot start MCP server `{server}`: {detail}")]
-    Start { server: String, detail: String },
-    #[error("MCP server `{server}`: {detail}")]
-    Call { server: String, detail: String },
-}
-
 impl McpConfig {
     /// Reads a configuration file.
-    pub fn read(path: &Path) -> Result<McpConfig, McpError> {
-        let error = |detail: String| McpError::Config {
-            path: path.display().to_string(),
-            detail,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-        McpConfig::parse(&text).map_err(|e| error(e.to_string()))
+    pub fn read(path: &Path) -> Result<McpConfig, AgentError> {
+        let error = || AgentError::new(AgentErrorKind::McpConfig, path.display().to_string());
+        let text = std::fs::read_to_string(path).map_err(|e| error().with_source(e))?;
+        McpConfig::parse(&text).map_err(|e| error().with_source(e))
     }
 
     /// Parses a configuration's text; each server needs `command` or `url`.
@@ -126,11 +114,10 @@ pub struct McpServer {
 
 impl McpServer {
     /// Starts or connects to `config`'s server and completes MCP's handshake.
-    pub async fn connect(name: &str, config: &ServerConfig) -> Result<McpServer, McpError> {
-        let start_error = |detail: String| McpError::Start {
-            server: name.to_owned(),
-            detail,
-        };
+    pub async fn connect(name: &str, config: &ServerConfig) -> Result<McpServer, AgentError> {
+        // A cause followed by words of ours (the command, the URL) stays in the detail, as
+        // before: the shape writes a cause's words last.
+        let start_error = |detail: String| AgentError::new(AgentErrorKind::McpStart, detail);
         let service = match config {
             ServerConfig::Stdio {
                 command, args, env, ..
@@ -139,17 +126,20 @@ impl McpServer {
                     cmd.args(args).envs(env);
                 });
                 let transport = TokioChildProcess::new(command).map_err(|e| {
-                    start_error(format!("{e} (command `{}`)", command_line(config)))
+                    start_error(format!(
+                        "`{name}`: {e} (command `{}`)",
+                        command_line(config)
+                    ))
                 })?;
                 ().serve(transport)
                     .await
-                    .map_err(|e| start_error(e.to_string()))?
+                    .map_err(|e| start_error(format!("`{name}`")).with_source(e))?
             }
             ServerConfig::Http { url, .. } => {
                 let transport = StreamableHttpClientTransport::from_uri(url.as_str());
                 ().serve(transport)
                     .await
-                    .map_err(|e| start_error(format!("{e} (at {url})")))?
+                    .map_err(|e| start_error(format!("`{name}`: {e} (at {url})")))?
             }
         };
         Ok(McpServer {
@@ -160,7 +150,7 @@ impl McpServer {
     }
 
     /// The tools the server lists that its filter admits.
-    pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
+    pub async fn tools(&self) -> Result<Vec<McpTool>, AgentError> {
         let tools = self
             .service
             .list_all_tools()
@@ -183,7 +173,7 @@ impl McpServer {
         &self,
         tool: &str,
         arguments: JsonObject,
-    ) -> Result<(String, bool), McpError> {
+    ) -> Result<(String, bool), AgentError> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let result = self
             .service
@@ -193,11 +183,8 @@ impl McpServer {
         Ok((result_text(&result), result.is_error == Some(true)))
     }
 
-    fn call_error(&self, error: impl std::fmt::Display) -> McpError {
-        McpError::Call {
-            server: self.name.clone(),
-            detail: error.to_string(),
-        }
+    fn call_error(&self, error: impl std::error::Error + Send + Sync + 'static) -> AgentError {
+        AgentError::new(AgentErrorKind::McpCall, format!("`{}`", self.name)).with_source(error)
     }
 }
 

@@ -20,25 +20,16 @@ use http_body_util::BodyExt;
 use toolbridge_chat::{ChatRequest, ChatResponse};
 use tower::ServiceExt;
 
+use crate::error::{AgentError, AgentErrorKind};
+
 /// A boxed future, so the trait can be used as `dyn ChatModel`.
 pub type ModelFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<ChatResponse, AgentError>> + Send + 'a>>;
 
 /// Something that answers chat-completions requests.
 pub trait ChatModel: Send + Sync {
     /// Answers `request` (not streamed).
     fn chat<'a>(&'a self, request: &'a ChatRequest) -> ModelFuture<'a>;
-}
-
-/// Why the model gave no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    #[error("cannot reach the model at {url}: {detail}")]
-    Unreachable { url: String, detail: String },
-    #[error("the model answered {status}: {body}")]
-    Status { status: u16, body: String },
-    #[error("the model's answer is not a chat completion: {0}")]
-    Malformed(String),
 }
 
 /// An OpenAI-compatible server at a URL.
@@ -69,9 +60,9 @@ impl ChatModel for HttpModel {
             if let Some(key) = &self.api_key {
                 post = post.bearer_auth(key);
             }
-            let unreachable = |error: reqwest::Error| ModelError::Unreachable {
-                url: self.url.clone(),
-                detail: error.to_string(),
+            let unreachable = |error: reqwest::Error| {
+                AgentError::new(AgentErrorKind::ModelUnreachable, self.url.clone())
+                    .with_source(error)
             };
             let response = post.send().await.map_err(unreachable)?;
             let status = response.status().as_u16();
@@ -96,12 +87,11 @@ impl RouterModel {
 impl ChatModel for RouterModel {
     fn chat<'a>(&'a self, request: &'a ChatRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let body =
-                serde_json::to_vec(request).map_err(|e| ModelError::Malformed(e.to_string()))?;
+            let body = serde_json::to_vec(request).map_err(malformed)?;
             let request = Request::post("/v1/chat/completions")
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(Body::from(body))
-                .map_err(|e| ModelError::Malformed(e.to_string()))?;
+                .map_err(malformed)?;
             let response = self
                 .router
                 .clone()
@@ -113,7 +103,7 @@ impl ChatModel for RouterModel {
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| ModelError::Malformed(e.to_string()))?
+                .map_err(malformed)?
                 .to_bytes();
             decode(status, &String::from_utf8_lossy(&bytes))
         })
@@ -121,12 +111,19 @@ impl ChatModel for RouterModel {
 }
 
 /// A response body, or the error it carries.
-fn decode(status: u16, body: &str) -> Result<ChatResponse, ModelError> {
+fn decode(status: u16, body: &str) -> Result<ChatResponse, AgentError> {
     if !(200..300).contains(&status) {
-        return Err(ModelError::Status {
-            status,
-            body: body.to_owned(),
-        });
+        return Err(AgentError::new(
+            AgentErrorKind::ModelStatus { status },
+            body,
+        ));
     }
-    serde_json::from_str(body).map_err(|e| ModelError::Malformed(format!("{e}: {body}")))
+    // The body follows the cause's words, so they stay in the detail, as before.
+    serde_json::from_str(body)
+        .map_err(|e| AgentError::new(AgentErrorKind::ModelMalformed, format!("{e}: {body}")))
+}
+
+/// An answer that cannot be read, because of `error`.
+fn malformed(error: impl std::error::Error + Send + Sync + 'static) -> AgentError {
+    AgentError::new(AgentErrorKind::ModelMalformed, "").with_source(error)
 }

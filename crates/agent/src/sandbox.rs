@@ -36,6 +36,7 @@
 //! async-signal-safe calls `unshare`, `write`, `setrlimit`, `prctl` and
 //! `landlock_restrict_self` before `exec`.
 
+use std::fmt;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -44,8 +45,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
+    RulesetError, Scope, ABI,
 };
+
+use crate::error::{AgentError, AgentErrorKind};
 
 /// What a sandboxed run may do. [`Policy::new`] grants the workspace and nothing more.
 #[derive(Debug, Clone)]
@@ -91,30 +95,25 @@ impl Policy {
     }
 }
 
-/// Why a sandboxed program could not be run.
-#[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
-    #[error(
-        "this kernel has no Landlock, so built-in tools cannot be confined to the workspace; \
-         pass --unsandboxed to run them without it"
-    )]
-    NoLandlock,
-    #[error("cannot set up the sandbox's file rules: {0}")]
-    Ruleset(#[from] landlock::RulesetError),
-    #[error("the workspace {0} is not a folder")]
-    Workspace(PathBuf),
-    #[error(
-        "cannot start {program} in the sandbox: {source} (where the system refuses user \
-         namespaces, --allow-network runs without one)"
-    )]
-    Spawn {
-        program: String,
-        source: std::io::Error,
-    },
-    #[error("cannot use python3 (found on PATH) for run_python: {0}")]
-    Python(String),
-    #[error("cannot wait for the program: {0}")]
-    Wait(std::io::Error),
+/// A program's failure to start and the hint after it, as the sandbox says it: the
+/// system's error stays the cause underneath.
+#[derive(Debug)]
+struct Unstarted(std::io::Error);
+
+impl fmt::Display for Unstarted {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            out,
+            "{} (where the system refuses user namespaces, --allow-network runs without one)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for Unstarted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }
 
 /// What a run produced.
@@ -182,9 +181,10 @@ pub fn run(
     program: &Path,
     args: &[&str],
     stdin: &[u8],
-) -> Result<Output, SandboxError> {
+) -> Result<Output, AgentError> {
     if !policy.workspace.is_dir() {
-        return Err(SandboxError::Workspace(policy.workspace.clone()));
+        let detail = format!("{} is not a folder", policy.workspace.display());
+        return Err(AgentError::new(AgentErrorKind::Workspace, detail));
     }
     let ruleset = if policy.unsandboxed {
         None
@@ -209,9 +209,9 @@ pub fn run(
     unsafe {
         command.pre_exec(move || confine.apply());
     }
-    let mut child = command.spawn().map_err(|source| SandboxError::Spawn {
-        program: program.display().to_string(),
-        source,
+    let mut child = command.spawn().map_err(|error| {
+        let detail = format!("{} in the sandbox", program.display());
+        AgentError::new(AgentErrorKind::Spawn, detail).with_source(Unstarted(error))
     })?;
     feed_stdin(&mut child, stdin);
     let cap = policy.output_bytes;
@@ -237,7 +237,7 @@ pub fn run(
 
 /// The file rules of `policy`, created in the kernel; its descriptor is what the child
 /// restricts itself with.
-fn ruleset(policy: &Policy, program: &Path) -> Result<OwnedFd, SandboxError> {
+fn ruleset(policy: &Policy, program: &Path) -> Result<OwnedFd, AgentError> {
     // The newest rights this crate knows; the kernel enforces those it has.
     let abi = ABI::V10;
     let read = AccessFs::from_read(abi);
@@ -247,15 +247,19 @@ fn ruleset(policy: &Policy, program: &Path) -> Result<OwnedFd, SandboxError> {
     readable.extend(policy.allow_read.iter().cloned());
     let mut writable = vec![policy.workspace.clone()];
     writable.extend(policy.allow_write.iter().cloned());
-    let created = Ruleset::default()
-        .handle_access(all)?
-        .scope(Scope::from_all(abi))?
-        .create()?
-        .add_rules(path_beneath_rules(readable, read))?
-        .add_rules(path_beneath_rules(DEVICES, all))?
-        .add_rules(path_beneath_rules(writable, all))?;
+    let create = || -> Result<RulesetCreated, RulesetError> {
+        Ruleset::default()
+            .handle_access(all)?
+            .scope(Scope::from_all(abi))?
+            .create()?
+            .add_rules(path_beneath_rules(readable, read))?
+            .add_rules(path_beneath_rules(DEVICES, all))?
+            .add_rules(path_beneath_rules(writable, all))
+    };
+    let created = create()
+        .map_err(|error| AgentError::new(AgentErrorKind::SandboxRules, "").with_source(error))?;
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or(SandboxError::NoLandlock)
+    fd.ok_or_else(|| AgentError::from(AgentErrorKind::NoLandlock))
 }
 
 /// Folders every program needs to read: the dynamic loader, libraries, the shell and
@@ -394,16 +398,18 @@ fn join(capture: Option<Capture>) -> (String, u64) {
 fn wait_until(
     child: &mut std::process::Child,
     timeout: Duration,
-) -> Result<(std::process::ExitStatus, bool), SandboxError> {
+) -> Result<(std::process::ExitStatus, bool), AgentError> {
+    let cannot_wait =
+        |error: std::io::Error| AgentError::new(AgentErrorKind::Wait, "").with_source(error);
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(status) = child.try_wait().map_err(SandboxError::Wait)? {
+        if let Some(status) = child.try_wait().map_err(cannot_wait)? {
             kill_group(child.id());
             return Ok((status, false));
         }
         if Instant::now() >= deadline {
             kill_group(child.id());
-            let status = child.wait().map_err(SandboxError::Wait)?;
+            let status = child.wait().map_err(cannot_wait)?;
             return Ok((status, true));
         }
         std::thread::sleep(Duration::from_millis(10));

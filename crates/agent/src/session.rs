@@ -23,7 +23,8 @@ use std::collections::HashSet;
 
 use toolbridge_chat::{ChatRequest, Message, ResponseMessage, ToolCall};
 
-use crate::model::{ChatModel, ModelError};
+use crate::error::{AgentError, AgentErrorKind};
+use crate::model::ChatModel;
 use crate::tools::{ToolResult, Toolbox};
 
 /// How a session runs.
@@ -97,17 +98,6 @@ fn truncate(text: &str, chars: usize) -> String {
     }
 }
 
-/// Why a task ended without an answer.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    #[error("the model gave no choice")]
-    NoChoice,
-    #[error("no answer after {0} turns (raise --max-turns)")]
-    TurnLimit(usize),
-}
-
 /// A conversation with the model and its tools.
 pub struct Session<'a> {
     model: &'a dyn ChatModel,
@@ -158,7 +148,9 @@ impl<'a> Session<'a> {
             }
             answer_now = repeated;
         }
-        Err(AgentError::TurnLimit(self.options.max_turns))
+        Err(AgentError::from(AgentErrorKind::TurnLimit {
+            turns: self.options.max_turns,
+        }))
     }
 
     /// The model's next reply; with `answer_now`, one it must give to `task` without
@@ -183,7 +175,7 @@ impl<'a> Session<'a> {
             .into_iter()
             .next()
             .map(|choice| choice.message)
-            .ok_or(AgentError::NoChoice)
+            .ok_or_else(|| AgentError::from(AgentErrorKind::NoChoice))
     }
 
     async fn run_call(&mut self, call: &ToolCall, index: usize, on_event: &mut dyn FnMut(&Event)) {

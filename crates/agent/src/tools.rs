@@ -22,7 +22,8 @@ use toolbridge_chat::{FunctionDefinition, Tool};
 use toolbridge_grammar::check::Validator;
 
 use crate::builtins::Builtins;
-use crate::mcp::{McpConfig, McpError, McpServer};
+use crate::error::AgentError;
+use crate::mcp::{McpConfig, McpServer};
 
 /// What a tool call gave back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +85,7 @@ impl Toolbox {
     }
 
     /// Connects to every server of `config` and adds its tools.
-    pub async fn with_mcp(mut self, config: &McpConfig) -> Result<Toolbox, McpError> {
+    pub async fn with_mcp(mut self, config: &McpConfig) -> Result<Toolbox, AgentError> {
         for (name, server_config) in &config.mcp_servers {
             let server = Arc::new(McpServer::connect(name, server_config).await?);
             for tool in server.tools().await? {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolbridge_agent::{
-    AgentError, Builtins, ChatModel, Event, HttpModel, ModelFuture, Options, Policy, RouterModel,
-    Session, Toolbox,
+    AgentError, AgentErrorKind, Builtins, ChatModel, Event, HttpModel, ModelFuture, Options,
+    Policy, RouterModel, Session, Toolbox,
 };
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
 use toolbridge_engine::{Engine, ModelInfo, ScriptedEngine};
@@ -264,7 +264,7 @@ async fn the_turn_limit_ends_a_task_that_keeps_calling() {
     let (model, engine) = model(&[&echo(1), &echo(2), &echo(3)]);
     let (outcome, events) = run(&model, &builtins(&dir), 2, "Loop").await;
     assert!(
-        matches!(outcome, Err(AgentError::TurnLimit(2))),
+        matches!(&outcome, Err(e) if matches!(e.kind(), AgentErrorKind::TurnLimit { turns: 2 })),
         "{outcome:?}"
     );
     assert_eq!(

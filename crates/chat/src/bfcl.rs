@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use crate::{Arguments, Message, Tool, ToolCall};
+use crate::{Arguments, ChatError, ChatErrorKind, Message, Tool, ToolCall};
 
 /// One BFCL question: its conversation and the functions it offers.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,23 +37,9 @@ pub struct Answer {
     pub calls: Vec<(String, Map<String, Value>)>,
 }
 
-/// Why a question or an answer line could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum BfclError {
-    #[error("not JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("{0}")]
-    Shape(String),
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-}
-
 /// The questions of `category` (`simple_python`, `multiple`, …) in BFCL's folder `dir`,
 /// each with its answer, in file order.
-pub fn load(dir: &Path, category: &str) -> Result<Vec<(Question, Answer)>, BfclError> {
+pub fn load(dir: &Path, category: &str) -> Result<Vec<(Question, Answer)>, ChatError> {
     let questions = read_lines(&dir.join(format!("BFCL_v4_{category}.json")))?;
     let answers = read_lines(&dir.join(format!("possible_answer/BFCL_v4_{category}.json")))?;
     let answers: Vec<Answer> = answers
@@ -74,10 +60,9 @@ pub fn load(dir: &Path, category: &str) -> Result<Vec<(Question, Answer)>, BfclE
         .collect()
 }
 
-fn read_lines(path: &Path) -> Result<Vec<String>, BfclError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BfclError::Read {
-        path: path.display().to_string(),
-        source,
+fn read_lines(path: &Path) -> Result<Vec<String>, ChatError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        ChatError::new(ChatErrorKind::BfclRead, path.display().to_string()).with_source(error)
     })?;
     Ok(text
         .lines()
@@ -88,15 +73,15 @@ fn read_lines(path: &Path) -> Result<Vec<String>, BfclError> {
 
 impl Question {
     /// A line of a `BFCL_v4_<category>.json` file.
-    pub fn from_line(line: &str) -> Result<Question, BfclError> {
-        let value: Value = serde_json::from_str(line)?;
+    pub fn from_line(line: &str) -> Result<Question, ChatError> {
+        let value: Value = serde_json::from_str(line).map_err(not_json)?;
         let id = string_field(&value, "id")?;
         let turns = value
             .get("question")
             .and_then(Value::as_array)
             .ok_or_else(|| shape(&id, "no question"))?;
         let first = turns.first().cloned().unwrap_or(Value::Array(Vec::new()));
-        let messages = serde_json::from_value(first)?;
+        let messages = serde_json::from_value(first).map_err(not_json)?;
         let functions = value
             .get("function")
             .and_then(Value::as_array)
@@ -110,7 +95,7 @@ impl Question {
     }
 
     /// The functions as OpenAI tools, their parameters in JSON Schema.
-    pub fn tools(&self) -> Result<Vec<Tool>, BfclError> {
+    pub fn tools(&self) -> Result<Vec<Tool>, ChatError> {
         self.functions
             .iter()
             .map(|function| {
@@ -118,9 +103,8 @@ impl Question {
                 if let Some(parameters) = function.get_mut("parameters") {
                     to_json_schema(parameters);
                 }
-                Ok(serde_json::from_value(
-                    json!({"type": "function", "function": function}),
-                )?)
+                serde_json::from_value(json!({"type": "function", "function": function}))
+                    .map_err(not_json)
             })
             .collect()
     }
@@ -135,8 +119,8 @@ impl Question {
 
 impl Answer {
     /// A line of a `possible_answer/BFCL_v4_<category>.json` file.
-    pub fn from_line(line: &str) -> Result<Answer, BfclError> {
-        let value: Value = serde_json::from_str(line)?;
+    pub fn from_line(line: &str) -> Result<Answer, ChatError> {
+        let value: Value = serde_json::from_str(line).map_err(not_json)?;
         let id = string_field(&value, "id")?;
         let truth = value
             .get("ground_truth")
@@ -197,16 +181,20 @@ fn written_out(option: &Value) -> Value {
     }
 }
 
-fn string_field(value: &Value, key: &str) -> Result<String, BfclError> {
+fn string_field(value: &Value, key: &str) -> Result<String, ChatError> {
     value
         .get(key)
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| BfclError::Shape(format!("no {key:?}")))
+        .ok_or_else(|| ChatError::new(ChatErrorKind::BfclShape, format!("no {key:?}")))
 }
 
-fn shape(id: &str, what: &str) -> BfclError {
-    BfclError::Shape(format!("{id}: {what}"))
+fn shape(id: &str, what: &str) -> ChatError {
+    ChatError::new(ChatErrorKind::BfclShape, format!("{id}: {what}"))
+}
+
+fn not_json(error: serde_json::Error) -> ChatError {
+    ChatError::new(ChatErrorKind::BfclJson, "").with_source(error)
 }
 
 /// BFCL's types as JSON Schema's, in place: `dict` is `object`, `float` `number`, `tuple`

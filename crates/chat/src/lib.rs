@@ -24,6 +24,7 @@
 //! ```
 
 pub mod bfcl;
+mod chat_error;
 mod content;
 mod error;
 mod faithful;
@@ -42,6 +43,7 @@ mod tool_choice;
 mod usage;
 mod validate;
 
+pub use chat_error::{ChatError, ChatErrorKind};
 pub use content::{Content, ContentPart, FileRef, ImageUrl, InputAudio};
 pub use error::{ApiError, ErrorResponse, ErrorType};
 pub use faithful::Layout;
@@ -54,7 +56,7 @@ pub use stream::{
     ChatChunk, ChunkChoice, Delta, FunctionCallDelta, ToolCallDelta, CHAT_COMPLETION_CHUNK_OBJECT,
 };
 pub use tool::{FunctionDefinition, Tool, ToolType};
-pub use tool_call::{Arguments, ArgumentsError, FunctionCall, ToolCall};
+pub use tool_call::{Arguments, FunctionCall, ToolCall};
 pub use tool_choice::{
     AllowedTools, AllowedToolsMode, FunctionName, NamedTool, ToolChoice, ToolChoiceMode,
 };

@@ -30,6 +30,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::chat_error::{ChatError, ChatErrorKind};
 use crate::content::{Content, ContentPart};
 use crate::json;
 use crate::message::{Message, Role};
@@ -92,45 +93,8 @@ pub enum CallEncoding {
     Object,
 }
 
-/// Why a conversation could not be converted. `index` is the position of the offending
-/// message in the input.
-#[derive(Debug, thiserror::Error)]
-pub enum ShareGptError {
-    #[error("message {index} ({from}): value must be {expected}, found {found}")]
-    Value {
-        index: usize,
-        from: Speaker,
-        expected: &'static str,
-        found: &'static str,
-    },
-    #[error("message {index} (human): value is not a list of content parts: {source}")]
-    Parts {
-        index: usize,
-        source: serde_json::Error,
-    },
-    #[error("message {index} (function_call): value is not valid JSON: {source}")]
-    CallJson {
-        index: usize,
-        source: serde_json::Error,
-    },
-    #[error("message {index} (function_call): {problem}")]
-    CallShape { index: usize, problem: String },
-    #[error(
-        "message {index} (observation): no call left to answer; an observation answers the \
-         calls of the function_call before it, one each"
-    )]
-    Unanswered { index: usize },
-    #[error("message {index}: role `{role}` has no ShareGPT equivalent")]
-    Role { index: usize, role: Role },
-    #[error("message {index}: content parts could not be written as JSON: {source}")]
-    PartsJson {
-        index: usize,
-        source: serde_json::Error,
-    },
-}
-
 /// Converts ShareGPT turns to OpenAI messages (see the module docs for the mapping).
-pub fn to_openai(turns: &[ShareGptMessage]) -> Result<Vec<Message>, ShareGptError> {
+pub fn to_openai(turns: &[ShareGptMessage]) -> Result<Vec<Message>, ChatError> {
     let mut reader = Reader::default();
     for (index, turn) in turns.iter().enumerate() {
         reader.read(index, turn)?;
@@ -151,7 +115,7 @@ struct Reader {
 }
 
 impl Reader {
-    fn read(&mut self, index: usize, turn: &ShareGptMessage) -> Result<(), ShareGptError> {
+    fn read(&mut self, index: usize, turn: &ShareGptMessage) -> Result<(), ChatError> {
         match turn.from {
             Speaker::System => self.messages.push(Message::system(text(index, turn)?)),
             Speaker::Human => self.messages.push(Message {
@@ -166,7 +130,7 @@ impl Reader {
         Ok(())
     }
 
-    fn read_calls(&mut self, index: usize, value: &Value) -> Result<(), ShareGptError> {
+    fn read_calls(&mut self, index: usize, value: &Value) -> Result<(), ChatError> {
         let functions = parse_calls(index, value)?;
         self.unanswered.clear();
         let calls = functions
@@ -194,16 +158,12 @@ impl Reader {
         }
     }
 
-    fn read_observation(
-        &mut self,
-        index: usize,
-        turn: &ShareGptMessage,
-    ) -> Result<(), ShareGptError> {
+    fn read_observation(&mut self, index: usize, turn: &ShareGptMessage) -> Result<(), ChatError> {
         let result = text(index, turn)?;
         let (id, name) = self
             .unanswered
             .pop_front()
-            .ok_or(ShareGptError::Unanswered { index })?;
+            .ok_or_else(|| ChatError::from(ChatErrorKind::ShareGptUnanswered { index }))?;
         self.messages.push(Message {
             name: Some(name),
             ..Message::tool(id, result)
@@ -213,47 +173,57 @@ impl Reader {
 }
 
 /// The value of a turn that must be text.
-fn text(index: usize, turn: &ShareGptMessage) -> Result<String, ShareGptError> {
+fn text(index: usize, turn: &ShareGptMessage) -> Result<String, ChatError> {
     match &turn.value {
         Value::String(text) => Ok(text.clone()),
-        other => Err(ShareGptError::Value {
-            index,
-            from: turn.from,
-            expected: "a string",
-            found: json::kind(other),
-        }),
+        other => Err(not_a(index, turn, "a string", other)),
     }
 }
 
 /// The content of a `human` turn: text, or a list of parts.
-fn human_content(index: usize, turn: &ShareGptMessage) -> Result<Content, ShareGptError> {
+fn human_content(index: usize, turn: &ShareGptMessage) -> Result<Content, ChatError> {
     match &turn.value {
         Value::String(text) => Ok(Content::Text(text.clone())),
         Value::Array(parts) => Vec::<ContentPart>::deserialize(Value::Array(parts.clone()))
             .map(Content::Parts)
-            .map_err(|source| ShareGptError::Parts { index, source }),
-        other => Err(ShareGptError::Value {
+            .map_err(|error| {
+                let kind = ChatErrorKind::ShareGptParts { index };
+                ChatError::new(kind, "value is not a list of content parts").with_source(error)
+            }),
+        other => Err(not_a(
             index,
-            from: turn.from,
-            expected: "a string or a list of content parts",
-            found: json::kind(other),
-        }),
+            turn,
+            "a string or a list of content parts",
+            other,
+        )),
     }
+}
+
+/// A turn whose value is `found` where `expected` was.
+fn not_a(index: usize, turn: &ShareGptMessage, expected: &str, found: &Value) -> ChatError {
+    let kind = ChatErrorKind::ShareGptValue {
+        index,
+        from: turn.from,
+    };
+    ChatError::new(kind, format!("{expected}, found {}", json::kind(found)))
 }
 
 /// The calls of a `function_call` turn, whose value is a call or a list of calls, as JSON or
 /// as JSON text.
-fn parse_calls(index: usize, value: &Value) -> Result<Vec<FunctionCall>, ShareGptError> {
+fn parse_calls(index: usize, value: &Value) -> Result<Vec<FunctionCall>, ChatError> {
     let parsed: Value;
     let value = match value {
         Value::String(text) => {
-            parsed = serde_json::from_str(text)
-                .map_err(|source| ShareGptError::CallJson { index, source })?;
+            parsed = serde_json::from_str(text).map_err(|error| {
+                let kind = ChatErrorKind::ShareGptCallJson { index };
+                ChatError::new(kind, "value is not valid JSON").with_source(error)
+            })?;
             &parsed
         }
         other => other,
     };
-    let shape = |problem: String| ShareGptError::CallShape { index, problem };
+    let shape =
+        |problem: String| ChatError::new(ChatErrorKind::ShareGptCallShape { index }, problem);
     match value {
         Value::Object(call) => Ok(vec![parse_call(call).map_err(shape)?]),
         Value::Array(calls) if calls.is_empty() => {
@@ -308,7 +278,7 @@ fn parse_call(call: &Map<String, Value>) -> Result<FunctionCall, String> {
 pub fn from_openai(
     messages: &[Message],
     encoding: CallEncoding,
-) -> Result<Vec<ShareGptMessage>, ShareGptError> {
+) -> Result<Vec<ShareGptMessage>, ChatError> {
     let mut turns = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
         write(&mut turns, index, message, encoding)?;
@@ -321,7 +291,7 @@ fn write(
     index: usize,
     message: &Message,
     encoding: CallEncoding,
-) -> Result<(), ShareGptError> {
+) -> Result<(), ChatError> {
     let text = message.content_text().into_owned();
     match &message.role {
         Role::System | Role::Developer => turns.push(ShareGptMessage::text(Speaker::System, text)),
@@ -334,21 +304,24 @@ fn write(
             turns.push(ShareGptMessage::text(Speaker::Observation, text))
         }
         Role::Other(_) => {
-            return Err(ShareGptError::Role {
-                index,
-                role: message.role.clone(),
-            })
+            let role = &message.role;
+            let detail = format!("role `{role}` has no ShareGPT equivalent");
+            return Err(ChatError::new(
+                ChatErrorKind::ShareGptRole { index },
+                detail,
+            ));
         }
     }
     Ok(())
 }
 
 /// A user message's value: its text, or its parts as JSON.
-fn human_value(index: usize, message: &Message) -> Result<Value, ShareGptError> {
+fn human_value(index: usize, message: &Message) -> Result<Value, ChatError> {
     match &message.content {
-        Some(Content::Parts(parts)) => {
-            serde_json::to_value(parts).map_err(|source| ShareGptError::PartsJson { index, source })
-        }
+        Some(Content::Parts(parts)) => serde_json::to_value(parts).map_err(|error| {
+            let kind = ChatErrorKind::ShareGptPartsJson { index };
+            ChatError::new(kind, "content parts could not be written as JSON").with_source(error)
+        }),
         _ => Ok(Value::String(message.content_text().into_owned())),
     }
 }

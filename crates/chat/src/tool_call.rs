@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::chat_error::{ChatError, ChatErrorKind};
 use crate::faithful::{faithful, Layout};
 use crate::json;
 use crate::tool::ToolType;
@@ -95,17 +96,6 @@ impl Default for Arguments {
     }
 }
 
-/// Why arguments could not be read as a JSON value or object.
-#[derive(Debug, thiserror::Error)]
-pub enum ArgumentsError {
-    /// The text is not JSON.
-    #[error("tool call arguments are not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    /// The text is JSON, but not an object.
-    #[error("tool call arguments must be a JSON object, found {0}")]
-    NotObject(&'static str),
-}
-
 impl Arguments {
     /// The arguments as a string of JSON, as OpenAI clients expect them: text as it is, an
     /// object printed compactly (`{"a":1}`).
@@ -116,19 +106,26 @@ impl Arguments {
         }
     }
 
-    /// The arguments as a JSON value: an object as it is, text parsed.
-    pub fn to_value(&self) -> Result<Value, ArgumentsError> {
+    /// The arguments as a JSON value: an object as it is, text parsed (text that is not
+    /// JSON is a [`ChatErrorKind::ArgumentsJson`]).
+    pub fn to_value(&self) -> Result<Value, ChatError> {
         match self {
-            Arguments::Text(text) => Ok(serde_json::from_str(text)?),
+            Arguments::Text(text) => serde_json::from_str(text).map_err(|error| {
+                ChatError::new(ChatErrorKind::ArgumentsJson, "").with_source(error)
+            }),
             Arguments::Object(object) => Ok(Value::Object(object.clone())),
         }
     }
 
-    /// The arguments as a JSON object, which is what templates that iterate over them need.
-    pub fn to_object(&self) -> Result<Map<String, Value>, ArgumentsError> {
+    /// The arguments as a JSON object, which is what templates that iterate over them need
+    /// (other JSON is a [`ChatErrorKind::ArgumentsNotObject`]).
+    pub fn to_object(&self) -> Result<Map<String, Value>, ChatError> {
         match self.to_value()? {
             Value::Object(object) => Ok(object),
-            other => Err(ArgumentsError::NotObject(json::kind(&other))),
+            other => Err(ChatError::new(
+                ChatErrorKind::ArgumentsNotObject,
+                json::kind(&other),
+            )),
         }
     }
 }

@@ -11,6 +11,8 @@ use toolbridge_grammar::check::{compact_json, Validator};
 use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{gbnf, lark, Grammar};
 
+use crate::chain::Chain;
+
 #[derive(clap::Args)]
 pub struct GrammarArgs {
     /// A JSON Schema to convert.
@@ -45,7 +47,7 @@ pub fn run(args: &GrammarArgs) -> ExitCode {
     match run_inner(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", Chain(&err));
             ExitCode::from(2)
         }
     }

@@ -2,6 +2,7 @@
 
 mod agent;
 mod bench;
+mod chain;
 mod default_model;
 mod detect;
 mod grammar;
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", chain::Chain(&err));
             ExitCode::FAILURE
         }
     }

@@ -14,9 +14,8 @@ use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
 use toolbridge_grammar::{check, GrammarError};
-use toolbridge_template::gotmpl::RequestError;
 pub use toolbridge_template::{ChatTemplate, RenderInput};
-use toolbridge_template::{ChatTemplateError, SourceError, TemplateError};
+use toolbridge_template::{TemplateError, TemplateErrorKind};
 
 use crate::parser::StreamParser;
 use crate::toolkit::typed_args;
@@ -81,12 +80,8 @@ pub trait PromptParts {
 /// Why a request could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum DialectError {
-    #[error("chat template: {0}")]
-    Template(TemplateError),
     #[error(transparent)]
-    Source(SourceError),
-    #[error("chat template: {0}")]
-    OllamaRequest(RequestError),
+    Template(TemplateError),
     #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
     ToolSchema { name: String, message: String },
     #[error("Invalid 'response_format': the schema cannot be enforced: {message}")]
@@ -200,15 +195,17 @@ pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
 }
 
 /// A template that cannot render is the same error whichever layer finds it.
-impl From<ChatTemplateError> for DialectError {
-    fn from(error: ChatTemplateError) -> Self {
-        match error {
-            ChatTemplateError::Template(error) => DialectError::Template(error),
-            ChatTemplateError::Source(error) => DialectError::Source(error),
-            ChatTemplateError::OllamaRequest(error) => DialectError::OllamaRequest(error),
-            ChatTemplateError::Json { what, source } => DialectError::Json { what, source },
-        }
+impl From<TemplateError> for DialectError {
+    fn from(error: TemplateError) -> Self {
+        DialectError::Template(error)
     }
+}
+
+/// The chat template refuses what the request asks of it, for `why`, as a template
+/// would have raised it.
+pub(crate) fn template_refused(why: String) -> DialectError {
+    let refused = TemplateError::new(TemplateErrorKind::Render, format!("chat template: {why}"));
+    DialectError::Template(refused)
 }
 
 fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DialectError {

@@ -26,9 +26,9 @@
 use std::borrow::Cow;
 
 use toolbridge_chat::{ChatRequest, Content, ContentPart, Message, Role};
-use toolbridge_template::{TemplateCaps, TemplateError, TemplateErrorKind};
+use toolbridge_template::TemplateCaps;
 
-use crate::dialect::DialectError;
+use crate::dialect::{template_refused, DialectError};
 
 /// `request` with each message in the shape a template with `caps` takes; borrowed when
 /// every message already is.
@@ -107,15 +107,10 @@ fn parts_text(parts: &[ContentPart]) -> String {
 /// as a template would have refused it, but saying which part and why.
 fn untaken_part(at: usize, index: usize, part: &ContentPart) -> DialectError {
     let kind = part.kind().unwrap_or("(none)");
-    DialectError::Template(TemplateError {
-        kind: TemplateErrorKind::Render,
-        message: format!(
-            "messages[{at}].content[{index}]: content parts of type '{kind}' are not \
-             supported: the model is given a text prompt, without image, audio or file input"
-        ),
-        line: None,
-        source_line: None,
-    })
+    template_refused(format!(
+        "messages[{at}].content[{index}]: content parts of type '{kind}' are not \
+         supported: the model is given a text prompt, without image, audio or file input"
+    ))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 
 use toolbridge_grammar::Constraint;
 
+mod error;
 mod greedy;
 #[cfg(feature = "llama")]
 pub mod llama;
@@ -20,6 +21,7 @@ pub mod scripted;
 pub mod stop;
 pub mod streamed;
 
+pub use error::{EngineError, EngineErrorKind};
 pub use greedy::highest_logit;
 #[cfg(feature = "llama")]
 pub use llama::{LlamaEngine, LlamaOptions};
@@ -155,34 +157,6 @@ pub struct ModelInfo {
     pub ollama_modelfile: Option<String>,
 }
 
-/// Why a generation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The prompt and the requested tokens do not fit the context.
-    #[error(
-        "the prompt is {prompt_tokens} tokens, more than the context of {context_length} allows"
-    )]
-    PromptTooLong {
-        prompt_tokens: u32,
-        context_length: u32,
-    },
-    /// The constraint cannot be enforced (a grammar the engine's matcher refuses).
-    #[error("the constraint cannot be enforced: {0}")]
-    Constraint(String),
-    /// The engine itself failed (decoding, the backend went away).
-    #[error("engine: {0}")]
-    Backend(String),
-    /// A remote engine failed, or answered with something that cannot be read.
-    #[error("the upstream engine failed: {0}")]
-    Upstream(String),
-    /// No remote engine can take the generation (every replica is down or unhealthy).
-    #[error("no upstream engine is available: {0}")]
-    Unavailable(String),
-    /// A remote engine said nothing for longer than the configured timeout.
-    #[error("the upstream engine timed out: {0}")]
-    Timeout(String),
-}
-
 /// Something that generates text from a prompt. Implementations are shared between
 /// requests (`Send + Sync`); those that can, serve several generations at once.
 pub trait Engine: Send + Sync {
@@ -208,7 +182,7 @@ pub trait Engine: Send + Sync {
         None
     }
 
-    /// Refuses a prompt that cannot fit the context ([`EngineError::PromptTooLong`]) as
+    /// Refuses a prompt that cannot fit the context ([`EngineErrorKind::PromptTooLong`]) as
     /// cheaply as the engine can tell, before the request takes a slot or waits for one;
     /// `generate` checks exactly. By default nothing is checked early.
     fn check_prompt(&self, _prompt: &str) -> Result<(), EngineError> {

@@ -10,7 +10,7 @@
 //!
 //! When a generation carries a constraint, the scripted output is checked against it with
 //! the same llguidance program a real engine would enforce, and a script the grammar
-//! rejects is an [`EngineError::Constraint`]: a test whose script disagrees with its
+//! rejects is an [`EngineErrorKind::Constraint`]: a test whose script disagrees with its
 //! dialect's grammar fails loudly instead of testing a parser on text no constrained model
 //! could write. Only outputs that end on their own are checked (a stop string or
 //! `max_tokens` leaves an unfinished sentence, which a real engine may produce too).
@@ -24,7 +24,8 @@ use toolbridge_grammar::Constraint;
 
 use crate::stop::StopMatcher;
 use crate::{
-    Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
+    Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
+    Timings, Usage,
 };
 
 type ScriptFn = dyn Fn(&Generation) -> String + Send + Sync;
@@ -59,7 +60,7 @@ const DEFAULT_PIECE_CHARS: usize = 4;
 
 impl ScriptedEngine {
     /// Plays `outputs` back, one per generation, in order. A generation after the last
-    /// is an [`EngineError::Backend`].
+    /// is an [`EngineErrorKind::Backend`].
     pub fn new(model: ModelInfo, outputs: impl IntoIterator<Item = impl Into<String>>) -> Self {
         let outputs = outputs.into_iter().map(Into::into).collect();
         Self::with_script(model, Script::Outputs(Mutex::new(outputs)))
@@ -103,7 +104,10 @@ impl ScriptedEngine {
     fn next_output(&self, generation: &Generation) -> Result<String, EngineError> {
         match &self.script {
             Script::Outputs(outputs) => lock(outputs).pop_front().ok_or_else(|| {
-                EngineError::Backend("the scripted engine has no outputs left".into())
+                EngineError::new(
+                    EngineErrorKind::Backend,
+                    "the scripted engine has no outputs left",
+                )
             }),
             Script::Function(script) => Ok(script(generation)),
         }
@@ -225,12 +229,13 @@ impl Plan {
 /// to its end, requires the grammar to accept it.
 fn check(constraint: &Constraint, plan: &Plan) -> Result<(), EngineError> {
     let validator = Validator::from_lark(constraint.lark())
-        .map_err(|error| EngineError::Constraint(error.to_string()))?;
+        .map_err(|error| EngineError::new(EngineErrorKind::Constraint, "").with_source(error))?;
     let output = plan.released.concat();
     if plan.whole && !validator.accepts(&output) {
-        return Err(EngineError::Constraint(format!(
-            "the scripted output is not in the constraint's language: {output:?}"
-        )));
+        return Err(EngineError::new(
+            EngineErrorKind::Constraint,
+            format!("the scripted output is not in the constraint's language: {output:?}"),
+        ));
     }
     Ok(())
 }
@@ -341,7 +346,7 @@ mod tests {
             assert_eq!(pieces.concat(), expected);
         }
         let error = collect(&engine, &prompt("p")).unwrap_err();
-        assert!(matches!(error, EngineError::Backend(_)), "{error}");
+        assert!(matches!(error.kind(), EngineErrorKind::Backend), "{error}");
     }
 
     #[test]
@@ -434,7 +439,10 @@ mod tests {
                 ..prompt("p")
             };
             let error = collect(&engine, &generation).unwrap_err();
-            assert!(matches!(error, EngineError::Constraint(_)), "{error}");
+            assert!(
+                matches!(error.kind(), EngineErrorKind::Constraint),
+                "{error}"
+            );
         }
     }
 
@@ -448,7 +456,10 @@ mod tests {
         };
         let engine = ScriptedEngine::new(model(), ["x"]);
         let error = collect(&engine, &generation).unwrap_err();
-        assert!(matches!(error, EngineError::Constraint(_)), "{error}");
+        assert!(
+            matches!(error.kind(), EngineErrorKind::Constraint),
+            "{error}"
+        );
     }
 
     proptest! {

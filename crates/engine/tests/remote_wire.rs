@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use toolbridge_engine::{
-    Completion, Engine, EngineError, EngineKind, FinishReason, Flow, Generation, RemoteEngine,
-    RemoteOptions, Sampling, Usage,
+    Completion, Engine, EngineError, EngineErrorKind, EngineKind, FinishReason, Flow, Generation,
+    RemoteEngine, RemoteOptions, Sampling, Usage,
 };
 use toolbridge_grammar::{Constraint, Expr, Grammar, Token, Trigger};
 
@@ -407,8 +407,8 @@ const CALL_TEXT: &str =
 
 fn is_too_long(outcome: &Result<Completion, EngineError>, prompt: u32, context: u32) -> bool {
     matches!(
-        outcome,
-        Err(EngineError::PromptTooLong { prompt_tokens, context_length }) if *prompt_tokens == prompt && *context_length == context
+        outcome.as_ref().map_err(|e| *e.kind()),
+        Err(EngineErrorKind::PromptTooLong { prompt_tokens, context_length }) if prompt_tokens == prompt && context_length == context
     )
 }
 
@@ -528,7 +528,7 @@ fn vllm_on_llguidance_gets_lark() {
     let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
     let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, Some(tool_call(true))));
     assert!(
-        matches!(&outcome, Err(EngineError::Constraint(_))),
+        matches!(&outcome, Err(e) if matches!(e.kind(), EngineErrorKind::Constraint)),
         "{outcome:?}"
     );
     assert_sent(
@@ -543,8 +543,8 @@ fn vllm_refusing_a_grammar_is_the_clients_error() {
     let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
     let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, Some(tool_call(false))));
     match outcome {
-        Err(EngineError::Constraint(message)) => {
-            assert!(message.contains("Grammar error"), "{message}")
+        Err(error) if error.kind() == &EngineErrorKind::Constraint => {
+            assert!(error.detail().contains("Grammar error"), "{error}")
         }
         other => panic!("{other:?}"),
     }
@@ -617,7 +617,7 @@ fn vllm_error_mid_stream_fails_the_generation() {
     let (pieces, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
     assert_eq!(pieces.concat(), "Let me");
     assert!(
-        matches!(&outcome, Err(EngineError::Upstream(m)) if m.contains("grammar")),
+        matches!(&outcome, Err(e) if e.kind() == &EngineErrorKind::Upstream && e.detail().contains("grammar")),
         "{outcome:?}"
     );
 }
@@ -631,7 +631,7 @@ fn vllm_stream_cut_before_its_end_fails_the_generation() {
     let (pieces, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
     assert!(!pieces.is_empty());
     assert!(
-        matches!(outcome, Err(EngineError::Upstream(_))),
+        matches!(&outcome, Err(e) if matches!(e.kind(), EngineErrorKind::Upstream)),
         "{outcome:?}"
     );
 }
@@ -741,7 +741,7 @@ fn sglang_abort_mid_stream_fails_the_generation() {
     let (pieces, outcome) = run(&engine, &generation(LLAMA_PROMPT, None));
     assert_eq!(pieces.concat(), "Un ");
     assert!(
-        matches!(&outcome, Err(EngineError::Upstream(m)) if m.contains("memory")),
+        matches!(&outcome, Err(e) if e.kind() == &EngineErrorKind::Upstream && e.detail().contains("memory")),
         "{outcome:?}"
     );
 }
@@ -854,7 +854,7 @@ fn ollama_error_line_fails_the_generation() {
     let (pieces, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
     assert_eq!(pieces.concat(), "Let me");
     assert!(
-        matches!(&outcome, Err(EngineError::Upstream(m)) if m.contains("running the model")),
+        matches!(&outcome, Err(e) if e.kind() == &EngineErrorKind::Upstream && e.detail().contains("running the model")),
         "{outcome:?}"
     );
 }
@@ -923,12 +923,12 @@ fn with_no_healthy_replica_a_generation_is_unavailable_at_once() {
     let engine = connect(&fixture, Some(EngineKind::Vllm), None).expect("connects");
     let (_, first) = run(&engine, &generation(QWEN_PROMPT, None));
     assert!(
-        matches!(first, Err(EngineError::Unavailable(_))),
+        matches!(&first, Err(e) if matches!(e.kind(), EngineErrorKind::Unavailable)),
         "{first:?}"
     );
     let (_, second) = run(&engine, &generation(QWEN_PROMPT, None));
     assert!(
-        matches!(second, Err(EngineError::Unavailable(_))),
+        matches!(&second, Err(e) if matches!(e.kind(), EngineErrorKind::Unavailable)),
         "{second:?}"
     );
     assert_eq!(
@@ -951,7 +951,7 @@ fn a_silent_upstream_times_out() {
     .expect("connects");
     let (_, outcome) = run(&engine, &generation(QWEN_PROMPT, None));
     assert!(
-        matches!(outcome, Err(EngineError::Timeout(_))),
+        matches!(&outcome, Err(e) if matches!(e.kind(), EngineErrorKind::Timeout)),
         "{outcome:?}"
     );
 }

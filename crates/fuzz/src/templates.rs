@@ -29,9 +29,9 @@ pub fn go_template(data: &[u8]) {
 fn not_a_caught_panic(rendered: Result<String, TemplateError>, source: &str) {
     if let Err(error) = rendered {
         assert!(
-            !error.message.starts_with("internal error"),
+            !error.detail().starts_with("internal error"),
             "{}: {source:?}",
-            error.message
+            error.detail()
         );
     }
 }

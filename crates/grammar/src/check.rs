@@ -14,7 +14,7 @@ use serde_json::Value;
 pub use llguidance;
 pub use llguidance::toktrie;
 
-use crate::error::GrammarError;
+use crate::error::{GrammarError, GrammarErrorKind};
 use crate::lark;
 use crate::tree::{Expr, Grammar};
 
@@ -47,7 +47,7 @@ impl Validator {
         .map_err(engine_error)?;
         let matcher = Matcher::new(Ok(parser));
         if let Some(error) = matcher.get_error() {
-            return Err(GrammarError::Engine(error));
+            return Err(GrammarError::new(GrammarErrorKind::Engine, error));
         }
         Ok(Self {
             matcher,
@@ -97,7 +97,7 @@ pub fn engine_accepts_schema(schema: &Value) -> Result<(), GrammarError> {
             answer
         }
     };
-    answer.map_err(GrammarError::Engine)
+    answer.map_err(|e| GrammarError::new(GrammarErrorKind::Engine, e))
 }
 
 /// How many schemas' answers [`engine_accepts_schema`] keeps before starting over.
@@ -155,11 +155,11 @@ fn byte_factory() -> Result<Arc<ParserFactory>, GrammarError> {
             Ok(Arc::new(factory))
         })
         .clone()
-        .map_err(GrammarError::Engine)
+        .map_err(|e| GrammarError::new(GrammarErrorKind::Engine, e))
 }
 
 fn engine_error(error: impl std::fmt::Display) -> GrammarError {
-    GrammarError::Engine(error.to_string())
+    GrammarError::new(GrammarErrorKind::Engine, error.to_string())
 }
 
 #[cfg(test)]
@@ -271,6 +271,9 @@ mod tests {
     #[test]
     fn a_broken_grammar_is_an_engine_error() {
         let err = Validator::from_lark("start: undefined_rule").err();
-        assert!(matches!(err, Some(GrammarError::Engine(_))), "{err:?}");
+        assert!(
+            matches!(&err, Some(e) if e.kind() == &GrammarErrorKind::Engine),
+            "{err:?}"
+        );
     }
 }

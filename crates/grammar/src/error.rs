@@ -1,30 +1,40 @@
 //! The one error type of the crate, so that callers (CLI, server) can map each kind to
 //! an exit code or an HTTP status without string matching.
 
-use thiserror::Error;
+use std::fmt;
 
 /// What the grammar crate's fallible steps return.
 pub(crate) type Result<T> = std::result::Result<T, GrammarError>;
 
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum GrammarError {
-    /// GBNF text that does not parse.
-    #[error("GBNF syntax error at line {line}, column {column}: {message}")]
-    Syntax {
-        line: usize,
-        column: usize,
-        message: String,
-    },
+/// A grammar or schema that cannot be read, built, printed or run.
+pub type GrammarError = toolbridge_error::Error<GrammarErrorKind>;
+
+/// What kind of [`GrammarError`] it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrammarErrorKind {
+    /// GBNF text that does not parse, at a 1-based line and column (in characters).
+    Syntax { line: usize, column: usize },
     /// A JSON Schema that cannot be turned into a grammar.
-    #[error("JSON Schema: {0}")]
-    Schema(String),
+    Schema,
     /// A grammar that cannot be printed in the requested notation.
-    #[error("{0}")]
-    Unprintable(String),
+    Unprintable,
     /// A schema or grammar past a size, depth or count limit.
-    #[error("limit exceeded: {0}")]
-    Limit(String),
+    Limit,
     /// llguidance refused the grammar or failed while running it.
-    #[error("llguidance: {0}")]
-    Engine(String),
+    Engine,
+}
+
+impl toolbridge_error::Kind for GrammarErrorKind {
+    fn write_lead(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrammarErrorKind::Syntax { line, column } => {
+                write!(out, "GBNF syntax error at line {line}, column {column}: ")
+            }
+            GrammarErrorKind::Schema => out.write_str("JSON Schema: "),
+            GrammarErrorKind::Unprintable => Ok(()),
+            GrammarErrorKind::Limit => out.write_str("limit exceeded: "),
+            GrammarErrorKind::Engine => out.write_str("llguidance: "),
+        }
+    }
 }

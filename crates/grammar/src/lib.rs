@@ -12,5 +12,5 @@ pub mod schema;
 pub mod tree;
 
 pub use constraint::Constraint;
-pub use error::GrammarError;
+pub use error::{GrammarError, GrammarErrorKind};
 pub use tree::{CharClass, ClassItem, Expr, Grammar, Rule, Token, Trigger};

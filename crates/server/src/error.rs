@@ -13,7 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
 use toolbridge_dialect::{DialectError, EventOrderError};
-use toolbridge_engine::EngineError;
+use toolbridge_engine::{EngineError, EngineErrorKind};
+use toolbridge_template::{TemplateError, TemplateErrorKind};
 
 /// An error answer: the status and the OpenAI error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,38 +188,50 @@ impl From<DialectError> for Failure {
             }
             DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
             DialectError::ResponseFormat { .. } => Failure::invalid("response_format", message),
+            DialectError::Template(error) if is_the_models_fault(&error) => {
+                Failure::api(ApiError::server(message))
+            }
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
-            DialectError::Template(_)
-            | DialectError::OllamaRequest(_)
-            | DialectError::Json { .. } => Failure::invalid("messages", message),
-            DialectError::Source(_) => Failure::api(ApiError::server(message)),
+            DialectError::Template(_) | DialectError::Json { .. } => {
+                Failure::invalid("messages", message)
+            }
         }
     }
+}
+
+/// A template the model's files do not give (unreadable, missing, not the one named):
+/// nothing the request can change.
+fn is_the_models_fault(error: &TemplateError) -> bool {
+    matches!(
+        error.kind(),
+        TemplateErrorKind::File | TemplateErrorKind::NoTemplate | TemplateErrorKind::Choice
+    )
 }
 
 impl From<EngineError> for Failure {
     fn from(error: EngineError) -> Self {
         let message = error.to_string();
-        match error {
-            EngineError::PromptTooLong { .. } => Failure::api(
+        match error.kind() {
+            EngineErrorKind::PromptTooLong { .. } => Failure::api(
                 ApiError::invalid_request(message)
                     .with_param("messages")
                     .with_code("context_length_exceeded"),
             ),
-            EngineError::Constraint(_) => Failure::api(ApiError::invalid_request(message)),
-            EngineError::Backend(_) => Failure::api(ApiError::new(ErrorType::Server, message)),
-            EngineError::Upstream(_) => {
+            EngineErrorKind::Constraint => Failure::api(ApiError::invalid_request(message)),
+            EngineErrorKind::Upstream => {
                 Failure::gateway(StatusCode::BAD_GATEWAY, "upstream_error", message)
             }
-            EngineError::Unavailable(_) => Failure::gateway(
+            EngineErrorKind::Unavailable => Failure::gateway(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "upstream_unavailable",
                 message,
             ),
-            EngineError::Timeout(_) => {
+            EngineErrorKind::Timeout => {
                 Failure::gateway(StatusCode::GATEWAY_TIMEOUT, "upstream_timeout", message)
             }
+            // The engine itself failed, or a kind this server does not know yet.
+            _ => Failure::api(ApiError::new(ErrorType::Server, message)),
         }
     }
 }
@@ -239,19 +252,19 @@ mod tests {
             StatusCode::PAYLOAD_TOO_LARGE
         );
         assert_eq!(Failure::no_route("GET", "/x").status, StatusCode::NOT_FOUND);
-        let backend = Failure::from(EngineError::Backend("decode failed".into()));
+        let backend = Failure::from(EngineError::new(EngineErrorKind::Backend, "decode failed"));
         assert_eq!(backend.status, StatusCode::INTERNAL_SERVER_ERROR);
         let upstream = [
             (
-                EngineError::Upstream("500: boom".into()),
+                EngineError::new(EngineErrorKind::Upstream, "500: boom"),
                 StatusCode::BAD_GATEWAY,
             ),
             (
-                EngineError::Unavailable("down".into()),
+                EngineError::new(EngineErrorKind::Unavailable, "down"),
                 StatusCode::SERVICE_UNAVAILABLE,
             ),
             (
-                EngineError::Timeout("quiet".into()),
+                EngineError::new(EngineErrorKind::Timeout, "quiet"),
                 StatusCode::GATEWAY_TIMEOUT,
             ),
         ];
@@ -264,10 +277,10 @@ mod tests {
 
     #[test]
     fn a_prompt_too_long_is_the_clients_fault() {
-        let failure = Failure::from(EngineError::PromptTooLong {
+        let failure = Failure::from(EngineError::from(EngineErrorKind::PromptTooLong {
             prompt_tokens: 10,
             context_length: 5,
-        });
+        }));
         assert_eq!(failure.status, StatusCode::BAD_REQUEST);
         assert_eq!(
             failure.error.code.as_deref(),

@@ -47,13 +47,15 @@ mod responses;
 mod routes;
 mod sampling;
 mod server;
+mod server_error;
 mod sse;
 mod state;
 mod status;
 
 pub use error::Failure;
 pub use generate::{Budget, UNSEEN_AFTER_CALL};
-pub use model::{choose_dialect, ServedModel, SetupError, TemplateOverride};
-pub use modelfile::{ModelfileDefaults, ParameterError};
+pub use model::{choose_dialect, ServedModel, TemplateOverride};
+pub use modelfile::ModelfileDefaults;
 pub use server::Server;
+pub use server_error::{ServerError, ServerErrorKind};
 pub use state::ServerOptions;

@@ -28,23 +28,9 @@ use toolbridge_engine::{Engine, Generation, Sampling};
 use toolbridge_template::{OllamaSource, TemplateSource};
 
 use crate::error::Failure;
-use crate::modelfile::{ModelfileDefaults, ParameterError};
+use crate::modelfile::ModelfileDefaults;
 use crate::sampling::sampling;
-
-/// Why a model cannot be served.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    #[error("the model has no chat template; give one with --template")]
-    NoTemplate,
-    #[error("the chat template: {0}")]
-    Template(#[from] DialectError),
-    #[error("unknown dialect {name:?}; known dialects: {}", known.join(", "))]
-    UnknownDialect { name: String, known: Vec<String> },
-    #[error("the Ollama server's Modelfile for the model: {0}")]
-    EngineModelfile(#[source] toolbridge_template::SourceError),
-    #[error(transparent)]
-    Parameter(#[from] ParameterError),
-}
+use crate::server_error::{ServerError, ServerErrorKind};
 
 /// A chat template given instead of the model's own.
 pub enum TemplateOverride {
@@ -87,7 +73,7 @@ impl ServedModel {
         engine: Arc<dyn Engine>,
         template: Option<TemplateOverride>,
         dialect: Option<&str>,
-    ) -> Result<ServedModel, SetupError> {
+    ) -> Result<ServedModel, ServerError> {
         let mut registry = Registry::default();
         let template = match template {
             Some(template) => Some(template),
@@ -100,7 +86,7 @@ impl ServedModel {
                 let dialect = choose_dialect(&registry, dialect, &source.template)?;
                 sampling = ModelfileDefaults::read(&source.parameters)?.sampling;
                 stop = source.stop.clone();
-                (Templates::ollama(&source)?, dialect)
+                (Templates::ollama(&source).map_err(template_error)?, dialect)
             }
             Some(TemplateOverride::HuggingFace(source)) => {
                 Templates::hugging_face(source, engine.as_ref(), &registry, dialect)?
@@ -212,11 +198,14 @@ impl Templates {
         engine: &dyn Engine,
         registry: &Registry,
         dialect: Option<&str>,
-    ) -> Result<(Templates, &'static str), SetupError> {
+    ) -> Result<(Templates, &'static str), ServerError> {
         let source = with_model_tokens(source, engine);
-        let default_text = source.select(None).map_err(|_| SetupError::NoTemplate)?;
+        let default_text = source
+            .select(None)
+            .map_err(|_| ServerError::from(ServerErrorKind::NoTemplate))?;
         let dialect = choose_dialect(registry, dialect, default_text)?;
-        Ok((Templates::compile(&source)?, dialect))
+        let templates = Templates::compile(&source).map_err(template_error)?;
+        Ok((templates, dialect))
     }
 
     fn ollama(source: &OllamaSource) -> Result<Templates, DialectError> {
@@ -252,14 +241,19 @@ impl Templates {
 }
 
 /// The Ollama template of an engine that serves an Ollama model (its server's Modelfile).
-fn engine_modelfile(engine: &dyn Engine) -> Result<Option<OllamaSource>, SetupError> {
+fn engine_modelfile(engine: &dyn Engine) -> Result<Option<OllamaSource>, ServerError> {
     let Some(text) = &engine.model().ollama_modelfile else {
         return Ok(None);
     };
     let origin = std::path::Path::new("/api/show");
     OllamaSource::from_modelfile_text(text, origin)
         .map(Some)
-        .map_err(SetupError::EngineModelfile)
+        .map_err(|error| ServerError::new(ServerErrorKind::EngineModelfile, "").with_source(error))
+}
+
+/// A chat template that cannot be compiled, because of `error`.
+fn template_error(error: DialectError) -> ServerError {
+    ServerError::new(ServerErrorKind::Template, "").with_source(error)
 }
 
 /// `source`, with the engine's model's template when it has none at all and the model's
@@ -289,18 +283,15 @@ pub fn choose_dialect(
     registry: &Registry,
     named: Option<&str>,
     template: &str,
-) -> Result<&'static str, SetupError> {
+) -> Result<&'static str, ServerError> {
     let name = named.unwrap_or_else(|| detect::dialect_name(template));
     registry
         .get(name)
         .map(|dialect| dialect.name())
-        .ok_or_else(|| SetupError::UnknownDialect {
-            name: name.to_owned(),
-            known: registry
-                .names()
-                .iter()
-                .map(|name| name.to_string())
-                .collect(),
+        .ok_or_else(|| {
+            let known = registry.names().join(", ");
+            let detail = format!("{name:?}; known dialects: {known}");
+            ServerError::new(ServerErrorKind::UnknownDialect, detail)
         })
 }
 

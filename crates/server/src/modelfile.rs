@@ -10,14 +10,7 @@
 
 use toolbridge_engine::Sampling;
 
-/// A `PARAMETER` whose value is not the number its name takes.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the Modelfile's PARAMETER {name} {value}: not a {expected}")]
-pub struct ParameterError {
-    pub name: String,
-    pub value: String,
-    pub expected: &'static str,
-}
+use crate::server_error::{ServerError, ServerErrorKind};
 
 /// What a Modelfile's parameters set.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,7 +23,7 @@ pub struct ModelfileDefaults {
 
 impl ModelfileDefaults {
     /// Reads `parameters` (name, value) as a Modelfile lists them, `stop` aside.
-    pub fn read(parameters: &[(String, String)]) -> Result<ModelfileDefaults, ParameterError> {
+    pub fn read(parameters: &[(String, String)]) -> Result<ModelfileDefaults, ServerError> {
         let mut defaults = ModelfileDefaults::default();
         for (name, value) in parameters {
             defaults.set(&name.to_ascii_lowercase(), value)?;
@@ -38,7 +31,7 @@ impl ModelfileDefaults {
         Ok(defaults)
     }
 
-    fn set(&mut self, name: &str, value: &str) -> Result<(), ParameterError> {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), ServerError> {
         let sampling = &mut self.sampling;
         match name {
             "temperature" => sampling.temperature = Some(number(name, value)?),
@@ -57,7 +50,7 @@ impl ModelfileDefaults {
     }
 }
 
-fn number(name: &str, value: &str) -> Result<f32, ParameterError> {
+fn number(name: &str, value: &str) -> Result<f32, ServerError> {
     value
         .trim()
         .parse::<f32>()
@@ -66,7 +59,7 @@ fn number(name: &str, value: &str) -> Result<f32, ParameterError> {
         .ok_or_else(|| not_a(name, value, "number"))
 }
 
-fn integer(name: &str, value: &str) -> Result<i64, ParameterError> {
+fn integer(name: &str, value: &str) -> Result<i64, ServerError> {
     value
         .trim()
         .parse::<i64>()
@@ -78,19 +71,17 @@ fn positive(value: i64) -> Option<u32> {
     u32::try_from(value).ok().filter(|value| *value > 0)
 }
 
-fn not_a(name: &str, value: &str, expected: &'static str) -> ParameterError {
-    ParameterError {
-        name: name.to_owned(),
-        value: value.to_owned(),
-        expected,
-    }
+/// A `PARAMETER` whose value is not the number its name takes.
+fn not_a(name: &str, value: &str, expected: &str) -> ServerError {
+    let detail = format!("{name} {value}: not a {expected}");
+    ServerError::new(ServerErrorKind::Parameter, detail)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn read(pairs: &[(&str, &str)]) -> Result<ModelfileDefaults, ParameterError> {
+    fn read(pairs: &[(&str, &str)]) -> Result<ModelfileDefaults, ServerError> {
         let pairs: Vec<(String, String)> = pairs
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))

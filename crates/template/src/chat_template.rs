@@ -10,9 +10,10 @@ use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
 use crate::caps::{Probed, TemplateCaps};
-use crate::gotmpl::{Message as OllamaMessage, RequestError};
+use crate::error::in_chat_template;
+use crate::gotmpl::Message as OllamaMessage;
 use crate::{
-    GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, SourceError, TemplateError,
+    GoTemplate, JinjaTemplate, OllamaRequest, OllamaSource, TemplateError, TemplateErrorKind,
     TemplateSource,
 };
 
@@ -61,8 +62,8 @@ impl ChatTemplate {
         source: &str,
         bos_token: impl Into<String>,
         eos_token: impl Into<String>,
-    ) -> Result<ChatTemplate, ChatTemplateError> {
-        let template = JinjaTemplate::new(source).map_err(ChatTemplateError::Template)?;
+    ) -> Result<ChatTemplate, TemplateError> {
+        let template = JinjaTemplate::new(source).map_err(in_chat_template)?;
         Ok(ChatTemplate::jinja(template, bos_token, eos_token))
     }
 
@@ -83,8 +84,8 @@ impl ChatTemplate {
 
     /// An Ollama model's Go template, rendered with its Modelfile's default system
     /// prompt and example messages. Go templates print no special-token variables.
-    pub fn ollama(source: &OllamaSource) -> Result<ChatTemplate, ChatTemplateError> {
-        let template = GoTemplate::new(&source.template).map_err(ChatTemplateError::Template)?;
+    pub fn ollama(source: &OllamaSource) -> Result<ChatTemplate, TemplateError> {
+        let template = GoTemplate::new(&source.template).map_err(in_chat_template)?;
         Ok(ChatTemplate {
             renderer: Arc::new(Renderer::Ollama {
                 template,
@@ -105,10 +106,8 @@ impl ChatTemplate {
         source: &TemplateSource,
         name: Option<&str>,
         has_tools: bool,
-    ) -> Result<ChatTemplate, ChatTemplateError> {
-        let text = source
-            .select_for(name, has_tools)
-            .map_err(ChatTemplateError::Source)?;
+    ) -> Result<ChatTemplate, TemplateError> {
+        let text = source.select_for(name, has_tools)?;
         ChatTemplate::new(
             text,
             source.bos_token.clone().unwrap_or_default(),
@@ -137,15 +136,14 @@ impl ChatTemplate {
     }
 
     /// Renders the template with `input` and the special tokens.
-    pub fn render(&self, input: &RenderInput<'_>) -> Result<String, ChatTemplateError> {
+    pub fn render(&self, input: &RenderInput<'_>) -> Result<String, TemplateError> {
         let mut context = Map::new();
         context.insert("messages".into(), Value::Array(input.messages.clone()));
         if !input.tools.is_empty() {
-            let tools =
-                serde_json::to_value(input.tools).map_err(|source| ChatTemplateError::Json {
-                    what: "the tools",
-                    source,
-                })?;
+            let tools = serde_json::to_value(input.tools).map_err(|error| {
+                TemplateError::new(TemplateErrorKind::Json, "cannot write the tools as JSON")
+                    .with_source(error)
+            })?;
             context.insert("tools".into(), tools);
         }
         context.insert(
@@ -159,10 +157,7 @@ impl ChatTemplate {
     /// special tokens added. An Ollama template reads its `messages` and `tools` as
     /// Ollama reads a chat request; Ollama always renders a chat to be continued by the
     /// assistant, so it has no `add_generation_prompt` to turn off.
-    pub fn render_context(
-        &self,
-        mut context: Map<String, Value>,
-    ) -> Result<String, ChatTemplateError> {
+    pub fn render_context(&self, mut context: Map<String, Value>) -> Result<String, TemplateError> {
         match self.renderer.as_ref() {
             Renderer::Jinja(template) => {
                 context.insert("bos_token".into(), self.bos_token.clone().into());
@@ -172,7 +167,7 @@ impl ChatTemplate {
                 }
                 template
                     .render(&Value::Object(context))
-                    .map_err(ChatTemplateError::Template)
+                    .map_err(in_chat_template)
             }
             Renderer::Ollama {
                 template,
@@ -180,30 +175,12 @@ impl ChatTemplate {
                 messages,
             } => {
                 let request = OllamaRequest::from_json(&Value::Object(context))
-                    .map_err(ChatTemplateError::OllamaRequest)?
+                    .map_err(in_chat_template)?
                     .with_model_defaults(system.as_deref(), messages);
-                template
-                    .render(&request)
-                    .map_err(ChatTemplateError::Template)
+                template.render(&request).map_err(in_chat_template)
             }
         }
     }
-}
-
-/// Why a chat template could not be made or rendered.
-#[derive(Debug, thiserror::Error)]
-pub enum ChatTemplateError {
-    #[error("chat template: {0}")]
-    Template(TemplateError),
-    #[error(transparent)]
-    Source(SourceError),
-    #[error("chat template: {0}")]
-    OllamaRequest(RequestError),
-    #[error("cannot write {what} as JSON: {source}")]
-    Json {
-        what: &'static str,
-        source: serde_json::Error,
-    },
 }
 
 impl Probed for ChatTemplate {

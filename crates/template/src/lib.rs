@@ -5,6 +5,7 @@
 
 mod caps;
 mod chat_template;
+mod error;
 pub mod gguf;
 pub mod gotmpl;
 pub mod jinja;
@@ -13,7 +14,8 @@ pub mod ollama_store;
 pub mod source;
 
 pub use caps::{ArgumentsForm, TemplateCaps};
-pub use chat_template::{ChatTemplate, ChatTemplateError, RenderInput};
+pub use chat_template::{ChatTemplate, RenderInput};
+pub use error::{TemplateError, TemplateErrorKind};
 pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
-pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions, TemplateError, TemplateErrorKind};
-pub use source::{OllamaSource, SourceError, TemplateSource};
+pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions};
+pub use source::{OllamaSource, TemplateSource};

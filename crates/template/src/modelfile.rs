@@ -8,6 +8,7 @@
 //! escapes, as in Ollama). A later `TEMPLATE` or `SYSTEM` replaces an earlier one.
 
 use crate::gotmpl::Message;
+use crate::{TemplateError, TemplateErrorKind};
 
 /// What a Modelfile says.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,12 +23,9 @@ pub struct Modelfile {
     pub adapters: Vec<String>,
 }
 
-/// Why a Modelfile does not parse, with Ollama's words where it has them.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct ModelfileError {
-    pub line: usize,
-    pub message: String,
+/// Why a Modelfile does not parse at `line`, in Ollama's words where it has them.
+fn error_at(line: usize, message: impl Into<String>) -> TemplateError {
+    TemplateError::new(TemplateErrorKind::Modelfile { line }, message)
 }
 
 /// The commands Ollama accepts.
@@ -47,7 +45,7 @@ const COMMANDS: [&str; 10] = [
 const ROLES: [&str; 3] = ["system", "user", "assistant"];
 
 impl Modelfile {
-    pub fn parse(text: &str) -> Result<Modelfile, ModelfileError> {
+    pub fn parse(text: &str) -> Result<Modelfile, TemplateError> {
         let mut modelfile = Modelfile::default();
         let mut reader = Reader {
             rest: text,
@@ -55,7 +53,7 @@ impl Modelfile {
         };
         let mut has_from = false;
         while let Some((command, line)) = reader.command() {
-            let error = |message: String| ModelfileError { line, message };
+            let error = |message: String| error_at(line, message);
             let name = command.to_ascii_lowercase();
             if !COMMANDS.contains(&name.as_str()) {
                 return Err(error(format!(
@@ -90,10 +88,7 @@ impl Modelfile {
             }
         }
         if !has_from {
-            return Err(ModelfileError {
-                line: reader.line,
-                message: "no FROM line".into(),
-            });
+            return Err(error_at(reader.line, "no FROM line"));
         }
         Ok(modelfile)
     }
@@ -240,15 +235,15 @@ LICENSE second
         let err = Modelfile::parse("FROM x\nTEMPLATE \"\"\"{{ .Prompt }}\n").unwrap_err();
         assert_eq!(err.to_string(), "line 2: unterminated \"\"\" string");
         let err = Modelfile::parse("FROM x\n\nFOO bar").unwrap_err();
-        assert_eq!(err.line, 3);
+        assert_eq!(err.kind(), &TemplateErrorKind::Modelfile { line: 3 });
         let err = Modelfile::parse("FROM x\nMESSAGE tool hi").unwrap_err();
-        assert!(err.message.contains("role"));
+        assert!(err.detail().contains("role"));
         assert_eq!(
-            Modelfile::parse("SYSTEM hi").unwrap_err().message,
+            Modelfile::parse("SYSTEM hi").unwrap_err().detail(),
             "no FROM line"
         );
         assert_eq!(
-            Modelfile::parse("FROM").unwrap_err().message,
+            Modelfile::parse("FROM").unwrap_err().detail(),
             "missing value"
         );
     }

@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::gotmpl::Message;
-use crate::source::{invalid, json_type, read_json, read_text, stop_strings, OllamaSource};
-use crate::SourceError;
+use crate::source::{
+    invalid, json_type, not_json, read_json, read_text, stop_strings, OllamaSource,
+};
+use crate::TemplateError;
 
-type Result<T> = std::result::Result<T, SourceError>;
+type Result<T> = std::result::Result<T, TemplateError>;
 
 const DEFAULT_HOST: &str = "registry.ollama.ai";
 const DEFAULT_NAMESPACE: &str = "library";
@@ -80,10 +82,8 @@ fn is_name_part(part: &str) -> bool {
 
 /// The model called `name` in the store at `models`.
 pub fn find(models: &Path, name: &str) -> Result<OllamaModel> {
-    let manifest = manifest_path(models, name).ok_or_else(|| SourceError::Invalid {
-        path: PathBuf::from(name),
-        message: "not an Ollama model name".into(),
-    })?;
+    let manifest = manifest_path(models, name)
+        .ok_or_else(|| invalid(Path::new(name), "not an Ollama model name".into()))?;
     if !manifest.is_file() {
         return Err(invalid(
             &manifest,
@@ -212,10 +212,7 @@ fn read_params(blob: &Path) -> Result<(Vec<String>, Vec<Parameter>)> {
 /// A messages layer: `[{"role": …, "content": …}, …]`.
 fn read_messages(blob: &Path) -> Result<Vec<Message>> {
     let text = read_text(blob)?;
-    let items: Vec<Value> = serde_json::from_str(&text).map_err(|source| SourceError::Json {
-        path: blob.to_owned(),
-        source,
-    })?;
+    let items: Vec<Value> = serde_json::from_str(&text).map_err(not_json(blob))?;
     items
         .iter()
         .map(|item| {

@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::gguf::{GgufError, GgufMetadata, ReadOptions, GGUF_MAGIC, TOKENS_KEY};
 use crate::gotmpl::Message;
 use crate::modelfile::Modelfile;
+use crate::{TemplateError, TemplateErrorKind};
 
 /// The largest template or `tokenizer_config.json` file read (64 MiB).
 pub const MAX_TEXT_FILE_LEN: u64 = 64 << 20;
@@ -56,37 +57,39 @@ pub struct TemplateSource {
     pub eos_token: Option<String>,
 }
 
-/// Why a chat template could not be loaded or chosen.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SourceError {
-    #[error("cannot read {}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{}: larger than the {max}-byte limit for a template file", path.display())]
-    TooLarge { path: PathBuf, max: u64 },
-    #[error("{}: not UTF-8 text (bad byte at offset {offset})", path.display())]
-    NotUtf8 { path: PathBuf, offset: usize },
-    #[error("{}: not valid JSON: {source}", path.display())]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-    #[error("{}: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-    #[error(transparent)]
-    Gguf(#[from] GgufError),
-    #[error("{}: no chat template: {reason}", path.display())]
-    NoTemplate { path: PathBuf, reason: String },
-    #[error("the model has no default chat template; choose one of: {}", available.join(", "))]
-    NoDefault { available: Vec<String> },
-    #[error("the model has no chat template named {name:?}; it has: {}", available.join(", "))]
-    UnknownName {
-        name: String,
-        available: Vec<String>,
-    },
+type Result<T, E = TemplateError> = std::result::Result<T, E>;
+
+/// A template file at `path` that cannot be used, for `why`.
+fn file_error(path: &Path, why: impl std::fmt::Display) -> TemplateError {
+    TemplateError::new(
+        TemplateErrorKind::File,
+        format!("{}: {why}", path.display()),
+    )
 }
 
-type Result<T, E = SourceError> = std::result::Result<T, E>;
+/// What reading `path` failed with.
+fn cannot_read(path: &Path) -> impl Fn(io::Error) -> TemplateError + Copy + '_ {
+    move |error| {
+        let detail = format!("cannot read {}", path.display());
+        TemplateError::new(TemplateErrorKind::File, detail).with_source(error)
+    }
+}
+
+/// What reading `path` as JSON failed with.
+pub(crate) fn not_json(path: &Path) -> impl Fn(serde_json::Error) -> TemplateError + Copy + '_ {
+    move |error| file_error(path, "not valid JSON").with_source(error)
+}
+
+/// A GGUF file whose metadata cannot be read: its own error says where.
+fn unreadable_gguf(error: GgufError) -> TemplateError {
+    TemplateError::new(TemplateErrorKind::File, "").with_source(error)
+}
+
+/// `path` holds no chat template, for `reason`.
+fn no_template_in(path: &Path, reason: impl std::fmt::Display) -> TemplateError {
+    let detail = format!("{}: no chat template: {reason}", path.display());
+    TemplateError::new(TemplateErrorKind::NoTemplate, detail)
+}
 
 impl TemplateSource {
     /// Loads the templates at `path`, whatever it is:
@@ -150,7 +153,7 @@ impl TemplateSource {
     pub fn from_gguf(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let options = ReadOptions::keep_only_arrays([TOKENS_KEY]);
-        let metadata = GgufMetadata::read_with(path, &options)?;
+        let metadata = GgufMetadata::read_with(path, &options).map_err(unreadable_gguf)?;
         let templates = metadata.chat_templates();
         let named = templates
             .named
@@ -164,10 +167,10 @@ impl TemplateSource {
             eos_token: metadata.eos_token().map(str::to_owned),
         };
         if source.template.is_none() && source.named.is_empty() {
-            return Err(SourceError::NoTemplate {
-                path: path.to_owned(),
-                reason: "the GGUF metadata has no tokenizer.chat_template".into(),
-            });
+            return Err(no_template_in(
+                path,
+                "the GGUF metadata has no tokenizer.chat_template",
+            ));
         }
         Ok(source)
     }
@@ -176,18 +179,18 @@ impl TemplateSource {
     /// names the default too.
     pub fn select(&self, name: Option<&str>) -> Result<&str> {
         match name {
-            None => self
-                .template
-                .as_deref()
-                .ok_or_else(|| SourceError::NoDefault {
-                    available: self.names_owned(),
-                }),
-            Some(name) => self
-                .named_template(name)
-                .ok_or_else(|| SourceError::UnknownName {
-                    name: name.to_owned(),
-                    available: self.names_owned(),
-                }),
+            None => self.template.as_deref().ok_or_else(|| {
+                let available = self.names_owned().join(", ");
+                let detail =
+                    format!("the model has no default chat template; choose one of: {available}");
+                TemplateError::new(TemplateErrorKind::Choice, detail)
+            }),
+            Some(name) => self.named_template(name).ok_or_else(|| {
+                let available = self.names_owned().join(", ");
+                let detail =
+                    format!("the model has no chat template named {name:?}; it has: {available}");
+                TemplateError::new(TemplateErrorKind::Choice, detail)
+            }),
         }
     }
 
@@ -298,11 +301,12 @@ impl OllamaSource {
             .filter(|(name, _)| !name.eq_ignore_ascii_case("stop"))
             .cloned()
             .collect();
-        let template = modelfile.template.ok_or_else(|| SourceError::NoTemplate {
-            path: origin.to_owned(),
-            reason: "the Modelfile has no TEMPLATE (Ollama would take the one of its FROM \
-                     model, which is not read here)"
-                .into(),
+        let template = modelfile.template.ok_or_else(|| {
+            no_template_in(
+                origin,
+                "the Modelfile has no TEMPLATE (Ollama would take the one of its FROM \
+                     model, which is not read here)",
+            )
         })?;
         let source = OllamaSource {
             template,
@@ -412,10 +416,7 @@ fn additional_templates(dir: &Path) -> Result<Vec<(String, String)>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
-    let io_error = |source| SourceError::Io {
-        path: dir.to_owned(),
-        source,
-    };
+    let io_error = cannot_read(dir);
     let mut templates = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_error)? {
         let path = entry.map_err(io_error)?.path();
@@ -455,11 +456,11 @@ fn config_templates(path: &Path, config: &Value) -> Result<Templates> {
     }
 }
 
-fn no_template(path: &Path, what: &str) -> SourceError {
-    SourceError::NoTemplate {
-        path: path.to_owned(),
-        reason: format!("{what}, and no {CHAT_TEMPLATE_FILE} beside it"),
-    }
+fn no_template(path: &Path, what: &str) -> TemplateError {
+    no_template_in(
+        path,
+        format!("{what}, and no {CHAT_TEMPLATE_FILE} beside it"),
+    )
 }
 
 /// One `{"name": …, "template": …}` entry of a `chat_template` list.
@@ -507,19 +508,13 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
     }
 }
 
-pub(crate) fn invalid(path: &Path, message: String) -> SourceError {
-    SourceError::Invalid {
-        path: path.to_owned(),
-        message,
-    }
+pub(crate) fn invalid(path: &Path, message: String) -> TemplateError {
+    file_error(path, message)
 }
 
 pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = read_text(path)?;
-    let value: Value = serde_json::from_str(&text).map_err(|source| SourceError::Json {
-        path: path.to_owned(),
-        source,
-    })?;
+    let value: Value = serde_json::from_str(&text).map_err(not_json(path))?;
     match value {
         Value::Object(_) => Ok(value),
         other => Err(invalid(
@@ -531,10 +526,7 @@ pub(crate) fn read_json(path: &Path) -> Result<Value> {
 
 /// Reads a UTF-8 text file of at most [`MAX_TEXT_FILE_LEN`] bytes.
 pub(crate) fn read_text(path: &Path) -> Result<String> {
-    let io_error = |source| SourceError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io_error = cannot_read(path);
     let file = File::open(path).map_err(io_error)?;
     let mut bytes = Vec::new();
     // Reading one byte past the limit tells a file at the limit from one over it, without
@@ -543,22 +535,22 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
         .read_to_end(&mut bytes)
         .map_err(io_error)?;
     if bytes.len() as u64 > MAX_TEXT_FILE_LEN {
-        return Err(SourceError::TooLarge {
-            path: path.to_owned(),
-            max: MAX_TEXT_FILE_LEN,
-        });
+        return Err(file_error(
+            path,
+            format!("larger than the {MAX_TEXT_FILE_LEN}-byte limit for a template file"),
+        ));
     }
-    String::from_utf8(bytes).map_err(|e| SourceError::NotUtf8 {
-        path: path.to_owned(),
-        offset: e.utf8_error().valid_up_to(),
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        file_error(
+            path,
+            format!("not UTF-8 text (bad byte at offset {offset})"),
+        )
     })
 }
 
 fn starts_with_gguf_magic(path: &Path) -> Result<bool> {
-    let io_error = |source| SourceError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io_error = cannot_read(path);
     let mut magic = Vec::with_capacity(4);
     File::open(path)
         .map_err(io_error)?

@@ -1,7 +1,8 @@
 //! ShareGPT (`from`/`value`) conversations to OpenAI messages and back.
 
 use serde_json::{json, Value};
-use toolbridge_chat::sharegpt::{self, CallEncoding, ShareGptError, ShareGptMessage, Speaker};
+use toolbridge_chat::sharegpt::{self, CallEncoding, ShareGptMessage, Speaker};
+use toolbridge_chat::ChatErrorKind;
 use toolbridge_chat::{Arguments, Content, ContentPart, Message, Role, ToolCall};
 
 fn turns(value: Value) -> Vec<ShareGptMessage> {
@@ -308,7 +309,10 @@ fn roles_without_a_speaker_are_errors() {
         Message::with_text(Role::from("ipython"), "out"),
     ];
     let error = sharegpt::from_openai(&messages, CallEncoding::JsonText).unwrap_err();
-    assert!(matches!(error, ShareGptError::Role { index: 1, .. }));
+    assert!(matches!(
+        error.kind(),
+        ChatErrorKind::ShareGptRole { index: 1 }
+    ));
     assert_eq!(
         error.to_string(),
         "message 1: role `ipython` has no ShareGPT equivalent"

@@ -21,9 +21,8 @@ use serde_json::{Map, Value};
 use toolbridge_chat::sharegpt::{self, CallEncoding};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
-use toolbridge_template::{TemplateError, TemplateErrorKind};
 
-use crate::dialect::{ChatTemplate, DialectError};
+use crate::dialect::{template_refused, ChatTemplate, DialectError};
 use crate::dialects::framed_native::{grammar_of, one_or_more, per_tool, words, Native};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
@@ -86,7 +85,7 @@ impl Native for React {
 
     fn histories(&self, request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
         let turns = sharegpt::from_openai(&request.messages, CallEncoding::Object)
-            .map_err(|error| render_error(format!("the conversation as ShareGPT: {error}")))?;
+            .map_err(|error| template_refused(format!("the conversation as ShareGPT: {error}")))?;
         turns
             .iter()
             .map(|turn| {
@@ -122,13 +121,4 @@ impl Native for React {
         }
         template.render_context(context).map_err(DialectError::from)
     }
-}
-
-fn render_error(message: String) -> DialectError {
-    DialectError::Template(TemplateError {
-        kind: TemplateErrorKind::Render,
-        message,
-        line: None,
-        source_line: None,
-    })
 }

@@ -88,8 +88,9 @@ impl Cache {
 
 impl Constrainer {
     pub(super) fn new(model: &LlamaModel) -> Result<Self, EngineError> {
-        let mut factory = ParserFactory::new_simple(&token_env(model))
-            .map_err(|error| EngineError::Backend(format!("llguidance: {error}")))?;
+        let mut factory = ParserFactory::new_simple(&token_env(model)).map_err(|error| {
+            EngineError::new(EngineErrorKind::Backend, format!("llguidance: {error}"))
+        })?;
         factory.quiet();
         Ok(Self {
             factory,
@@ -98,7 +99,7 @@ impl Constrainer {
     }
 
     /// A matcher at the start of `constraint`'s language, from the cache when it was
-    /// compiled before; a grammar llguidance refuses is an [`EngineError::Constraint`].
+    /// compiled before; a grammar llguidance refuses is an [`EngineErrorKind::Constraint`].
     pub(super) fn matcher(&self, constraint: &Constraint) -> Result<Ready, EngineError> {
         let started = Instant::now();
         let (compile, cached) = self.compiled(constraint);
@@ -114,7 +115,7 @@ impl Constrainer {
     }
 
     /// Compiles `constraint` into the cache unless it is there, so a later [`matcher`]
-    /// for it is a copy; a grammar llguidance refuses is an [`EngineError::Constraint`].
+    /// for it is a copy; a grammar llguidance refuses is an [`EngineErrorKind::Constraint`].
     ///
     /// [`matcher`]: Constrainer::matcher
     pub(super) fn prepare(&self, constraint: &Constraint) -> Result<(), EngineError> {
@@ -154,8 +155,8 @@ impl Constrainer {
 /// Why `compile` holds no matcher.
 fn refused(compile: &Compile) -> EngineError {
     match compile.get() {
-        Some(Err(error)) => EngineError::Constraint(error.clone()),
-        _ => EngineError::Constraint("the grammar was not compiled".into()),
+        Some(Err(error)) => EngineError::new(EngineErrorKind::Constraint, error.clone()),
+        _ => EngineError::new(EngineErrorKind::Constraint, "the grammar was not compiled"),
     }
 }
 

@@ -36,7 +36,9 @@ use llguidance::Matcher;
 use toolbridge_grammar::Constraint;
 
 use self::constrain::Constrainer;
-use crate::{Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo};
+use crate::{
+    Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
+};
 
 /// How to load a model. [`LlamaOptions::new`] gives the defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +133,7 @@ impl LlamaEngine {
         let worker = std::thread::Builder::new()
             .name("llama-worker".into())
             .spawn(move || worker::run(&options, &worker_model, &ready_tx, jobs_rx))
-            .map_err(|error| backend(format!("cannot start the worker thread: {error}")))?;
+            .map_err(|error| backend("cannot start the worker thread").with_source(error))?;
         let info = ready_rx
             .recv()
             .map_err(|_| backend("the worker stopped while loading the model"))??;
@@ -150,10 +152,10 @@ impl LlamaEngine {
     fn prompt_tokens(&self, prompt: &str) -> Result<Vec<LlamaToken>, EngineError> {
         let prompt = tokenize(&self.model, prompt)?;
         if prompt.len() >= self.info.context_length as usize {
-            return Err(EngineError::PromptTooLong {
+            return Err(EngineError::from(EngineErrorKind::PromptTooLong {
                 prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
                 context_length: self.info.context_length,
-            });
+            }));
         }
         Ok(prompt)
     }
@@ -211,10 +213,10 @@ impl Engine for LlamaEngine {
     /// `PromptTooLong` names at least as many tokens as the prompt's prefix was read to.
     fn check_prompt(&self, prompt: &str) -> Result<(), EngineError> {
         match self.overflows(prompt)? {
-            Some(prompt_tokens) => Err(EngineError::PromptTooLong {
+            Some(prompt_tokens) => Err(EngineError::from(EngineErrorKind::PromptTooLong {
                 prompt_tokens,
                 context_length: self.info.context_length,
-            }),
+            })),
             None => Ok(()),
         }
     }
@@ -460,5 +462,5 @@ fn model_id(options: &LlamaOptions) -> String {
 }
 
 fn backend(message: impl Into<String>) -> EngineError {
-    EngineError::Backend(message.into())
+    EngineError::new(EngineErrorKind::Backend, message.into())
 }

@@ -17,7 +17,7 @@ use llguidance::toktrie::SimpleVob;
 use llguidance::Matcher;
 
 use super::constrain::token_id;
-use crate::{highest_logit, EngineError, Sampling};
+use crate::{highest_logit, EngineError, EngineErrorKind, Sampling};
 
 /// llama.cpp's defaults (as `llama-server` uses them) for settings a request leaves out.
 const DEFAULT_TEMPERATURE: f32 = 0.8;
@@ -108,7 +108,9 @@ impl TokenSampler {
             let allowed = |id: usize| allowed.is_none_or(|mask| mask.is_allowed(id as u32));
             return highest_logit(logits, allowed)
                 .map(|id| LlamaToken(id as i32))
-                .ok_or_else(|| EngineError::Backend("every token is masked".into()));
+                .ok_or_else(|| {
+                    EngineError::new(EngineErrorKind::Backend, "every token is masked")
+                });
         }
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
@@ -121,7 +123,8 @@ impl TokenSampler {
         candidates.apply_sampler(&mut self.chain);
         let chosen = candidates.selected_token();
         self.candidates = candidates.data;
-        chosen.ok_or_else(|| EngineError::Backend("the sampler chose no token".into()))
+        chosen
+            .ok_or_else(|| EngineError::new(EngineErrorKind::Backend, "the sampler chose no token"))
     }
 }
 
@@ -200,5 +203,5 @@ fn fold_seed(seed: u64) -> u32 {
 }
 
 fn constraint_error(error: impl std::fmt::Display) -> EngineError {
-    EngineError::Constraint(error.to_string())
+    EngineError::new(EngineErrorKind::Constraint, error.to_string())
 }

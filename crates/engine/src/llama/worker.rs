@@ -66,7 +66,7 @@ impl<'m> Worker<'m> {
         let parallel = sequences(options);
         let context = model
             .new_context(shared_backend()?, context_params(options, model))
-            .map_err(|error| backend(format!("cannot create the context: {error}")))?;
+            .map_err(|error| backend("cannot create the context").with_source(error))?;
         let context_per_sequence = context.n_ctx() / parallel;
         let slots = (0..parallel)
             .map(|seq_id| Slot::new(i32::try_from(seq_id).unwrap_or(i32::MAX)))
@@ -166,7 +166,7 @@ impl<'m> Worker<'m> {
             Err(error) => return self.fail_all(&error),
         };
         if let Err(error) = self.context.decode(&mut self.batch) {
-            return self.fail_all(&backend(format!("decoding failed: {error}")));
+            return self.fail_all(&backend("decoding failed").with_source(error));
         }
         let mut sampling = Vec::with_capacity(fed.len());
         for fed in fed {
@@ -284,7 +284,7 @@ impl<'m> Worker<'m> {
                 let wants_logits = offset + 1 == pending;
                 self.batch
                     .add(token, position, &[slot.seq_id], wants_logits)
-                    .map_err(|error| backend(format!("batch: {error}")))?;
+                    .map_err(|error| backend("batch").with_source(error))?;
             }
             let logits_at = (tokens == pending).then(|| self.batch.n_tokens() - 1);
             fed.push(Fed {
@@ -339,16 +339,12 @@ impl<'m> Worker<'m> {
     fn fail_all(&mut self, error: &EngineError) {
         for slot in &mut self.slots {
             if let Some(sequence) = slot.sequence.take() {
-                sequence.fail(clone_error(error));
+                sequence.fail(error.clone());
             }
             let _ = self.context.kv_cache_seq_rm(slot.seq_id, None, None);
             slot.cached.clear();
         }
     }
-}
-
-fn clone_error(error: &EngineError) -> EngineError {
-    backend(error.to_string())
 }
 
 fn count(tokens: usize) -> u32 {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::EngineError;
+use crate::{EngineError, EngineErrorKind};
 
 /// Why an HTTP exchange failed, in the terms that decide what happens next: a replica
 /// that cannot be reached is ejected and the request retried elsewhere; a status is the
@@ -53,15 +53,17 @@ impl Failure {
     /// timeout (504).
     pub fn into_engine_error(self) -> EngineError {
         match self {
-            Failure::Connect(message) => EngineError::Unavailable(message),
-            Failure::Status { status: 503, body } => {
-                EngineError::Unavailable(format!("503: {}", error_message(&body)))
-            }
-            Failure::Status { status, body } => {
-                EngineError::Upstream(format!("{status}: {}", error_message(&body)))
-            }
-            Failure::Timeout(message) => EngineError::Timeout(message),
-            Failure::Broken(message) => EngineError::Upstream(message),
+            Failure::Connect(message) => EngineError::new(EngineErrorKind::Unavailable, message),
+            Failure::Status { status: 503, body } => EngineError::new(
+                EngineErrorKind::Unavailable,
+                format!("503: {}", error_message(&body)),
+            ),
+            Failure::Status { status, body } => EngineError::new(
+                EngineErrorKind::Upstream,
+                format!("{status}: {}", error_message(&body)),
+            ),
+            Failure::Timeout(message) => EngineError::new(EngineErrorKind::Timeout, message),
+            Failure::Broken(message) => EngineError::new(EngineErrorKind::Upstream, message),
         }
     }
 }
@@ -109,7 +111,10 @@ impl Http {
         if let Some(key) = api_key {
             let value =
                 reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    EngineError::Backend("the engine API key is not a valid header value".into())
+                    EngineError::new(
+                        EngineErrorKind::Backend,
+                        "the engine API key is not a valid header value",
+                    )
                 })?;
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
@@ -127,7 +132,8 @@ impl Http {
             .tcp_nodelay(true)
             .build()
             .map_err(|error| {
-                EngineError::Backend(format!("cannot make an HTTP client: {error}"))
+                EngineError::new(EngineErrorKind::Backend, "cannot make an HTTP client")
+                    .with_source(error)
             })?;
         Ok(Http { client, idle })
     }
@@ -398,19 +404,23 @@ mod tests {
     #[test]
     fn failures_map_to_gateway_statuses() {
         assert!(matches!(
-            Failure::Connect("refused".into()).into_engine_error(),
-            EngineError::Unavailable(_)
+            Failure::Connect("refused".into())
+                .into_engine_error()
+                .kind(),
+            EngineErrorKind::Unavailable
         ));
         assert!(matches!(
-            Failure::Timeout("quiet".into()).into_engine_error(),
-            EngineError::Timeout(_)
+            Failure::Timeout("quiet".into()).into_engine_error().kind(),
+            EngineErrorKind::Timeout
         ));
         let status = Failure::Status {
             status: 500,
             body: r#"{"error":{"message":"boom"}}"#.into(),
         };
         assert!(status.ejects());
-        assert!(matches!(status.into_engine_error(), EngineError::Upstream(m) if m == "500: boom"));
+        assert!(
+            matches!(status.into_engine_error(), e if e.kind() == &EngineErrorKind::Upstream && e.detail() == "500: boom")
+        );
     }
 
     #[test]

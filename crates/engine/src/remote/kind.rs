@@ -11,7 +11,7 @@ use super::ollama::Ollama;
 use super::protocol::Backend;
 use super::sglang::Sglang;
 use super::vllm::Vllm;
-use crate::EngineError;
+use crate::{EngineError, EngineErrorKind};
 
 /// The kinds of remote engine toolbridge can stand in front of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,11 +67,14 @@ impl EngineKind {
                 return Ok(kind);
             }
         }
-        Err(EngineError::Unavailable(format!(
-            "{base} does not answer as llama-server (/props), Ollama (/api/version), SGLang \
+        Err(EngineError::new(
+            EngineErrorKind::Unavailable,
+            format!(
+                "{base} does not answer as llama-server (/props), Ollama (/api/version), SGLang \
              (/model_info) or vLLM (/v1/models): is it running, and is it one of these? \
              (--engine-kind names the kind)"
-        )))
+            ),
+        ))
     }
 
     /// What this kind cannot enforce, said at start-up.

@@ -31,7 +31,7 @@ use super::protocol::{
     generation_fields, grammar_refused, Backend, Description, Ending, Pending, Reader, Target,
     Update, WireRequest,
 };
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+use crate::{EngineError, EngineErrorKind, FinishReason, Generation, ModelInfo, Usage};
 
 /// `grammar_triggers` types, as llama.cpp's `common_grammar_trigger_type` numbers them.
 const TRIGGER_TOKEN: u8 = 0;
@@ -230,7 +230,7 @@ fn request(
 fn add_grammar(body: &mut Map<String, Value>, constraint: &Constraint) -> Result<(), EngineError> {
     let gbnf = constraint
         .gbnf()
-        .map_err(|error| EngineError::Constraint(error.to_string()))?;
+        .map_err(|error| EngineError::new(EngineErrorKind::Constraint, "").with_source(error))?;
     body.insert("grammar".into(), json!(gbnf.text));
     let markers = constraint.markers();
     if !markers.is_empty() {
@@ -262,10 +262,10 @@ fn too_long(body: &str) -> Option<EngineError> {
         return None;
     }
     let count = |key: &str| error.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
-    Some(EngineError::PromptTooLong {
+    Some(EngineError::from(EngineErrorKind::PromptTooLong {
         prompt_tokens: count("n_prompt_tokens"),
         context_length: count("n_ctx"),
-    })
+    }))
 }
 
 /// Reads `/completion`'s stream: each event a JSON object with the next `content`; the
@@ -281,14 +281,16 @@ impl Reader for StreamReader {
             return Ok(Vec::new());
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::Upstream(format!(
-                "llama-server sent an unreadable event ({error}): {frame}"
-            ))
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                format!("llama-server sent an unreadable event ({error}): {frame}"),
+            )
         })?;
         if let Some(error) = value.get("error") {
-            return Err(EngineError::Upstream(error_message(
-                &json!({"error": error}).to_string(),
-            )));
+            return Err(EngineError::new(
+                EngineErrorKind::Upstream,
+                error_message(&json!({"error": error}).to_string()),
+            ));
         }
         let mut updates = Vec::new();
         if let Some(content) = value.get("content").and_then(Value::as_str) {
@@ -308,7 +310,10 @@ impl Reader for StreamReader {
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
         self.done.ok_or_else(|| {
-            EngineError::Upstream("llama-server closed the stream before its last event".into())
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                "llama-server closed the stream before its last event",
+            )
         })
     }
 }
@@ -421,8 +426,8 @@ mod tests {
         assert!(StreamReader::default().closed().is_err());
         let too_long_body = r#"{"error":{"code":400,"message":"too long","type":"exceed_context_size_error","n_prompt_tokens":300,"n_ctx":256}}"#;
         assert!(matches!(
-            too_long(too_long_body),
-            Some(EngineError::PromptTooLong {
+            too_long(too_long_body).map(|e| *e.kind()),
+            Some(EngineErrorKind::PromptTooLong {
                 prompt_tokens: 300,
                 context_length: 256
             })

@@ -39,7 +39,8 @@ use self::protocol::{Description, Ending, Target, Update, WireRequest};
 use self::replicas::{Pool, Replica};
 use crate::streamed::{Feed, Pieces, Streamed};
 use crate::{
-    Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, Timings, Usage,
+    Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
+    Timings, Usage,
 };
 
 /// How to reach the remote engine.
@@ -104,14 +105,20 @@ impl RemoteEngine {
     /// Call it outside an async runtime (it runs one of its own).
     pub fn connect(options: RemoteOptions) -> Result<RemoteEngine, EngineError> {
         if options.urls.is_empty() {
-            return Err(EngineError::Unavailable("no --engine URL given".into()));
+            return Err(EngineError::new(
+                EngineErrorKind::Unavailable,
+                "no --engine URL given",
+            ));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("remote-engine")
             .enable_all()
             .build()
-            .map_err(|error| EngineError::Backend(format!("cannot start a runtime: {error}")))?;
+            .map_err(|error| {
+                EngineError::new(EngineErrorKind::Backend, "cannot start a runtime")
+                    .with_source(error)
+            })?;
         let http = Http::new(options.timeout, options.api_key.as_deref())?;
         let urls: Vec<String> = options
             .urls
@@ -200,9 +207,12 @@ impl RemoteEngine {
     }
 
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, EngineError> {
-        self.runtime
-            .as_ref()
-            .ok_or_else(|| EngineError::Backend("the remote engine is shutting down".into()))
+        self.runtime.as_ref().ok_or_else(|| {
+            EngineError::new(
+                EngineErrorKind::Backend,
+                "the remote engine is shutting down",
+            )
+        })
     }
 }
 
@@ -256,7 +266,7 @@ async fn describe_all(
         let description = match found {
             Ok(found) => {
                 if let Some(known) = kind.filter(|known| *known != found) {
-                    return Err(EngineError::Upstream(format!(
+                    return Err(EngineError::new(EngineErrorKind::Upstream, format!(
                         "{url} is {found}, but the other replicas are {known}: replicas must be one kind of server"
                     )));
                 }
@@ -279,10 +289,9 @@ async fn describe_all(
     }
     match kind {
         Some(kind) if described.iter().any(Option::is_some) => Ok((kind, described)),
-        _ => {
-            Err(first_error
-                .unwrap_or_else(|| EngineError::Unavailable("no replica answers".into())))
-        }
+        _ => Err(first_error.unwrap_or_else(|| {
+            EngineError::new(EngineErrorKind::Unavailable, "no replica answers")
+        })),
     }
 }
 
@@ -298,10 +307,10 @@ fn same_model(
         .zip(described)
         .filter_map(|(url, d)| Some((url, d.as_ref()?)));
     let Some((first_url, first)) = answering.next() else {
-        return Err(EngineError::Unavailable(format!(
-            "no replica answers ({})",
-            urls.join(", ")
-        )));
+        return Err(EngineError::new(
+            EngineErrorKind::Unavailable,
+            format!("no replica answers ({})", urls.join(", ")),
+        ));
     };
     let identity = |info: &ModelInfo| {
         (
@@ -314,7 +323,7 @@ fn same_model(
     };
     for (url, other) in answering {
         if identity(&other.info) != identity(&first.info) {
-            return Err(EngineError::Upstream(format!(
+            return Err(EngineError::new(EngineErrorKind::Upstream, format!(
                 "{url} serves {} but {first_url} serves {} (or their templates differ): replicas must serve one model",
                 other.info.id, first.info.id
             )));
@@ -369,8 +378,9 @@ async fn hand_over(
             Ok(Some(Ok(Streamed::Done(completion)))) => return Ok(completion),
             Ok(Some(Err(error))) => return Err(error),
             Ok(None) => {
-                return Err(EngineError::Upstream(
-                    "the generation ended without a word".into(),
+                return Err(EngineError::new(
+                    EngineErrorKind::Upstream,
+                    "the generation ended without a word",
                 ))
             }
         }

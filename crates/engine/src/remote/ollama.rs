@@ -25,7 +25,7 @@ use super::protocol::{
     generation_fields, number_after, Backend, Description, Ending, Pending, Reader, Target, Update,
     WireRequest,
 };
-use crate::{EngineError, FinishReason, Generation, Usage};
+use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 const HEALTH: &str = "/api/version";
 
@@ -136,7 +136,7 @@ fn choose_model(base: &str, tags: &Value, wanted: Option<&str>) -> Result<String
         None => names.first(),
     };
     found.map(|name| (*name).to_owned()).ok_or_else(|| {
-        EngineError::Unavailable(match wanted {
+        EngineError::new(EngineErrorKind::Unavailable, match wanted {
             Some(wanted) => format!(
                 "{base} has no model {wanted:?} (--engine-model); it has: {} (ollama pull {wanted})",
                 names.join(", ")
@@ -210,10 +210,10 @@ fn too_long(message: &str) -> Option<EngineError> {
     {
         return None;
     }
-    Some(EngineError::PromptTooLong {
+    Some(EngineError::from(EngineErrorKind::PromptTooLong {
         prompt_tokens: number_after(message, "request (").unwrap_or(0),
         context_length: number_after(message, "context size (").unwrap_or(0),
-    })
+    }))
 }
 
 /// Reads `/api/generate`'s lines: each the next `response` text, the last `done` with
@@ -226,11 +226,16 @@ struct StreamReader {
 impl Reader for StreamReader {
     fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::Upstream(format!("Ollama sent an unreadable line ({error}): {frame}"))
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                format!("Ollama sent an unreadable line ({error}): {frame}"),
+            )
         })?;
         if value.get("error").is_some() {
             let message = error_message(frame);
-            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+            return Err(
+                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
+            );
         }
         let mut updates = Vec::new();
         if let Some(text) = value.get("response").and_then(Value::as_str) {
@@ -246,7 +251,10 @@ impl Reader for StreamReader {
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
         self.done.ok_or_else(|| {
-            EngineError::Upstream("Ollama closed the stream before its last line".into())
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                "Ollama closed the stream before its last line",
+            )
         })
     }
 }
@@ -284,8 +292,8 @@ mod tests {
     fn too_long_prompts_say_their_numbers() {
         let message = "request (309 tokens) exceeds the available context size (256 tokens), try increasing it";
         assert!(matches!(
-            too_long(message),
-            Some(EngineError::PromptTooLong {
+            too_long(message).map(|e| *e.kind()),
+            Some(EngineErrorKind::PromptTooLong {
                 prompt_tokens: 309,
                 context_length: 256
             })

@@ -16,7 +16,7 @@ use std::pin::Pin;
 use serde_json::{json, Map, Value};
 
 use super::http::{Failure, Framing, Http};
-use crate::{EngineError, FinishReason, Generation, ModelInfo, Usage};
+use crate::{EngineError, EngineErrorKind, FinishReason, Generation, ModelInfo, Usage};
 
 /// A backend's answer to come, boxed so that a backend can be chosen at run time
 /// (`&dyn Backend`).
@@ -211,7 +211,12 @@ pub(crate) fn grammar_refused(message: &str) -> Option<EngineError> {
     ["grammar", "structural tag", "structural_tag", "json schema"]
         .iter()
         .any(|word| lower.contains(word))
-        .then(|| EngineError::Constraint(format!("the engine refused it: {message}")))
+        .then(|| {
+            EngineError::new(
+                EngineErrorKind::Constraint,
+                format!("the engine refused it: {message}"),
+            )
+        })
 }
 
 /// A generation's stop strings and the sampling settings that are set, under the names
@@ -307,13 +312,16 @@ fn choose_card<'a>(
     };
     found.filter(|card| id(card).is_some()).ok_or_else(|| {
         let served: Vec<&str> = cards(models).filter_map(id).collect();
-        EngineError::Unavailable(match wanted {
-            Some(wanted) => format!(
-                "{base} does not serve {wanted:?} (--engine-model); it serves: {}",
-                served.join(", ")
-            ),
-            None => format!("{base} lists no model at /v1/models"),
-        })
+        EngineError::new(
+            EngineErrorKind::Unavailable,
+            match wanted {
+                Some(wanted) => format!(
+                    "{base} does not serve {wanted:?} (--engine-model); it serves: {}",
+                    served.join(", ")
+                ),
+                None => format!("{base} lists no model at /v1/models"),
+            },
+        )
     })
 }
 
@@ -346,7 +354,7 @@ mod tests {
             "Failed to parse grammar",
         ] {
             assert!(
-                matches!(grammar_refused(message), Some(EngineError::Constraint(m)) if m.ends_with(message)),
+                matches!(grammar_refused(message), Some(e) if e.kind() == &EngineErrorKind::Constraint && e.detail().ends_with(message)),
                 "{message}"
             );
         }

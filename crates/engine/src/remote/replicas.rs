@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::affinity::{block_hashes, PrefixIndex};
 use super::http::Http;
-use crate::EngineError;
+use crate::{EngineError, EngineErrorKind};
 
 /// Prompts each replica's index remembers.
 const INDEX_PROMPTS: usize = 1 << 14;
@@ -147,7 +147,9 @@ impl Pool {
         let permit = Arc::clone(&replica.places).acquire_owned().await;
         let place = Place {
             replica,
-            _permit: permit.map_err(|_| EngineError::Unavailable("the replica closed".into()))?,
+            _permit: permit.map_err(|_| {
+                EngineError::new(EngineErrorKind::Unavailable, "the replica closed")
+            })?,
             _counted: counted,
         };
         Ok((chosen, place))
@@ -165,7 +167,10 @@ impl Pool {
             )
         });
         let Some(least_busy) = least_busy else {
-            return Err(EngineError::Unavailable(self.why_none(excluded)));
+            return Err(EngineError::new(
+                EngineErrorKind::Unavailable,
+                self.why_none(excluded),
+            ));
         };
         let best = candidates
             .iter()
@@ -286,7 +291,10 @@ mod tests {
         let (n, _place) = pool.place("prompt", &[]).await.expect("placed");
         assert_eq!(n, 1);
         let none = pool.place("prompt", &[1]).await.err().expect("none left");
-        assert!(matches!(none, EngineError::Unavailable(_)), "{none:?}");
+        assert!(
+            matches!(none.kind(), EngineErrorKind::Unavailable),
+            "{none:?}"
+        );
     }
 
     #[tokio::test]

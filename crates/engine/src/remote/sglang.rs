@@ -28,7 +28,7 @@ use super::protocol::{
     Pending, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
-use crate::{EngineError, FinishReason, Generation, Usage};
+use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 /// SGLang's protocol.
 pub(crate) struct Sglang;
@@ -134,16 +134,16 @@ async fn added_bos(http: &Http, base: &str) -> Option<String> {
 /// the input messages and …".
 fn too_long(message: &str) -> Option<EngineError> {
     if let Some(context_length) = number_after(message, "context length (") {
-        return Some(EngineError::PromptTooLong {
+        return Some(EngineError::from(EngineErrorKind::PromptTooLong {
             prompt_tokens: number_after(message, "The input (").unwrap_or(0),
             context_length,
-        });
+        }));
     }
     let context_length = number_after(message, "maximum context length of ")?;
-    Some(EngineError::PromptTooLong {
+    Some(EngineError::from(EngineErrorKind::PromptTooLong {
         prompt_tokens: number_after(message, " tokens: ").unwrap_or(0),
         context_length,
-    })
+    }))
 }
 
 /// Reads `/generate`'s stream: each event the whole `text` so far and its `meta_info`,
@@ -161,13 +161,16 @@ impl Reader for StreamReader {
             return Ok(self.done.map(Update::Done).into_iter().collect());
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::Upstream(format!(
-                "SGLang sent an unreadable event ({error}): {frame}"
-            ))
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                format!("SGLang sent an unreadable event ({error}): {frame}"),
+            )
         })?;
         if value.get("error").is_some() {
             let message = error_message(frame);
-            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+            return Err(
+                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
+            );
         }
         let mut updates = Vec::new();
         if let Some(text) = value.get("text").and_then(Value::as_str) {
@@ -186,7 +189,10 @@ impl Reader for StreamReader {
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
         self.done.ok_or_else(|| {
-            EngineError::Upstream("SGLang closed the stream before its last event".into())
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                "SGLang closed the stream before its last event",
+            )
         })
     }
 }
@@ -195,7 +201,7 @@ impl StreamReader {
     /// What `text`, the whole output so far, adds to what was handed on.
     fn new_text(&mut self, text: &str) -> Result<String, EngineError> {
         let Some(new) = text.strip_prefix(self.text.as_str()) else {
-            return Err(EngineError::Upstream(format!(
+            return Err(EngineError::new(EngineErrorKind::Upstream, format!(
                 "SGLang's stream is not cumulative (is --incremental-streaming-output set?): {text:?} does not continue {:?}",
                 self.text
             )));
@@ -216,7 +222,9 @@ fn ending(finish: &Value, meta: &Value) -> Result<Ending, EngineError> {
                 .and_then(Value::as_str)
                 .unwrap_or("aborted")
                 .to_owned();
-            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+            return Err(
+                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
+            );
         }
         _ => FinishReason::Stop,
     };
@@ -261,8 +269,8 @@ mod tests {
         let first =
             "The input (309 tokens) is longer than the model's context length (256 tokens).";
         assert!(matches!(
-            too_long(first),
-            Some(EngineError::PromptTooLong {
+            too_long(first).map(|e| *e.kind()),
+            Some(EngineErrorKind::PromptTooLong {
                 prompt_tokens: 309,
                 context_length: 256
             })
@@ -270,8 +278,8 @@ mod tests {
         let second = "Requested token count exceeds the model's maximum context length of 256 tokens. \
                       You requested a total of 400 tokens: 300 tokens from the input messages and 100 tokens for the completion.";
         assert!(matches!(
-            too_long(second),
-            Some(EngineError::PromptTooLong {
+            too_long(second).map(|e| *e.kind()),
+            Some(EngineErrorKind::PromptTooLong {
                 prompt_tokens: 300,
                 context_length: 256
             })

@@ -41,7 +41,7 @@ use super::protocol::{
     Description, Ending, Grammars, Pending, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
-use crate::{EngineError, FinishReason, Generation, Usage};
+use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 /// vLLM's protocol.
 pub(crate) struct Vllm;
@@ -131,9 +131,12 @@ fn models_failure(base: &str, failure: Failure) -> EngineError {
         Failure::Status {
             status: status @ (401 | 403),
             ..
-        } => EngineError::Unavailable(format!(
-            "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
-        )),
+        } => EngineError::new(
+            EngineErrorKind::Unavailable,
+            format!(
+                "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
+            ),
+        ),
         failure => failure.into_engine_error(),
     }
 }
@@ -182,10 +185,10 @@ async fn grammars(http: &Http, base: &str, target: &Target) -> Grammars {
 fn too_long(message: &str) -> Option<EngineError> {
     let context_length = number_after(message, "maximum context length is ")?;
     let prompt_tokens = number_before(message, " input tokens").unwrap_or(0);
-    Some(EngineError::PromptTooLong {
+    Some(EngineError::from(EngineErrorKind::PromptTooLong {
         prompt_tokens,
         context_length,
-    })
+    }))
 }
 
 /// Reads `/v1/completions`' stream: chunks whose `choices[0].text` is the next text, each
@@ -203,13 +206,18 @@ impl Reader for StreamReader {
             return Ok(vec![Update::Done(self.ending())]);
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::Upstream(format!("vLLM sent an unreadable event ({error}): {frame}"))
+            EngineError::new(
+                EngineErrorKind::Upstream,
+                format!("vLLM sent an unreadable event ({error}): {frame}"),
+            )
         })?;
         if value.get("error").is_some()
             || value.get("object").and_then(Value::as_str) == Some("error")
         {
             let message = error_message(frame);
-            return Err(too_long(&message).unwrap_or(EngineError::Upstream(message)));
+            return Err(
+                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
+            );
         }
         let mut updates = Vec::new();
         if let Some(usage) = value.get("usage").filter(|usage| !usage.is_null()) {
@@ -233,8 +241,9 @@ impl Reader for StreamReader {
     fn closed(&mut self) -> Result<Ending, EngineError> {
         match self.finish {
             Some(_) => Ok(self.ending()),
-            None => Err(EngineError::Upstream(
-                "vLLM closed the stream before the generation finished".into(),
+            None => Err(EngineError::new(
+                EngineErrorKind::Upstream,
+                "vLLM closed the stream before the generation finished",
             )),
         }
     }
@@ -275,8 +284,8 @@ mod tests {
         );
         assert_eq!(number_before(message, " input tokens"), Some(309));
         assert!(matches!(
-            too_long(message),
-            Some(EngineError::PromptTooLong {
+            too_long(message).map(|e| *e.kind()),
+            Some(EngineErrorKind::PromptTooLong {
                 prompt_tokens: 309,
                 context_length: 256
             })

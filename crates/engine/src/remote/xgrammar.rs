@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_grammar::{gbnf, Constraint, Expr, Grammar, Token, Trigger};
 
-use crate::EngineError;
+use crate::{EngineError, EngineErrorKind};
 
 /// The constraint as xgrammar takes it: a forced grammar as EBNF (`grammar`), a lazy one
 /// as a structural tag (`structural_tag`, its JSON as a string), with the field's name.
@@ -43,8 +43,8 @@ fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
         }));
     }
     if tags.is_empty() {
-        return Err(EngineError::Constraint(
-            "no trigger of the lazy grammar begins its root as text; xgrammar's structural tags need one".into(),
+        return Err(EngineError::new(EngineErrorKind::Constraint,
+            "no trigger of the lazy grammar begins its root as text; xgrammar's structural tags need one",
         ));
     }
     Ok(json!({
@@ -59,8 +59,9 @@ fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
 /// name that begins with a digit (GBNF allows it, a grammar a client sent may have one)
 /// prefixed, as xgrammar's lexer refuses it.
 fn ebnf(grammar: &Grammar) -> Result<String, EngineError> {
-    let constraint =
-        |error: toolbridge_grammar::GrammarError| EngineError::Constraint(error.to_string());
+    let constraint = |error: toolbridge_grammar::GrammarError| {
+        EngineError::new(EngineErrorKind::Constraint, "").with_source(error)
+    };
     let (mut expanded, _warnings) =
         expand_embedded(grammar, &Options::default()).map_err(constraint)?;
     for rule in &mut expanded.rules {
@@ -92,9 +93,10 @@ fn for_xgrammar(e: &mut Expr) -> Result<(), EngineError> {
         Expr::Empty => *e = Expr::literal(""),
         Expr::Token(Token::Text(text)) => *e = Expr::literal(text.as_str()),
         Expr::Token(Token::Id(id)) => {
-            return Err(EngineError::Constraint(format!(
-                "the grammar names token {id} by its id, which xgrammar's EBNF cannot say"
-            )))
+            return Err(EngineError::new(
+                EngineErrorKind::Constraint,
+                format!("the grammar names token {id} by its id, which xgrammar's EBNF cannot say"),
+            ))
         }
         Expr::Seq(items) | Expr::Alt(items) => {
             for item in items {
@@ -152,7 +154,9 @@ mod tests {
     fn token_ids_cannot_be_said_in_ebnf() {
         let mut grammar = Grammar::new("root");
         grammar.set_rule("root", Expr::Token(Token::Id(3)));
-        assert!(matches!(ebnf(&grammar), Err(EngineError::Constraint(_))));
+        assert!(
+            matches!(&ebnf(&grammar), Err(e) if matches!(e.kind(), EngineErrorKind::Constraint))
+        );
     }
 
     #[test]

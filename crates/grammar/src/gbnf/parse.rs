@@ -38,12 +38,12 @@
 //! of a repetition (`x*?`) gets a group around its item, as the printer writes it, so that
 //! parsing what `gbnf::print` prints gives back the same tree.
 //!
-//! Every error is a [`GrammarError::Syntax`] with a 1-based line and column (columns count
+//! Every error is a [`GrammarErrorKind::Syntax`] with a 1-based line and column (columns count
 //! characters; `\n`, `\r\n` and a lone `\r` each end a line).
 
 use std::collections::{HashMap, HashSet};
 
-use crate::error::GrammarError;
+use crate::error::{GrammarError, GrammarErrorKind};
 use crate::tree::{CharClass, ClassItem, Expr, Grammar, Rule, Token};
 
 /// How deeply groups and repetition operators may nest. Parsing, printing and dropping
@@ -95,11 +95,7 @@ impl Failure {
 
     fn into_error(self, text: &str) -> GrammarError {
         let (line, column) = line_column(text, self.offset);
-        GrammarError::Syntax {
-            line,
-            column,
-            message: self.message,
-        }
+        GrammarError::new(GrammarErrorKind::Syntax { line, column }, self.message)
     }
 }
 
@@ -1046,11 +1042,10 @@ mod tests {
 
     fn error(text: &str) -> (usize, usize, String) {
         match parse(text) {
-            Err(GrammarError::Syntax {
-                line,
-                column,
-                message,
-            }) => (line, column, message),
+            Err(error) => match *error.kind() {
+                GrammarErrorKind::Syntax { line, column } => (line, column, error.detail().into()),
+                _ => panic!("{text:?}: expected a syntax error, got {error:?}"),
+            },
             other => panic!("{text:?}: expected a syntax error, got {other:?}"),
         }
     }
@@ -1209,11 +1204,10 @@ mod tests {
         let err = parse_bytes(b"root ::= \"a\"\nx ::= \"\xff\"", "root").unwrap_err();
         assert_eq!(
             err,
-            GrammarError::Syntax {
-                line: 2,
-                column: 8,
-                message: "invalid UTF-8".into()
-            }
+            GrammarError::new(
+                GrammarErrorKind::Syntax { line: 2, column: 8 },
+                "invalid UTF-8"
+            )
         );
     }
 }

@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use crate::error::GrammarError;
+use crate::error::{GrammarError, GrammarErrorKind};
 use crate::tree::{CharClass, ClassItem, Expr, Grammar, Token};
 
 /// The grammar as GBNF, one `name ::= body` line per rule, in the grammar's rule order.
@@ -40,8 +40,8 @@ pub fn expr(e: &Expr) -> Result<String, GrammarError> {
         Expr::Token(Token::Text(text)) => text.clone(),
         Expr::Token(Token::Id(id)) => format!("<[{id}]>"),
         Expr::Json(_) => {
-            return Err(GrammarError::Unprintable(
-                "an embedded JSON schema must be converted to rules (schema::expand_embedded) before printing GBNF".into(),
+            return Err(GrammarError::new(GrammarErrorKind::Unprintable,
+                "an embedded JSON schema must be converted to rules (schema::expand_embedded) before printing GBNF",
             ))
         }
         Expr::Seq(items) => sequence(items)?,

@@ -21,7 +21,7 @@ use super::int_range::int_range;
 use super::keywords::{self, Types, GENERIC};
 use super::merge::Merged;
 use super::number_range::{number_range, Bound};
-use crate::error::{GrammarError, Result};
+use crate::error::{GrammarError, GrammarErrorKind, Result};
 use crate::tree::Expr;
 
 /// The name of the rule of a schema that admits nothing.
@@ -47,9 +47,10 @@ impl Converter<'_> {
             Value::Bool(false) => return Ok(NEVER.to_string()),
             Value::Object(obj) => obj,
             other => {
-                return Err(GrammarError::Schema(format!(
-                    "{path}: a schema must be an object or a boolean, not {other}"
-                )))
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}: a schema must be an object or a boolean, not {other}"),
+                ))
             }
         };
         let siblings_constrain = |except: &[&str]| {
@@ -77,9 +78,10 @@ impl Converter<'_> {
         }
         if let Some(reference) = obj.get("$ref") {
             let Value::String(reference) = reference else {
-                return Err(GrammarError::Schema(format!(
-                    "{path}/$ref: expected a string"
-                )));
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}/$ref: expected a string"),
+                ));
             };
             let target = self.resolve_ref(reference, path)?;
             if is_never(&target) {
@@ -90,9 +92,10 @@ impl Converter<'_> {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(alternatives) = obj.get(keyword) {
                 let Value::Array(alternatives) = alternatives else {
-                    return Err(GrammarError::Schema(format!(
-                        "{path}/{keyword}: expected an array"
-                    )));
+                    return Err(GrammarError::new(
+                        GrammarErrorKind::Schema,
+                        format!("{path}/{keyword}: expected an array"),
+                    ));
                 };
                 let alternatives = &if keyword == "oneOf" {
                     self.one_of_alternatives(alternatives, &format!("{path}/oneOf"))
@@ -124,10 +127,13 @@ impl Converter<'_> {
         // Merging takes a level, like a subschema: `not: {not: …}` a thousand deep
         // must end at the depth limit too.
         if self.depth >= self.options.limits.max_depth {
-            return Err(GrammarError::Limit(format!(
-                "{path}: schema nested deeper than {} levels",
-                self.options.limits.max_depth
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Limit,
+                format!(
+                    "{path}: schema nested deeper than {} levels",
+                    self.options.limits.max_depth
+                ),
+            ));
         }
         self.depth += 1;
         self.memo_begin(&key, self.depth);
@@ -188,10 +194,13 @@ impl Converter<'_> {
         path: &str,
     ) -> Result<String> {
         let Some(mut types) = keywords::declared_types(obj) else {
-            return Err(GrammarError::Schema(format!(
-                "{path}: unrecognized type {}",
-                obj.get("type").cloned().unwrap_or(Value::Null)
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Schema,
+                format!(
+                    "{path}: unrecognized type {}",
+                    obj.get("type").cloned().unwrap_or(Value::Null)
+                ),
+            ));
         };
         if self.options.openapi_nullable
             && obj.get("nullable") == Some(&Value::Bool(true))
@@ -356,9 +365,10 @@ impl Converter<'_> {
             (Some(c), _) => vec![c.clone()],
             (None, Some(Value::Array(values))) => values.clone(),
             _ => {
-                return Err(GrammarError::Schema(format!(
-                    "{path}/enum: expected an array"
-                )))
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}/enum: expected an array"),
+                ))
             }
         };
         let mut rest = obj.clone();
@@ -393,9 +403,10 @@ impl Converter<'_> {
         }
         let limit = self.options.limits.max_rules;
         if kept.len() > limit {
-            return Err(GrammarError::Limit(format!(
-                "{path}: more than {limit} enum values"
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Limit,
+                format!("{path}: more than {limit} enum values"),
+            ));
         }
         if kept.is_empty() {
             return Ok(NEVER.to_string());
@@ -776,7 +787,10 @@ impl Converter<'_> {
         let mut integer = integer;
         if let Some(m) = obj.get("multipleOf") {
             let m = m.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
-                GrammarError::Schema(format!("{path}/multipleOf: expected a positive number"))
+                GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}/multipleOf: expected a positive number"),
+                )
             })?;
             let ratio = 1.0 / m;
             if m == 1.0 || (integer && ratio.fract() == 0.0) {
@@ -864,9 +878,10 @@ impl Converter<'_> {
         }
         if let Some(pattern) = obj.get("pattern") {
             let Some(pattern) = pattern.as_str() else {
-                return Err(GrammarError::Schema(format!(
-                    "{path}/pattern: expected a string"
-                )));
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}/pattern: expected a string"),
+                ));
             };
             let cap = self.options.limits.max_repeat;
             let lengths = min.is_some() || max.is_some();

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::converter::Converter;
 use super::keywords::{self, Types};
-use crate::error::{GrammarError, Result};
+use crate::error::{GrammarError, GrammarErrorKind, Result};
 
 /// A merged schema.
 pub(super) enum Merged {
@@ -82,10 +82,13 @@ impl Converter<'_> {
             .collect();
         self.alternatives_made += alternatives.len();
         if self.alternatives_made > self.options.limits.max_alternatives {
-            return Err(GrammarError::Limit(format!(
-                "{path}: allOf/anyOf multiply out to more than {} alternatives",
-                self.options.limits.max_alternatives
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Limit,
+                format!(
+                    "{path}: allOf/anyOf multiply out to more than {} alternatives",
+                    self.options.limits.max_alternatives
+                ),
+            ));
         }
         let has_base = !base.is_empty();
         let out = alternatives
@@ -117,10 +120,13 @@ impl Converter<'_> {
         depth: usize,
     ) -> Result<()> {
         if depth > self.options.limits.max_depth {
-            return Err(GrammarError::Limit(format!(
-                "{path}: allOf/$ref nested deeper than {}",
-                self.options.limits.max_depth
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Limit,
+                format!(
+                    "{path}: allOf/$ref nested deeper than {}",
+                    self.options.limits.max_depth
+                ),
+            ));
         }
         let obj = match schema {
             Value::Bool(true) => return Ok(()),
@@ -130,21 +136,24 @@ impl Converter<'_> {
             }
             Value::Object(obj) => obj,
             other => {
-                return Err(GrammarError::Schema(format!(
-                    "{path}: a schema must be an object or a boolean, not {other}"
-                )))
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}: a schema must be an object or a boolean, not {other}"),
+                ))
             }
         };
         if let Some(reference) = obj.get("$ref") {
             let Value::String(reference) = reference else {
-                return Err(GrammarError::Schema(format!(
-                    "{path}/$ref: expected a string"
-                )));
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}/$ref: expected a string"),
+                ));
             };
             if refs.contains(reference) {
-                return Err(GrammarError::Schema(format!(
-                    "{path}: $ref {reference:?} refers to itself without progress"
-                )));
+                return Err(GrammarError::new(
+                    GrammarErrorKind::Schema,
+                    format!("{path}: $ref {reference:?} refers to itself without progress"),
+                ));
             }
             let target = self.resolve_at(path, reference)?;
             let (target_schema, target_path) = (target.schema.clone(), target.path);
@@ -161,9 +170,10 @@ impl Converter<'_> {
                 "$ref" => {}
                 "allOf" => {
                     let Value::Array(parts) = value else {
-                        return Err(GrammarError::Schema(format!(
-                            "{path}/allOf: expected an array"
-                        )));
+                        return Err(GrammarError::new(
+                            GrammarErrorKind::Schema,
+                            format!("{path}/allOf: expected an array"),
+                        ));
                     };
                     for (i, part) in parts.iter().enumerate() {
                         self.absorb(acc, part, &format!("{path}/allOf/{i}"), refs, depth + 1)?;
@@ -171,9 +181,10 @@ impl Converter<'_> {
                 }
                 "anyOf" | "oneOf" => {
                     let Value::Array(alternatives) = value else {
-                        return Err(GrammarError::Schema(format!(
-                            "{path}/{key}: expected an array"
-                        )));
+                        return Err(GrammarError::new(
+                            GrammarErrorKind::Schema,
+                            format!("{path}/{key}: expected an array"),
+                        ));
                     };
                     acc.unions.push((
                         alternatives.clone(),
@@ -183,9 +194,10 @@ impl Converter<'_> {
                 }
                 "properties" | "patternProperties" => {
                     let Value::Object(props) = value else {
-                        return Err(GrammarError::Schema(format!(
-                            "{path}/{key}: expected an object"
-                        )));
+                        return Err(GrammarError::new(
+                            GrammarErrorKind::Schema,
+                            format!("{path}/{key}: expected an object"),
+                        ));
                     };
                     let list: Vec<(String, Value)> =
                         props.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -221,9 +233,10 @@ impl Converter<'_> {
                 "not" => acc.nots.push(value.clone()),
                 "dependencies" | "dependentRequired" | "dependentSchemas" => {
                     let Value::Object(dependencies) = value else {
-                        return Err(GrammarError::Schema(format!(
-                            "{path}/{key}: expected an object"
-                        )));
+                        return Err(GrammarError::new(
+                            GrammarErrorKind::Schema,
+                            format!("{path}/{key}: expected an object"),
+                        ));
                     };
                     for (trigger, dependent) in dependencies {
                         acc.unions.push((
@@ -277,9 +290,10 @@ impl Converter<'_> {
                 }
                 "type" => {
                     let Some(types) = keywords::declared_types(obj) else {
-                        return Err(GrammarError::Schema(format!(
-                            "{path}/type: unknown type {value}"
-                        )));
+                        return Err(GrammarError::new(
+                            GrammarErrorKind::Schema,
+                            format!("{path}/type: unknown type {value}"),
+                        ));
                     };
                     let current = match acc.map.get("type") {
                         Some(_) => keywords::declared_types(&acc.map).unwrap_or(Types::ALL),
@@ -296,9 +310,10 @@ impl Converter<'_> {
                         ("const", v) => vec![v.clone()],
                         (_, Value::Array(values)) => values.clone(),
                         _ => {
-                            return Err(GrammarError::Schema(format!(
-                                "{path}/enum: expected an array"
-                            )))
+                            return Err(GrammarError::new(
+                                GrammarErrorKind::Schema,
+                                format!("{path}/enum: expected an array"),
+                            ))
                         }
                     };
                     let kept = match acc.map.get("enum") {
@@ -506,9 +521,10 @@ fn as_schemas(value: &Value, path: &str, key: &str) -> Result<Vec<Value>> {
     match value {
         Value::Array(items) => Ok(items.clone()),
         // llama.cpp reads an object here as the schema of every item.
-        _ => Err(GrammarError::Schema(format!(
-            "{path}/{key}: expected an array of schemas"
-        ))),
+        _ => Err(GrammarError::new(
+            GrammarErrorKind::Schema,
+            format!("{path}/{key}: expected an array of schemas"),
+        )),
     }
 }
 

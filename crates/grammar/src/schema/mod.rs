@@ -64,7 +64,7 @@ pub use closed::with_closed_objects;
 pub use embedded::expand_embedded;
 pub use rebase::{detached, nest};
 
-use crate::error::GrammarError;
+use crate::error::{GrammarError, GrammarErrorKind};
 use crate::tree::{Grammar, Rule};
 
 /// How a schema is converted.
@@ -76,7 +76,7 @@ pub struct Options {
     /// flattened into required properties, and so on.
     pub llama_cpp_compat: bool,
     /// Refuse what cannot be enforced: every warning becomes a
-    /// [`GrammarError::Schema`], the exact constructions are used whatever
+    /// [`GrammarErrorKind::Schema`], the exact constructions are used whatever
     /// `llama_cpp_compat` says, and keywords a grammar cannot count are narrowed to what
     /// it can (`uniqueItems` to one item, `contains` to every item). A schema that
     /// compiles in strict mode admits no instance that JSON Schema rejects.
@@ -187,7 +187,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
                 narrowed.join("; ")
             ),
         };
-        return Err(GrammarError::Schema(message));
+        return Err(GrammarError::new(GrammarErrorKind::Schema, message));
     }
     if root != "root" && !converter.rules.contains_key("root") {
         converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));
@@ -196,7 +196,10 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
     let warnings = std::mem::take(&mut converter.warnings);
     if options.strict {
         if let Some(first) = warnings.first() {
-            return Err(GrammarError::Schema(format!("not enforceable: {first}")));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Schema,
+                format!("not enforceable: {first}"),
+            ));
         }
     }
     let rules: Vec<Rule> = std::mem::take(&mut converter.rules)
@@ -218,7 +221,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
 
 /// Converts a JSON Schema given as text.
 pub fn compile_str(schema: &str, options: &Options) -> Result<Compiled, GrammarError> {
-    let schema: Value =
-        serde_json::from_str(schema).map_err(|e| GrammarError::Schema(format!("not JSON: {e}")))?;
+    let schema: Value = serde_json::from_str(schema)
+        .map_err(|e| GrammarError::new(GrammarErrorKind::Schema, format!("not JSON: {e}")))?;
     compile(&schema, options)
 }

@@ -271,10 +271,13 @@ impl Converter<'_> {
     ) -> Result<()> {
         let limit = self.options.limits.max_name_length;
         match names.into_iter().find(|n| n.chars().count() > limit) {
-            Some(name) => Err(crate::error::GrammarError::Limit(format!(
-                "{path}: the name {:?}… is longer than {limit} characters",
-                name.chars().take(20).collect::<String>()
-            ))),
+            Some(name) => Err(crate::error::GrammarError::new(
+                crate::error::GrammarErrorKind::Limit,
+                format!(
+                    "{path}: the name {:?}… is longer than {limit} characters",
+                    name.chars().take(20).collect::<String>()
+                ),
+            )),
             None => Ok(()),
         }
     }
@@ -376,9 +379,10 @@ impl Converter<'_> {
             None => Vec::new(),
             Some(Value::Object(p)) => p.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             Some(_) => {
-                return Err(crate::error::GrammarError::Schema(format!(
-                    "{path}/patternProperties: expected an object"
-                )))
+                return Err(crate::error::GrammarError::new(
+                    crate::error::GrammarErrorKind::Schema,
+                    format!("{path}/patternProperties: expected an object"),
+                ))
             }
         };
         let mut required: Vec<String> = Vec::new();

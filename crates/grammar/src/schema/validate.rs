@@ -6,26 +6,32 @@
 use std::collections::{HashMap, HashSet};
 
 use super::Limits;
-use crate::error::GrammarError;
+use crate::error::{GrammarError, GrammarErrorKind};
 use crate::tree::{Expr, Grammar};
 
 pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarError> {
     if grammar.rules.len() > limits.max_rules {
-        return Err(GrammarError::Limit(format!(
-            "the grammar has {} rules, more than {}",
-            grammar.rules.len(),
-            limits.max_rules
-        )));
+        return Err(GrammarError::new(
+            GrammarErrorKind::Limit,
+            format!(
+                "the grammar has {} rules, more than {}",
+                grammar.rules.len(),
+                limits.max_rules
+            ),
+        ));
     }
     let mut nodes = 0usize;
     for rule in &grammar.rules {
         rule.body.walk(&mut |_| nodes += 1);
     }
     if nodes > limits.max_nodes {
-        return Err(GrammarError::Limit(format!(
-            "the grammar has {nodes} nodes, more than {}",
-            limits.max_nodes
-        )));
+        return Err(GrammarError::new(
+            GrammarErrorKind::Limit,
+            format!(
+                "the grammar has {nodes} nodes, more than {}",
+                limits.max_nodes
+            ),
+        ));
     }
     let bodies: HashMap<&str, &Expr> = grammar
         .rules
@@ -42,16 +48,20 @@ pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarErr
             }
         });
         if let Some(name) = missing {
-            return Err(GrammarError::Schema(format!(
-                "internal error: rule {} refers to undefined rule {name}",
-                rule.name
-            )));
+            return Err(GrammarError::new(
+                GrammarErrorKind::Schema,
+                format!(
+                    "internal error: rule {} refers to undefined rule {name}",
+                    rule.name
+                ),
+            ));
         }
     }
     let productive = productive_rules(&bodies);
     if !productive.contains(grammar.root.as_str()) {
-        return Err(GrammarError::Schema(
-            "the schema admits no value ($ref cycle without progress)".into(),
+        return Err(GrammarError::new(
+            GrammarErrorKind::Schema,
+            "the schema admits no value ($ref cycle without progress)",
         ));
     }
     let nullable = nullable_rules(&bodies);
@@ -63,9 +73,10 @@ pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarErr
         firsts.insert(name, out);
     }
     if let Some(rule) = find_cycle(&firsts) {
-        return Err(GrammarError::Schema(format!(
-            "$ref cycle without progress through rule {rule}"
-        )));
+        return Err(GrammarError::new(
+            GrammarErrorKind::Schema,
+            format!("$ref cycle without progress through rule {rule}"),
+        ));
     }
     Ok(())
 }

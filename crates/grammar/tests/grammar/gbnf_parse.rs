@@ -16,7 +16,9 @@ use serde_json::Value;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::gbnf::parse::{parse_bytes, parse_with_root, MAX_NESTING};
 use toolbridge_grammar::gbnf::{self, parse};
-use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, GrammarError, Rule, Token};
+use toolbridge_grammar::{
+    CharClass, ClassItem, Expr, Grammar, GrammarError, GrammarErrorKind, Rule, Token,
+};
 
 // ---------------------------------------------------------------------------------------
 // Seed 000
@@ -436,12 +438,15 @@ fn the_caller_names_the_start_rule() {
 
 fn syntax_error(text: &str) -> (usize, usize, String) {
     match parse(text) {
-        Err(GrammarError::Syntax {
-            line,
-            column,
-            message,
-        }) => (line, column, message),
+        Err(error) => syntax_error_of(&error),
         other => panic!("{text:?} should be a syntax error, got {other:?}"),
+    }
+}
+
+fn syntax_error_of(error: &GrammarError) -> (usize, usize, String) {
+    match *error.kind() {
+        GrammarErrorKind::Syntax { line, column } => (line, column, error.detail().into()),
+        _ => panic!("expected a syntax error, got {error:?}"),
     }
 }
 
@@ -551,11 +556,8 @@ fn invalid_utf8_is_a_positioned_error() {
     ];
     for &(bytes, line, column) in cases {
         match parse_bytes(bytes, "root") {
-            Err(GrammarError::Syntax {
-                line: l,
-                column: c,
-                message,
-            }) => {
+            Err(error) if matches!(error.kind(), GrammarErrorKind::Syntax { .. }) => {
+                let (l, c, message) = syntax_error_of(&error);
                 assert_eq!((l, c), (line, column), "{bytes:?}: {message}");
                 assert!(message.contains("UTF-8"), "{message}");
             }
@@ -784,7 +786,7 @@ fn gbnf_like() -> impl Strategy<Value = String> {
 fn assert_well_formed(result: &Result<Grammar, GrammarError>, text: &str) {
     if let Err(e) = result {
         assert!(
-            matches!(e, GrammarError::Syntax { line, column, .. } if *line >= 1 && *column >= 1),
+            matches!(e.kind(), GrammarErrorKind::Syntax { line, column } if *line >= 1 && *column >= 1),
             "{text:?}: {e:?}"
         );
     }

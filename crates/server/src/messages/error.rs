@@ -92,7 +92,7 @@ impl IntoResponse for AnthropicFailure {
 mod tests {
     use super::*;
     use toolbridge_chat::ApiError;
-    use toolbridge_engine::EngineError;
+    use toolbridge_engine::{EngineError, EngineErrorKind};
 
     fn answered(failure: Failure) -> (u16, Value) {
         let failure = AnthropicFailure(failure);
@@ -122,7 +122,7 @@ mod tests {
             ),
             (Failure::engine_vanished(), 500, "api_error"),
             (
-                Failure::from(EngineError::Timeout("quiet".into())),
+                Failure::from(EngineError::new(EngineErrorKind::Timeout, "quiet")),
                 504,
                 "api_error",
             ),

@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use toolbridge_engine::{
-    Completion, Engine, EngineError, FinishReason, Flow, Generation, ModelInfo, ScriptedEngine,
+    Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
+    ScriptedEngine,
 };
 use toolbridge_server::{Budget, ServerOptions};
 use tower::ServiceExt;
@@ -216,7 +217,10 @@ impl Engine for FailingSometimes {
             }
             on_piece(piece)
         })?;
-        Err(EngineError::Backend("decoding failed".into()))
+        Err(EngineError::new(
+            EngineErrorKind::Backend,
+            "decoding failed",
+        ))
     }
 }
 

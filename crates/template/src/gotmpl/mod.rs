@@ -40,9 +40,11 @@ pub use model::{
     GoAny, Message, PropertyType, Tool, ToolCall, ToolCallFunction, ToolFunction,
     ToolFunctionParameters, ToolProperty,
 };
-pub use request::{collate, OllamaRequest, RequestError, Think};
+pub use request::{collate, OllamaRequest, Think};
 
-use crate::jinja::{Clock, Limits, TemplateError, TemplateErrorKind};
+use crate::error::{at_line, engine_panicked, output_too_large};
+use crate::jinja::{Clock, Limits};
+use crate::{TemplateError, TemplateErrorKind};
 use hooks::RenderState;
 use values::Builder;
 
@@ -103,17 +105,17 @@ impl GoTemplate {
         options: GoRenderOptions,
     ) -> Result<GoTemplate, TemplateError> {
         let parsed = catch_unwind(|| Parser::new(source, "{{", "}}").and_then(Parser::parse))
-            .map_err(|_| TemplateError::engine_panicked())?;
+            .map_err(|_| engine_panicked())?;
         let (mut root, defines) = parsed.map_err(|err| syntax_error(&err, source))?;
         blocks::check(source).map_err(|(message, line)| {
-            error_at(TemplateErrorKind::Syntax, message, line, source)
+            at_line(TemplateErrorKind::Syntax, message, Some(line), source)
         })?;
         if let Some((name, pos)) = rewrite::undefined_function(&root, &defines, &hooks::is_defined)
         {
-            return Err(error_at(
+            return Err(at_line(
                 TemplateErrorKind::Syntax,
                 format!("function {name:?} not defined"),
-                pos.line,
+                Some(pos.line),
                 source,
             ));
         }
@@ -126,7 +128,7 @@ impl GoTemplate {
         let template = assemble(root, &defines);
         Ok(GoTemplate {
             template: template?,
-            last_turn: last_turn.and_then(|t| t.map_err(|err| err.message)),
+            last_turn: last_turn.and_then(|t| t.map_err(|err| err.detail().to_owned())),
             uses_messages,
             options,
         })
@@ -198,12 +200,10 @@ impl GoTemplate {
                 _ => {}
             }
         }
-        let last_turn = self.last_turn.as_ref().map_err(|why| TemplateError {
-            kind: TemplateErrorKind::Render,
-            message: why.clone(),
-            line: None,
-            source_line: None,
-        })?;
+        let last_turn = self
+            .last_turn
+            .as_ref()
+            .map_err(|why| TemplateError::new(TemplateErrorKind::Render, why.clone()))?;
         render.run(last_turn, false, &think.with(turn.data()))
     }
 }
@@ -285,23 +285,13 @@ impl Render<'_> {
         let result = catch_unwind(AssertUnwindSafe(|| {
             template.execute_template_fmt(output, ROOT, data)
         }))
-        .map_err(|_| TemplateError::engine_panicked())?;
+        .map_err(|_| engine_panicked())?;
         result.map_err(|err| self.describe(&err))
     }
 
     fn describe(&self, err: &gotmpl::TemplateError) -> TemplateError {
         let kind = match err {
-            _ if self.output.overflowed => {
-                return TemplateError {
-                    kind: TemplateErrorKind::Limit,
-                    message: format!(
-                        "the template wrote more than {} bytes",
-                        self.limits.max_output_bytes
-                    ),
-                    line: None,
-                    source_line: None,
-                }
-            }
+            _ if self.output.overflowed => return output_too_large(self.limits),
             _ if self.state.limit_reached() => TemplateErrorKind::Limit,
             gotmpl::TemplateError::RecursionLimit | gotmpl::TemplateError::RangeIterLimit => {
                 TemplateErrorKind::Limit
@@ -313,12 +303,7 @@ impl Render<'_> {
             .strip_prefix("execution error: ")
             .unwrap_or(&message)
             .to_owned();
-        TemplateError {
-            kind,
-            message,
-            line: None,
-            source_line: None,
-        }
+        TemplateError::new(kind, message)
     }
 }
 
@@ -331,12 +316,10 @@ fn assemble(mut root: ListNode, defines: &[DefineNode]) -> Result<Template, Temp
     let mut add = |name: &str, body: ListNode, empty: bool| -> Result<(), TemplateError> {
         match trees.iter_mut().find(|(n, _)| n == name) {
             Some(_) if empty => Ok(()),
-            Some((_, existing)) if !existing.is_empty_tree() => Err(TemplateError {
-                kind: TemplateErrorKind::Syntax,
-                message: format!("template: multiple definition of template {name:?}"),
-                line: None,
-                source_line: None,
-            }),
+            Some((_, existing)) if !existing.is_empty_tree() => Err(TemplateError::new(
+                TemplateErrorKind::Syntax,
+                format!("template: multiple definition of template {name:?}"),
+            )),
             Some((_, existing)) => {
                 *existing = body;
                 Ok(())
@@ -364,25 +347,13 @@ fn assemble(mut root: ListNode, defines: &[DefineNode]) -> Result<Template, Temp
 fn syntax_error(err: &gotmpl::TemplateError, source: &str) -> TemplateError {
     match err {
         gotmpl::TemplateError::Parse { line, message, .. }
-        | gotmpl::TemplateError::Lex { line, message, .. } => {
-            error_at(TemplateErrorKind::Syntax, message.clone(), *line, source)
-        }
-        other => TemplateError {
-            kind: TemplateErrorKind::Syntax,
-            message: other.to_string(),
-            line: None,
-            source_line: None,
-        },
-    }
-}
-
-fn error_at(kind: TemplateErrorKind, message: String, line: usize, source: &str) -> TemplateError {
-    let line = (line > 0).then_some(line);
-    TemplateError {
-        kind,
-        message,
-        line,
-        source_line: line.and_then(|n| source.lines().nth(n - 1).map(str::to_owned)),
+        | gotmpl::TemplateError::Lex { line, message, .. } => at_line(
+            TemplateErrorKind::Syntax,
+            message.clone(),
+            Some(*line),
+            source,
+        ),
+        other => TemplateError::new(TemplateErrorKind::Syntax, other.to_string()),
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::model::{GoAny, Message, Tool, ToolCall, ToolCallFunction};
 use crate::jinja::{json_nests_deeper, Limits};
+use crate::{TemplateError, TemplateErrorKind};
 
 /// What a chat (or generate) request gives the template.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -51,12 +52,17 @@ impl Think {
     }
 }
 
-/// A request that Ollama would refuse before rendering.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid chat request: {0}")]
-pub struct RequestError(pub String);
+type Result<T> = std::result::Result<T, TemplateError>;
 
-type Result<T> = std::result::Result<T, RequestError>;
+/// A request that Ollama would refuse before rendering, for `why`.
+fn refused(why: impl Into<String>) -> TemplateError {
+    TemplateError::new(TemplateErrorKind::Request, why)
+}
+
+/// `error`, said of the part of the request at `place` (`messages[2]: …`).
+fn within(place: String) -> impl FnOnce(TemplateError) -> TemplateError {
+    move |error| refused(format!("{place}: {}", error.detail()))
+}
 
 impl OllamaRequest {
     /// Reads an Ollama or OpenAI chat request: `messages`, `tools`, `think`, and for the
@@ -65,17 +71,17 @@ impl OllamaRequest {
     pub fn from_json(request: &Value) -> Result<OllamaRequest> {
         let max_depth = Limits::default().max_depth;
         if json_nests_deeper(request, max_depth) {
-            return Err(RequestError(format!(
+            return Err(refused(format!(
                 "the request nests values more than {max_depth} deep"
             )));
         }
         let object = request
             .as_object()
-            .ok_or_else(|| RequestError("the request must be a JSON object".into()))?;
+            .ok_or_else(|| refused("the request must be a JSON object"))?;
         let mut messages = match object.get("messages") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => read_messages(items)?,
-            Some(_) => return Err(RequestError("messages must be a list".into())),
+            Some(_) => return Err(refused("messages must be a list")),
         };
         let prompt = string_field(object, "prompt")?;
         let suffix = string_field(object, "suffix")?;
@@ -146,10 +152,9 @@ fn read_messages(items: &[Value]) -> Result<Vec<Message>> {
     for (i, item) in items.iter().enumerate() {
         let object = item
             .as_object()
-            .ok_or_else(|| RequestError(format!("messages[{i}] must be an object")))?;
+            .ok_or_else(|| refused(format!("messages[{i}] must be an object")))?;
         let tool_name = tool_name(object, items)?;
-        read_message(object, tool_name, &mut messages)
-            .map_err(|RequestError(why)| RequestError(format!("messages[{i}]: {why}")))?;
+        read_message(object, tool_name, &mut messages).map_err(within(format!("messages[{i}]")))?;
     }
     Ok(messages)
 }
@@ -202,7 +207,7 @@ fn read_message(
                 _ => out.push(message),
             }
         }
-        Some(_) => return Err(RequestError("content must be a string or a list".into())),
+        Some(_) => return Err(refused("content must be a string or a list")),
     }
     Ok(())
 }
@@ -210,11 +215,11 @@ fn read_message(
 fn text_part(part: &Value) -> Result<String> {
     match (part.get("type").and_then(Value::as_str), part.get("text")) {
         (Some("text"), Some(Value::String(text))) => Ok(text.clone()),
-        (Some(kind), _) => Err(RequestError(format!(
+        (Some(kind), _) => Err(refused(format!(
             "content parts of type {kind:?} are not supported"
         ))),
-        _ => Err(RequestError(
-            "a content part must be {\"type\": \"text\", \"text\": …}".into(),
+        _ => Err(refused(
+            "a content part must be {\"type\": \"text\", \"text\": …}",
         )),
     }
 }
@@ -247,31 +252,28 @@ fn read_tool_calls(value: Option<&Value>) -> Result<Vec<ToolCall>> {
     let items = match value {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
-        Some(_) => return Err(RequestError("tool_calls must be a list".into())),
+        Some(_) => return Err(refused("tool_calls must be a list")),
     };
     items
         .iter()
         .enumerate()
-        .map(|(i, call)| {
-            read_tool_call(call)
-                .map_err(|RequestError(why)| RequestError(format!("tool_calls[{i}]: {why}")))
-        })
+        .map(|(i, call)| read_tool_call(call).map_err(within(format!("tool_calls[{i}]"))))
         .collect()
 }
 
 fn read_tool_call(call: &Value) -> Result<ToolCall> {
     let call = call
         .as_object()
-        .ok_or_else(|| RequestError("a tool call must be an object".into()))?;
+        .ok_or_else(|| refused("a tool call must be an object"))?;
     let function = match call.get("function") {
         Some(Value::Object(function)) => function,
-        _ => return Err(RequestError("a tool call needs a function object".into())),
+        _ => return Err(refused("a tool call needs a function object")),
     };
     let index = match function.get("index") {
         None | Some(Value::Null) => 0,
         Some(index) => index
             .as_i64()
-            .ok_or_else(|| RequestError("function.index must be an integer".into()))?,
+            .ok_or_else(|| refused("function.index must be an integer"))?,
     };
     Ok(ToolCall {
         id: string_field(call, "id")?,
@@ -290,7 +292,7 @@ fn read_arguments(value: Option<&Value>) -> Result<BTreeMap<String, GoAny>> {
         None | Some(Value::Null) => return Ok(BTreeMap::new()),
         Some(Value::String(text)) => {
             parsed = serde_json::from_str::<Value>(text)
-                .map_err(|err| RequestError(format!("arguments are not JSON: {err}")))?;
+                .map_err(|err| refused("arguments are not JSON").with_source(err))?;
             &parsed
         }
         Some(value) => value,
@@ -298,7 +300,7 @@ fn read_arguments(value: Option<&Value>) -> Result<BTreeMap<String, GoAny>> {
     match GoAny::from(value) {
         GoAny::Object(map) => Ok(map),
         GoAny::Null => Ok(BTreeMap::new()),
-        _ => Err(RequestError("arguments must be a JSON object".into())),
+        _ => Err(refused("arguments must be a JSON object")),
     }
 }
 
@@ -307,7 +309,7 @@ fn read_tools(value: Option<&Value>) -> Result<Option<Vec<Tool>>> {
         None | Some(Value::Null) => Ok(None),
         Some(value) => serde_json::from_value(value.clone())
             .map(Some)
-            .map_err(|err| RequestError(format!("tools: {err}"))),
+            .map_err(|err| refused("tools").with_source(err)),
     }
 }
 
@@ -316,7 +318,7 @@ fn read_think(value: Option<&Value>) -> Result<Option<Think>> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(on)) => Ok(Some(Think::Enabled(*on))),
         Some(Value::String(level)) => Ok(Some(Think::Level(level.clone()))),
-        Some(_) => Err(RequestError("think must be true, false or a level".into())),
+        Some(_) => Err(refused("think must be true, false or a level")),
     }
 }
 
@@ -325,7 +327,7 @@ fn string_field(object: &Map<String, Value>, key: &str) -> Result<String> {
     match object.get(key) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(text)) => Ok(text.clone()),
-        Some(_) => Err(RequestError(format!("{key} must be a string"))),
+        Some(_) => Err(refused(format!("{key} must be a string"))),
     }
 }
 

@@ -24,8 +24,9 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, ErrorKind, State, UndefinedBehavior};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::TemplateError;
+
 pub use clock::Clock;
-pub use error::{TemplateError, TemplateErrorKind};
 pub(crate) use limits::json_nests_deeper;
 pub use limits::Limits;
 
@@ -82,8 +83,8 @@ impl JinjaTemplate {
         catch_unwind(AssertUnwindSafe(|| {
             env.add_template_owned(TEMPLATE_NAME, source.clone())
         }))
-        .map_err(|_| TemplateError::engine_panicked())?
-        .map_err(|err| TemplateError::from_minijinja(&err, &source))?;
+        .map_err(|_| crate::error::engine_panicked())?
+        .map_err(|err| error::from_minijinja(&err, &source))?;
         Ok(JinjaTemplate {
             env,
             limits: options.limits,
@@ -93,7 +94,7 @@ impl JinjaTemplate {
     /// Renders the template with `context`'s top-level keys as its variables.
     pub fn render(&self, context: &serde_json::Value) -> Result<String, TemplateError> {
         let context = context::json_to_value(context, self.limits.max_depth)
-            .map_err(|err| TemplateError::from_minijinja(&err, ""))?;
+            .map_err(|err| error::from_minijinja(&err, ""))?;
         self.render_value(context)
     }
 
@@ -103,16 +104,16 @@ impl JinjaTemplate {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
-            .map_err(|err| TemplateError::from_minijinja(&err, ""))?;
+            .map_err(|err| error::from_minijinja(&err, ""))?;
         let mut output = limits::BoundedOutput::new(self.limits.max_output_bytes);
         let result = catch_unwind(AssertUnwindSafe(|| {
             template.render_captured_to(context, &mut output).map(drop)
         }))
-        .map_err(|_| TemplateError::engine_panicked())?;
+        .map_err(|_| crate::error::engine_panicked())?;
         match result {
             Ok(()) => Ok(output.into_string()),
-            Err(_) if output.overflowed() => Err(TemplateError::output_too_large(&self.limits)),
-            Err(err) => Err(TemplateError::from_minijinja(&err, template.source())),
+            Err(_) if output.overflowed() => Err(crate::error::output_too_large(&self.limits)),
+            Err(err) => Err(error::from_minijinja(&err, template.source())),
         }
     }
 }

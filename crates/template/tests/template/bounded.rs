@@ -38,7 +38,7 @@ pub fn assert_limited(
     // libtest names a test by its path without the crate: `hostile::list_repetition`.
     let test = path.split_once("::").map_or(path, |(_, test)| test);
     let report = in_child(test, || match render() {
-        Err(err) => format!("{:?}: {err}", err.kind),
+        Err(err) => format!("{:?}: {err}", *err.kind()),
         Ok(output) => format!("ok: {} bytes", output.len()),
     });
     println!(

@@ -39,7 +39,7 @@ fn assert_stopped(source: &str) -> TemplateError {
             output.len()
         ),
     };
-    assert_eq!(err.kind, TemplateErrorKind::Limit, "{source}: {err}");
+    assert_eq!(*err.kind(), TemplateErrorKind::Limit, "{source}: {err}");
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "{source}: too slow"
@@ -119,7 +119,7 @@ fn requests_nested_past_the_bound_are_refused_before_they_are_read() {
         "tools": [{"type": "function", "function": {"name": "f", "parameters": deep}}]
     });
     let err = OllamaRequest::from_json(&request).unwrap_err();
-    assert!(err.0.contains("more than 256 deep"), "{}", err.0);
+    assert!(err.detail().contains("more than 256 deep"), "{err}");
 }
 
 #[test]
@@ -130,14 +130,17 @@ fn output_past_the_cap_is_an_error() {
     };
     let err =
         render_with("{{ range 1000 }}xxxxxxxxxx{{ end }}{{ .Messages }}", limits).unwrap_err();
-    assert_eq!(err.kind, TemplateErrorKind::Limit);
+    assert_eq!(*err.kind(), TemplateErrorKind::Limit);
     assert_eq!(err.to_string(), "the template wrote more than 1000 bytes");
 }
 
 #[test]
 fn deep_nesting_is_a_syntax_error_not_a_stack_overflow() {
     let source = "{{ if . }}".repeat(100_000) + &"{{ end }}".repeat(100_000);
-    assert_eq!(render(&source).unwrap_err().kind, TemplateErrorKind::Syntax);
+    assert_eq!(
+        *render(&source).unwrap_err().kind(),
+        TemplateErrorKind::Syntax
+    );
     let source = "{{ ".to_string() + &"(".repeat(100_000) + "1" + &")".repeat(100_000) + " }}";
     assert!(render(&source).is_err());
 }

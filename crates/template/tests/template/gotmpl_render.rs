@@ -143,20 +143,20 @@ fn prompt_and_suffix_render_fill_in_the_middle() {
 #[test]
 fn errors_are_readable_and_point_at_the_line() {
     let err = GoTemplate::new("ok\n{{ .Messages }}\n{{ frobnicate . }}").unwrap_err();
-    assert_eq!(err.kind, TemplateErrorKind::Syntax);
-    assert_eq!(err.line, Some(3));
+    assert_eq!(*err.kind(), TemplateErrorKind::Syntax);
+    assert!(err.detail().contains("--> template line 3\n"), "{err}");
     assert!(
         err.to_string()
             .contains("function \"frobnicate\" not defined"),
         "{err}"
     );
     let err = GoTemplate::new("a\n{{ if .X }}").unwrap_err();
-    assert_eq!(err.kind, TemplateErrorKind::Syntax);
+    assert_eq!(*err.kind(), TemplateErrorKind::Syntax);
     let err = GoTemplate::new("{{ range .Messages }}{{ index .Content 99 }}{{ end }}")
         .unwrap()
         .render(&OllamaRequest::from_json(&chat()).unwrap())
         .unwrap_err();
-    assert_eq!(err.kind, TemplateErrorKind::Render);
+    assert_eq!(*err.kind(), TemplateErrorKind::Render);
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn fits(source: &str, context: &serde_json::Value, max_built_bytes: u64) -> bool
     };
     let rendered =
         JinjaTemplate::with_options(source, options).and_then(|template| template.render(context));
-    !matches!(rendered, Err(err) if err.kind == TemplateErrorKind::Limit)
+    !matches!(rendered, Err(err) if *err.kind() == TemplateErrorKind::Limit)
 }
 
 /// The smallest power-of-two budget from 16 KiB up to `ceiling` that every row fits
@@ -103,7 +103,7 @@ fn the_go_corpus_renders_far_below_the_default_bounds() {
         };
         let rendered = GoTemplate::with_options(source, options)
             .and_then(|template| template.render(&requests[*name]));
-        !matches!(rendered, Err(err) if err.kind == TemplateErrorKind::Limit)
+        !matches!(rendered, Err(err) if *err.kind() == TemplateErrorKind::Limit)
     });
     println!(
         "gotmpl corpus: {} rows render within {} KiB built (default {} MiB)",

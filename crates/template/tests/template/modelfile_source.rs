@@ -6,7 +6,7 @@ use crate::common::{self, write};
 use std::path::Path;
 use toolbridge_template::gotmpl::{GoTemplate, Message, OllamaRequest};
 use toolbridge_template::source::{is_ollama_path, OllamaSource};
-use toolbridge_template::SourceError;
+use toolbridge_template::TemplateErrorKind;
 
 const MODELFILE: &str = r#"FROM ./firefunction-v2.gguf
 TEMPLATE """{{- if .System }}<|start_header_id|>system<|end_header_id|>
@@ -105,7 +105,7 @@ fn broken_modelfiles_are_errors_naming_the_file_and_line() {
     let dir = common::temp_dir("modelfile_broken");
     let path = write(&dir, "Modelfile", "FROM x\nTEMPLATE \"\"\"{{ .Prompt }}\n");
     let err = OllamaSource::from_path(&path).unwrap_err();
-    assert!(matches!(err, SourceError::Invalid { .. }), "{err:?}");
+    assert_eq!(err.kind(), &TemplateErrorKind::File, "{err:?}");
     assert!(
         err.to_string().contains("Modelfile: line 2: unterminated"),
         "{err}"

@@ -12,7 +12,8 @@ use toolbridge_template::gguf::{
     GgufError, GgufErrorKind, GgufMetadata, GgufType, GgufValue, ReadOptions, MAX_ARRAY_LEN,
     MAX_KV_COUNT, MAX_STRING_LEN,
 };
-use toolbridge_template::source::{SourceError, TemplateSource};
+use toolbridge_template::source::TemplateSource;
+use toolbridge_template::{TemplateError, TemplateErrorKind};
 
 // ---------------------------------------------------------------------------------------
 // A small GGUF writer
@@ -489,7 +490,7 @@ fn gguf_source_has_default_named_and_special_tokens() {
         ["default", "tool_use", "rag"]
     );
     let err = source.select(Some("nope")).unwrap_err();
-    assert!(matches!(err, SourceError::UnknownName { .. }));
+    assert_eq!(err.kind(), &TemplateErrorKind::Choice);
     assert_eq!(
         err.to_string(),
         "the model has no chat template named \"nope\"; it has: default, tool_use, rag"
@@ -519,7 +520,7 @@ fn gguf_without_a_template_is_an_error() {
     let dir = common::temp_dir("gguf_no_template");
     let path = write(&dir, "m.gguf", Gguf::v3().str("general.name", "x").bytes());
     let err = TemplateSource::from_path(&path).unwrap_err();
-    assert!(matches!(err, SourceError::NoTemplate { .. }), "{err}");
+    assert_eq!(err.kind(), &TemplateErrorKind::NoTemplate, "{err}");
     assert!(err.to_string().contains("m.gguf"), "{err}");
 }
 
@@ -529,14 +530,14 @@ fn broken_gguf_is_an_error_naming_the_file() {
     let bytes = model_like().bytes();
     let path = write(&dir, "cut.gguf", &bytes[..bytes.len() / 2]);
     let err = TemplateSource::from_path(&path).unwrap_err();
-    assert!(matches!(err, SourceError::Gguf(_)), "{err}");
+    assert!(caused_by::<GgufError>(&err), "{err}");
     assert!(err.to_string().contains("cut.gguf"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------
 // TemplateSource from tokenizer_config.json
 
-fn config_source(test: &str, config: serde_json::Value) -> Result<TemplateSource, SourceError> {
+fn config_source(test: &str, config: serde_json::Value) -> Result<TemplateSource, TemplateError> {
     let dir = common::temp_dir(test);
     let path = write(&dir, "tokenizer_config.json", config.to_string());
     TemplateSource::from_path(path)
@@ -593,11 +594,10 @@ fn config_with_a_list_without_default_needs_a_name() {
     // A repeated name replaces the earlier template in place, as a Python dict does.
     assert_eq!(source.select(Some("rag")).unwrap(), "RAG 2");
     let err = source.select(None).unwrap_err();
-    assert!(matches!(&err, SourceError::NoDefault { available } if available == &["rag", "chat"]));
-    assert!(matches!(
-        source.select_for(None, true),
-        Err(SourceError::NoDefault { .. })
-    ));
+    assert_eq!(err.kind(), &TemplateErrorKind::Choice);
+    assert!(err.detail().ends_with("choose one of: rag, chat"), "{err}");
+    let err = source.select_for(None, true).unwrap_err();
+    assert!(err.detail().contains("no default chat template"), "{err}");
 }
 
 #[test]
@@ -667,7 +667,7 @@ fn malformed_configs_are_errors_that_say_what_is_wrong() {
     let dir = common::temp_dir("config_not_json");
     let path = write(&dir, "tokenizer_config.json", "{\"chat_template\": ");
     let err = TemplateSource::from_path(&path).unwrap_err();
-    assert!(matches!(err, SourceError::Json { .. }), "{err}");
+    assert!(caused_by::<serde_json::Error>(&err), "{err}");
 }
 
 #[test]
@@ -712,7 +712,7 @@ fn sibling_chat_template_jinja_is_used_and_takes_priority() {
 fn a_directory_without_tokenizer_config_is_an_error_naming_it() {
     let dir = common::temp_dir("config_missing_dir");
     let err = TemplateSource::from_path(&dir).unwrap_err();
-    assert!(matches!(err, SourceError::Io { .. }), "{err}");
+    assert!(caused_by::<std::io::Error>(&err), "{err}");
     assert!(err.to_string().contains("tokenizer_config.json"), "{err}");
 }
 
@@ -740,15 +740,12 @@ fn unreadable_text_files_are_errors_naming_the_file() {
     let dir = common::temp_dir("jinja_bad");
     let path = write(&dir, "t.jinja", [b'o', b'k', 0xff]);
     let err = TemplateSource::from_path(&path).unwrap_err();
-    assert!(
-        matches!(err, SourceError::NotUtf8 { offset: 2, .. }),
-        "{err}"
-    );
+    assert!(err.detail().ends_with("(bad byte at offset 2)"), "{err}");
     assert!(err.to_string().contains("t.jinja"), "{err}");
 
     let missing = dir.join("missing.jinja");
     let err = TemplateSource::from_path(&missing).unwrap_err();
-    assert!(matches!(err, SourceError::Io { .. }), "{err}");
+    assert!(caused_by::<std::io::Error>(&err), "{err}");
     assert!(err.to_string().contains("missing.jinja"), "{err}");
 }
 
@@ -834,4 +831,9 @@ fn real_default_model_gguf() {
     assert!(source.named.is_empty());
     assert_eq!(source.bos_token.as_deref(), Some("<|endoftext|>"));
     assert_eq!(source.eos_token.as_deref(), Some("<|im_end|>"));
+}
+
+/// Whether `error` was caused by an error of type `E`.
+fn caused_by<E: std::error::Error + 'static>(error: &TemplateError) -> bool {
+    std::error::Error::source(error).is_some_and(|source| source.is::<E>())
 }
