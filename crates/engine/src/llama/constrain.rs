@@ -27,7 +27,7 @@ use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
 use llguidance::{Matcher, ParserFactory};
 use toolbridge_grammar::Constraint;
 
-use crate::EngineError;
+use crate::{EngineError, EngineErrorKind};
 
 /// How many compiled grammars are kept; the least recently used goes first.
 const CACHED_GRAMMARS: usize = 64;
