@@ -9,7 +9,6 @@ use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
 use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction;
-use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma_calls::GemmaCalls;
 use crate::dialects::gigachat::GigaChat;
@@ -33,6 +32,7 @@ use crate::dialects::styles::{
     functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
 };
 use crate::dialects::xml_calls::XmlCalls;
+use crate::toolkit::native::NativeDialect;
 
 /// Dialects by name and alias.
 pub struct Registry {

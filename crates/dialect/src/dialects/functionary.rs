@@ -22,12 +22,11 @@ use toolbridge_chat::ChatRequest;
 use toolbridge_grammar::{CharClass, ClassItem};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    grammar_of, history_with_object_arguments, history_with_string_arguments, one_or_more,
-    per_tool, words, Native, Start,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
+use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
+use crate::toolkit::native::{Native, Start};
 
 const OPEN: &str = "<function=";
 const CLOSE: &str = "</function>";

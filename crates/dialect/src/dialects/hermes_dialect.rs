@@ -46,9 +46,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{call_schema, checked_parameters, DialectError};
-use crate::dialects::framed_native::{after_think, json_name, think, words, Native, Start};
 use crate::toolkit::call_json;
 use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::toolkit::grammar_parts::{json_name, words};
+use crate::toolkit::native::{after_think, think, Native, Start};
 
 /// What opens a call (and switches a lazy grammar on), and what closes it.
 type Tags = (&'static str, &'static str);

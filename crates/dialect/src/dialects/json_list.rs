@@ -43,13 +43,15 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{call_schema, DialectError};
-use crate::dialects::framed_native::{
-    grammar_of, history_with_object_arguments, history_with_string_arguments, one_or_more,
-    per_tool, text_without, with_empty_content, words, ws, Native, Start,
-};
-use crate::dialects::prep::named_alternatives;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::grammar_parts::{
+    grammar_of, named_alternatives, one_or_more, per_tool, text_without, words, ws,
+};
+use crate::toolkit::history::{
+    history_with_object_arguments, history_with_string_arguments, with_empty_content,
+};
+use crate::toolkit::native::{Native, Start};
 use crate::toolkit::pycall;
 
 /// How the calls sit between the markers.

@@ -25,16 +25,19 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{
-    after_open, call_objects, history_with_object_arguments, history_with_string_arguments,
-    json_name, none_of, one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content,
-    words, Native, Start,
-};
-use crate::dialects::pythonic::{argument_chain, pythonic_arguments, Argument};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
+use crate::toolkit::grammar_parts::{
+    argument_chain, call_objects, json_name, none_of, one_or_more, per_tool, reasoning_then, words,
+    Argument,
+};
+use crate::toolkit::history::{
+    history_with_object_arguments, history_with_string_arguments, with_empty_content,
+};
 use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
+use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use crate::toolkit::pythonic::pythonic_arguments;
 use crate::toolkit::typed_args::ParameterTypes;
 use toolbridge_template::ArgumentsForm;
 

@@ -25,13 +25,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_think, forced_after_reasoning, think, words, Native, Start,
-};
-use crate::dialects::pythonic::call_list;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
+use crate::toolkit::native::{after_think, think, Native, Start};
 use crate::toolkit::pycall::parse_calls;
+use crate::toolkit::pythonic::call_list;
 
 const CALLS_START: &str = "<|tool_call_start|>";
 const CALLS_END: &str = "<|tool_call_end|>";

@@ -68,12 +68,13 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
 use crate::dialect::{ChatTemplate, DialectError, RenderInput};
-use crate::dialects::framed_native::{one_or_more, words, Native};
-use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render};
-use crate::dialects::pythonic::{list_grammar, list_triggers};
 use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
+use crate::toolkit::grammar_parts::{named_alternatives, one_or_more, words};
+use crate::toolkit::history::{history, one_call_per_message};
+use crate::toolkit::native::{render_with, Native};
 use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
+use crate::toolkit::pythonic::{list_grammar, list_triggers};
 use crate::toolkit::typed_args::ParameterTypes;
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
@@ -174,7 +175,7 @@ impl Native for Llama3Json {
         if !builtin.is_empty() {
             extra.insert("builtin_tools".into(), json!(builtin));
         }
-        render(template, &messages, tools, extra)
+        render_with(template, &messages, tools, extra)
     }
 }
 
@@ -228,11 +229,11 @@ impl Native for Llama3Pythonic {
             };
             return template.render(&input).map_err(DialectError::from);
         }
-        let own = render(template, &messages, tools, Map::new());
+        let own = render_with(template, &messages, tools, Map::new());
         if tools.is_empty() {
             return own;
         }
-        let bare = render(template, &messages, &[], Map::new());
+        let bare = render_with(template, &messages, &[], Map::new());
         let shows_tools = match (&own, &bare) {
             (Ok(own), Ok(bare)) => {
                 own != bare && PYTHONIC_PROMPTS.iter().any(|tell| own.contains(tell))
@@ -292,7 +293,7 @@ fn zero_shot_prompt(
         }
     }
     flush_results(&mut results, &mut rewritten);
-    let mut prompt = render(template, &rewritten, &[], Map::new())?;
+    let mut prompt = render_with(template, &rewritten, &[], Map::new())?;
     for call in calls_written {
         prompt = prompt.replace(&format!("{call}<|eot_id|>"), &format!("{call}<|eom_id|>"));
     }

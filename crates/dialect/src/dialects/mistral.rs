@@ -35,13 +35,12 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{
-    default_histories, one_or_more, reasoning_tags, rendered_past_call, words, Native,
-};
-use crate::dialects::prep::named_alternatives;
 use crate::tool_ids::IdFormat;
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{named_alternatives, one_or_more, words};
+use crate::toolkit::history::default_histories;
+use crate::toolkit::native::{reasoning_tags, rendered_past_call, Native};
 
 /// What opens every call (or list of calls).
 pub const TOOL_CALLS: &str = "[TOOL_CALLS]";

@@ -3,7 +3,6 @@
 pub mod cohere;
 pub mod deepseek;
 pub mod firefunction;
-pub mod framed_native;
 pub mod functionary;
 pub mod gemma_calls;
 pub mod gigachat;
@@ -19,8 +18,6 @@ pub mod minicpm3;
 pub mod minimax_m3;
 pub mod mistral;
 pub mod olmo3;
-pub mod prep;
-pub mod pythonic;
 pub mod react;
 pub mod solar_open;
 pub mod styles;

@@ -1,7 +1,7 @@
 //! Pythonic call lists `[f(a=1), g(b='x')]` as a grammar over the tools' schemas, for the
 //! families trained to write them: Llama 3.2 / 4 zero-shot, LFM2 (inside
-//! `<|tool_call_start|>…<|tool_call_end|>`) and Gemma 3. Reading them back is
-//! [`crate::toolkit::pycall`]'s (bare in content: [`crate::dialects::llama3::markers`]).
+//! `<|tool_call_start|>…<|tool_call_end|>`), MiniCPM3, OLMo 3 and Gemma 3. Reading Python
+//! syntax is [`crate::toolkit::pycall`]'s; here its calls become [`Call`]s.
 
 use serde_json::Value;
 use toolbridge_chat::Tool;
@@ -10,6 +10,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::dialect::{declared_parameters, DialectError};
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::Call;
+use crate::toolkit::grammar_parts::{argument_chain, Argument};
 use crate::toolkit::pycall::parse_calls;
 
 /// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the
@@ -115,52 +116,6 @@ pub fn pythonic_arguments(
         })
         .collect();
     Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
-}
-
-/// One argument as a grammar writes it (`key=value`), and whether it must be there.
-pub struct Argument {
-    pub written: Expr,
-    pub required: bool,
-}
-
-/// `arguments` in order, each optional one maybe left out, joined by `separator`, then
-/// `end`. Rule `{prefix}-i` is what may follow once the arguments before `i` are settled,
-/// each with its separator before.
-pub fn argument_chain(
-    grammar: &mut Grammar,
-    prefix: &str,
-    arguments: &[Argument],
-    separator: &str,
-    end: &str,
-) -> Expr {
-    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
-    grammar.set_rule(format!("{prefix}-{}", arguments.len()), Expr::literal(end));
-    for (at, argument) in arguments.iter().enumerate().rev() {
-        let with = Expr::Seq(vec![
-            Expr::literal(separator),
-            argument.written.clone(),
-            rest(at + 1),
-        ]);
-        let body = if argument.required {
-            with
-        } else {
-            Expr::Alt(vec![with, rest(at + 1)])
-        };
-        grammar.set_rule(format!("{prefix}-{at}"), body);
-    }
-    // The first argument written has no separator before it: any argument that only
-    // optional ones precede may come first.
-    let mut firsts = Vec::new();
-    for (at, argument) in arguments.iter().enumerate() {
-        firsts.push(Expr::Seq(vec![argument.written.clone(), rest(at + 1)]));
-        if argument.required {
-            break;
-        }
-    }
-    if arguments.iter().all(|argument| !argument.required) {
-        firsts.push(Expr::literal(end));
-    }
-    Expr::group(Expr::Alt(firsts))
 }
 
 /// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON
