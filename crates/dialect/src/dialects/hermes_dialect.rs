@@ -26,12 +26,9 @@
 //! the call is constrained like a tagged one (a tool's name, its arguments, `}`, and an
 //! optional closing fence; between the members a space or a line break and indent).
 //!
-//! The parser is [`FramedParser`]'s: `<think>…</think>` at the very start is reasoning (or
-//! everything up to `</think>`, for a prompt that opened it), and `<tool_call>` opens a call
-//! region, the JSON object then `</tool_call>` (an unclosed call whose object was complete
-//! stands: models often stop at the closing tag as a stop string). The object is read by
-//! [`call_json::written_call`]: name and arguments in any order, or OpenAI's own shape,
-//! arguments as the model wrote them. A region that is no call is content, as written.
+//! The parser is the one in [`crate::toolkit::tagged_calls`]: `<think>…</think>` at the
+//! very start is reasoning (or everything up to `</think>`, for a prompt that opened it),
+//! and `<tool_call>` opens a call region, the JSON object then `</tool_call>`.
 //!
 //! LongCat writes the same calls between `<longcat_tool_call>` tags ([`Hermes::LongCat`]),
 //! as vLLM's LongCat parser reads them.
@@ -40,21 +37,15 @@
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
 
-use std::sync::Arc;
-
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{call_schema, checked_parameters, DialectError};
-use crate::toolkit::call_json;
-use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{json_name, words};
-use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::native::{after_think, Native, Start};
+use crate::toolkit::tagged_calls::{markers, Tags, TOOL_CALL_TAGS};
 
-/// What opens a call (and switches a lazy grammar on), and what closes it.
-type Tags = (&'static str, &'static str);
-
-const QWEN_TAGS: Tags = ("<tool_call>", "</tool_call>");
 const LONGCAT_TAGS: Tags = ("<longcat_tool_call>", "</longcat_tool_call>");
 
 /// What opens a call written as bare or fenced JSON, compact or pretty-printed; each is a
@@ -74,7 +65,7 @@ pub enum Hermes {
 impl Hermes {
     fn tags(self) -> Tags {
         match self {
-            Hermes::Qwen => QWEN_TAGS,
+            Hermes::Qwen => TOOL_CALL_TAGS,
             Hermes::LongCat => LONGCAT_TAGS,
         }
     }
@@ -110,28 +101,6 @@ impl Native for Hermes {
     fn start(&self, prompt: Option<&str>) -> Start {
         after_think(prompt)
     }
-}
-
-/// The parser for `<tool_call>` output at the start of a model's output; the prompt styles
-/// that write Hermes' tags read their output with it too.
-pub fn parser() -> FramedParser {
-    FramedParser::new(markers(QWEN_TAGS))
-}
-
-/// The parser for output that begins inside the reasoning, because the prompt itself
-/// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
-pub fn parser_in_reasoning() -> FramedParser {
-    FramedParser::in_reasoning(markers(QWEN_TAGS), "</think>")
-}
-
-/// `<think>` at the start, and `<tool_call>` opening a call: the object, then optionally
-/// `</tool_call>`.
-fn markers((open, close): Tags) -> Vec<(String, Action)> {
-    let region = Region {
-        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(close)]),
-        decode: Arc::new(|captures| Some(vec![call_json::written_call(captures.first()?)?])),
-    };
-    vec![think(), (open.into(), Action::Call(region))]
 }
 
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with

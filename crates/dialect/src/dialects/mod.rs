@@ -1,4 +1,5 @@
-//! One file per family of models: its call syntax and the stream parser that reads it.
+//! One file per family of models: its call syntax and the stream parser that reads it. A
+//! family imports no other family: what several share is in [`crate::toolkit`].
 
 pub mod cohere;
 pub mod deepseek;
