@@ -40,9 +40,9 @@
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{call_schema, checked_parameters, DialectError};
+use crate::dialect::DialectError;
 use crate::toolkit::framed::Action;
-use crate::toolkit::grammar_parts::{json_name, words};
+use crate::toolkit::grammar_parts::{call_objects, per_tool, words};
 use crate::toolkit::native::{after_think, Native, Start};
 use crate::toolkit::tagged_calls::{markers, Tags, TOOL_CALL_TAGS};
 
@@ -116,10 +116,7 @@ fn call_grammar(
     with_bare: bool,
     (call_open, call_close): Tags,
 ) -> Result<Grammar, DialectError> {
-    let calls = tools
-        .iter()
-        .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-        .collect::<Result<Vec<_>, DialectError>>()?;
+    let calls = call_objects(tools, ("name", "arguments"), None)?;
     let block = |open: &str| {
         Expr::Seq(vec![
             Expr::literal(format!("{open}\n")),
@@ -168,7 +165,7 @@ fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
                 .map(|open| Expr::literal(*open))
                 .collect(),
         )),
-        Expr::group(Expr::Alt(named_arguments(tools)?)),
+        named_arguments(tools)?,
         space(2),
         Expr::literal("}"),
     ]);
@@ -189,21 +186,17 @@ fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
 
 /// One alternative per tool: the rest of a bare call's opening for its name, the
 /// `"arguments"` member (after a space or a line break and indent), and its arguments.
-fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
-    let named = tools
-        .iter()
-        .map(|tool| {
-            Ok(Expr::Seq(vec![
-                Expr::literal(format!("{}\",", json_name(tool)?)),
-                Expr::group(Expr::Alt(vec![
-                    Expr::literal(" "),
-                    Expr::literal("\n  "),
-                    Expr::literal("\n    "),
-                ])),
-                Expr::literal("\"arguments\": "),
-                Expr::Json(checked_parameters(tool)?),
-            ]))
-        })
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    Ok(named)
+fn named_arguments(tools: &[&Tool]) -> Result<Expr, DialectError> {
+    per_tool(tools, |_, name, arguments| {
+        Expr::Seq(vec![
+            Expr::literal(format!("{name}\",")),
+            Expr::group(Expr::Alt(vec![
+                Expr::literal(" "),
+                Expr::literal("\n  "),
+                Expr::literal("\n    "),
+            ])),
+            Expr::literal("\"arguments\": "),
+            arguments,
+        ])
+    })
 }

@@ -68,13 +68,13 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
 use crate::dialect::{ChatTemplate, DialectError, RenderInput};
-use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
+use crate::toolkit::call_json::{bare_call, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
-use crate::toolkit::grammar_parts::{named_alternatives, one_or_more, words};
+use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
 use crate::toolkit::history::{history, one_call_per_message};
 use crate::toolkit::native::{render_with, Native};
-use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
-use crate::toolkit::pythonic::{list_grammar, list_triggers};
+use crate::toolkit::pycall::{parse_calls, write_list};
+use crate::toolkit::pythonic::{list_grammar, list_triggers, python_calls_of};
 use crate::toolkit::typed_args::ParameterTypes;
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
@@ -346,12 +346,7 @@ fn json_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
     let mut grammar = Grammar::new("root");
     let mut roots = Vec::new();
     if !custom.is_empty() {
-        let call = Expr::Seq(vec![
-            Expr::literal(CALL_OPEN),
-            named_alternatives(&custom, "\", \"parameters\": ")?,
-            Expr::literal("}"),
-        ]);
-        grammar.set_rule("call", call);
+        grammar.set_rule("call", name_first_call(&custom, "parameters")?);
         roots.push(one_or_more(
             Expr::reference("call"),
             Expr::literal(SEPARATOR),
@@ -520,12 +515,4 @@ fn json_calls_in_a_row(text: &str) -> Option<Vec<Call>> {
         calls.extend(bare_calls(value)?);
     }
     (!calls.is_empty()).then_some(calls)
-}
-
-/// Calls read from Python syntax, their arguments as JSON text.
-fn python_calls_of(calls: Vec<PyCall>) -> Option<Vec<Call>> {
-    calls
-        .into_iter()
-        .map(|(name, arguments)| Some(Call::new(name, object_text(arguments)?)))
-        .collect()
 }

@@ -213,10 +213,16 @@ pub fn text_value(end: &str) -> Expr {
         Expr::optional(Expr::group(ending)),
     ])
 }
-/// One alternative per tool: `<name>{middle}<arguments>`, where the name is as it sits in
-/// a JSON string and the arguments follow the tool's schema.
-pub fn named_alternatives(tools: &[&Tool], middle: &str) -> Result<Expr, DialectError> {
-    per_tool(tools, |_, name, arguments| {
-        Expr::Seq(vec![Expr::literal(format!("{name}{middle}")), arguments])
-    })
+/// `{"name": "<tool>", "<arguments_key>": <its arguments>}`, compact and the name first,
+/// as models write a JSON call: one alternative per tool after the opening they share.
+pub fn name_first_call(tools: &[&Tool], arguments_key: &str) -> Result<Expr, DialectError> {
+    let named = per_tool(tools, |_, name, arguments| {
+        let middle = format!("{name}\", \"{arguments_key}\": ");
+        Expr::Seq(vec![Expr::literal(middle), arguments])
+    })?;
+    Ok(Expr::Seq(vec![
+        Expr::literal("{\"name\": \""),
+        named,
+        Expr::literal("}"),
+    ]))
 }

@@ -31,11 +31,12 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
-use crate::dialect::{call_schema, DialectError};
+use crate::dialect::DialectError;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
 use crate::toolkit::call_json;
 use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::toolkit::grammar_parts::call_objects;
 use crate::toolkit::native::think;
 use crate::toolkit::prompt_style::CallSyntax;
 use crate::toolkit::unescape::Unescaped;
@@ -114,10 +115,7 @@ impl CallSyntax for TaggedCalls {
     /// `root ::= "<tool_call>" space call space "</tool_call>"`, `call` one alternative
     /// per tool, `space` an optional space or newline.
     fn grammar(&self, tools: &[&Tool], _answer: Option<&Value>) -> Result<Grammar, DialectError> {
-        let calls = tools
-            .iter()
-            .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-            .collect::<Result<Vec<_>, DialectError>>()?;
+        let calls = call_objects(tools, ("name", "arguments"), None)?;
         let mut grammar = Grammar::new("root");
         grammar.set_rule(
             "root",
