@@ -67,7 +67,7 @@ use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
-use crate::dialect::{ChatTemplate, DialectError, RenderInput};
+use crate::dialect::{tools_json, ChatTemplate, DialectError};
 use crate::toolkit::call_json::{bare_call, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
 use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
@@ -221,16 +221,8 @@ impl Native for Llama3Pythonic {
         messages: Vec<Value>,
         tools: &[Tool],
     ) -> Result<String, DialectError> {
-        if *self == Llama3Pythonic::Gemma3 {
-            let input = RenderInput {
-                messages,
-                tools,
-                add_generation_prompt: true,
-            };
-            return template.render(&input).map_err(DialectError::from);
-        }
         let own = render_with(template, &messages, tools, Map::new());
-        if tools.is_empty() {
+        if tools.is_empty() || *self == Llama3Pythonic::Gemma3 {
             return own;
         }
         let bare = render_with(template, &messages, &[], Map::new());
@@ -255,11 +247,8 @@ fn zero_shot_prompt(
     messages: &[Value],
     tools: &[Tool],
 ) -> Result<String, DialectError> {
-    let tools_json = serde_json::to_value(tools).map_err(|source| DialectError::Json {
-        what: "the tools",
-        source,
-    })?;
-    let functions = functions_repr(tools_json.as_array().map_or(&[][..], Vec::as_slice));
+    let listed = tools_json(tools)?;
+    let functions = functions_repr(listed.as_array().map_or(&[][..], Vec::as_slice));
     let mut header = format!("Customized Functions: {functions}\n\n---\n");
     let mut rest = messages;
     if let Some(first) = messages.first() {

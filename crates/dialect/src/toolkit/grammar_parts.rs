@@ -49,6 +49,20 @@ pub fn per_tool(
     Ok(Expr::group(Expr::Alt(alternatives)))
 }
 
+/// `{"name": "<tool>", "<arguments_key>": <its arguments>}`, compact and the name first,
+/// as models write a JSON call: one alternative per tool after the opening they share.
+pub fn name_first_call(tools: &[&Tool], arguments_key: &str) -> Result<Expr, DialectError> {
+    let named = per_tool(tools, |_, name, arguments| {
+        let middle = format!("{name}\", \"{arguments_key}\": ");
+        Expr::Seq(vec![Expr::literal(middle), arguments])
+    })?;
+    Ok(Expr::Seq(vec![
+        Expr::literal("{\"name\": \""),
+        named,
+        Expr::literal("}"),
+    ]))
+}
+
 /// One JSON object schema per tool ([`call_object`]).
 pub fn call_objects(
     tools: &[&Tool],
@@ -212,17 +226,4 @@ pub fn text_value(end: &str) -> Expr {
         ),
         Expr::optional(Expr::group(ending)),
     ])
-}
-/// `{"name": "<tool>", "<arguments_key>": <its arguments>}`, compact and the name first,
-/// as models write a JSON call: one alternative per tool after the opening they share.
-pub fn name_first_call(tools: &[&Tool], arguments_key: &str) -> Result<Expr, DialectError> {
-    let named = per_tool(tools, |_, name, arguments| {
-        let middle = format!("{name}\", \"{arguments_key}\": ");
-        Expr::Seq(vec![Expr::literal(middle), arguments])
-    })?;
-    Ok(Expr::Seq(vec![
-        Expr::literal("{\"name\": \""),
-        named,
-        Expr::literal("}"),
-    ]))
 }

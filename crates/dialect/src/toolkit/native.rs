@@ -17,7 +17,9 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Grammar, Trigger};
 
-use crate::dialect::{ChatTemplate, Constraint, Dialect, DialectError, Prepared, RenderInput};
+use crate::dialect::{
+    tools_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared, RenderInput,
+};
 use crate::parser::StreamParser;
 use crate::toolkit::choice::Choice;
 use crate::toolkit::framed::{Action, FramedParser};
@@ -151,11 +153,7 @@ pub fn render_with(
     let mut context = Map::new();
     context.insert("messages".into(), Value::Array(messages.to_vec()));
     if !tools.is_empty() {
-        let tools = serde_json::to_value(tools).map_err(|source| DialectError::Json {
-            what: "the tools",
-            source,
-        })?;
-        context.insert("tools".into(), tools);
+        context.insert("tools".into(), tools_json(tools)?);
     }
     context.insert("add_generation_prompt".into(), true.into());
     context.extend(extra);

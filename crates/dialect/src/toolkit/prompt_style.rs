@@ -31,8 +31,8 @@ use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::answer_format::AnswerFormat;
 use crate::dialect::{
-    messages_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared, PromptParts,
-    RenderInput,
+    messages_json, tools_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
+    PromptParts, RenderInput,
 };
 use crate::parser::StreamParser;
 use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
@@ -174,10 +174,7 @@ impl<P: ToolsPrompt> PromptParts for PromptStyle<P> {
     fn system_prompt(&self, request: &ChatRequest) -> Result<Option<String>, DialectError> {
         let shown = shown_tools(request);
         if !shown.is_empty() {
-            let tools = serde_json::to_value(shown).map_err(|source| DialectError::Json {
-                what: "the tools",
-                source,
-            })?;
+            let tools = tools_json(shown)?;
             let tools = tools.as_array().map_or(&[][..], Vec::as_slice);
             let answer = AnswerFormat::of(request)?;
             let answer = answer.as_ref().map(AnswerFormat::schema);
