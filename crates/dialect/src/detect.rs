@@ -27,11 +27,11 @@
 use std::sync::Arc;
 
 use crate::dialect::{ChatTemplate, Dialect};
-use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::learned::LearnedDialect;
 use crate::proof::{self, Proof};
 use crate::registry::Registry;
 use crate::toolkit::learn::Refusal;
+use crate::toolkit::native::NativeDialect;
 
 /// The prompt style for templates whose family has no dialect here (or no tool support).
 pub const FALLBACK: &str = "hermes_2_pro";

@@ -194,6 +194,11 @@ pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
         .collect()
 }
 
+/// The tools as JSON, as OpenAI sends them.
+pub fn tools_json(tools: &[Tool]) -> Result<Value, DialectError> {
+    serde_json::to_value(tools).map_err(json_error("the tools"))
+}
+
 /// A template that cannot render is the same error whichever layer finds it.
 impl From<TemplateError> for DialectError {
     fn from(error: TemplateError) -> Self {

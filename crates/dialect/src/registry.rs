@@ -9,7 +9,6 @@ use crate::dialect::Dialect;
 use crate::dialects::cohere::{Cohere, CommandR7b};
 use crate::dialects::deepseek::DeepSeek;
 use crate::dialects::firefunction;
-use crate::dialects::framed_native::NativeDialect;
 use crate::dialects::functionary::{FunctionaryV31, FunctionaryV32};
 use crate::dialects::gemma_calls::GemmaCalls;
 use crate::dialects::gigachat::GigaChat;
@@ -29,10 +28,9 @@ use crate::dialects::mistral::Mistral;
 use crate::dialects::olmo3::Olmo3;
 use crate::dialects::react::React;
 use crate::dialects::solar_open::SolarOpen;
-use crate::dialects::styles::{
-    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps,
-};
+use crate::dialects::styles::{functionary_v2, hermes_2_pro, long, short, thoughtful_steps};
 use crate::dialects::xml_calls::XmlCalls;
+use crate::toolkit::native::NativeDialect;
 
 /// Dialects by name and alias.
 pub struct Registry {
@@ -69,7 +67,7 @@ impl Default for Registry {
         registry.register(Arc::new(long::dialect()), &[]);
         registry.register(Arc::new(hermes_2_pro::dialect(Default::default())), &[]);
         registry.register(Arc::new(thoughtful_steps::dialect()), &[]);
-        registry.register(Arc::new(mixtral::dialect()), &[]);
+        registry.register(Arc::new(long::mixtral()), &[]);
         registry.register(Arc::new(functionary_v2::dialect()), &[]);
         registry.register(Arc::new(NativeDialect(Cohere)), &["command_r", "aya"]);
         registry.register(Arc::new(NativeDialect(CommandR7b)), &["command_a"]);

@@ -13,7 +13,7 @@ use toolbridge_chat::{
     Tool, ToolCall, ToolChoice, ToolChoiceMode,
 };
 use toolbridge_dialect::{
-    assemble, dialects::framed_native::NativeDialect, dialects::hermes_dialect::Hermes, parse_all,
+    assemble, dialects::hermes_dialect::Hermes, parse_all, toolkit::native::NativeDialect,
     ChatTemplate, Constraint, Dialect, DialectError, Prepared, Registry, SequentialIds,
 };
 use toolbridge_grammar::check::Validator;

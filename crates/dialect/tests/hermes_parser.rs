@@ -6,9 +6,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::Message;
 use toolbridge_dialect::{
-    assemble,
-    dialects::hermes_dialect::{parser, parser_in_reasoning},
-    parse_all, parse_cut, Event, SequentialIds, StreamParser,
+    assemble, parse_all, parse_cut,
+    toolkit::tagged_calls::{parser, parser_in_reasoning},
+    Event, SequentialIds, StreamParser,
 };
 
 use crate::common::split::{

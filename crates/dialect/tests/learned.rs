@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Message, Tool, ToolChoice, ToolChoiceMode};
 use toolbridge_dialect::{
     detect::{choose, FALLBACK},
-    dialects::framed_native::NativeDialect,
     dialects::learned::LearnedDialect,
+    toolkit::native::NativeDialect,
     ChatTemplate, Dialect, Registry, RenderInput,
 };
 use toolbridge_template::ArgumentsForm;

@@ -11,9 +11,10 @@ use toolbridge_chat::{
 use toolbridge_dialect::{
     assemble,
     detect::resolve,
-    dialects::framed_native::NativeDialect,
     dialects::llama3::{Llama3Json, Llama3Pythonic},
-    parse_all, ChatTemplate, Dialect, Registry, SequentialIds,
+    parse_all,
+    toolkit::native::NativeDialect,
+    ChatTemplate, Dialect, Registry, SequentialIds,
 };
 
 use crate::common::split::{message_of, parsed_however_cut};

@@ -10,8 +10,8 @@ use toolbridge_chat::{
 use toolbridge_dialect::{
     detect::resolve,
     dialects::firefunction,
-    dialects::framed_native::NativeDialect,
     dialects::mistral::{mistral_id, Mistral},
+    toolkit::native::NativeDialect,
     ChatTemplate, Constraint, Dialect, IdFormat, Registry,
 };
 use toolbridge_grammar::check::Validator;

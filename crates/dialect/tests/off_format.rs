@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_dialect::{
-    dialects::framed_native::NativeDialect, dialects::hermes_dialect::Hermes, ChatTemplate,
-    Dialect, Prepared,
+    dialects::hermes_dialect::Hermes, toolkit::native::NativeDialect, ChatTemplate, Dialect,
+    Prepared,
 };
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;

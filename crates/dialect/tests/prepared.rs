@@ -16,8 +16,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use toolbridge_chat::{ChatRequest, Content, ContentPart, Message};
 use toolbridge_dialect::{
-    answer_format, detect, dialects::firefunction, dialects::framed_native::NativeDialect,
-    dialects::styles::hermes_2_pro, ChatTemplate, Dialect, DialectError, Prepared, Registry,
+    answer_format, detect, dialects::firefunction, dialects::styles::hermes_2_pro,
+    toolkit::native::NativeDialect, ChatTemplate, Dialect, DialectError, Prepared, Registry,
 };
 use toolbridge_template::{Clock, JinjaTemplate, OllamaSource, RenderOptions};
 

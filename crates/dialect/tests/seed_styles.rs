@@ -8,8 +8,9 @@
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, ResponseFormat, Tool};
 use toolbridge_dialect::dialects::styles::{
-    functionary_v2, hermes_2_pro, long, mixtral, short, thoughtful_steps, PromptStyle, ToolsPrompt,
+    functionary_v2, hermes_2_pro, long, short, thoughtful_steps,
 };
+use toolbridge_dialect::toolkit::prompt_style::{PromptStyle, ToolsPrompt};
 use toolbridge_dialect::{toolkit::prompt_text::with_system_prompt, Registry};
 use toolbridge_dialect::{ChatTemplate, Dialect, PromptParts};
 use toolbridge_grammar::check::Validator;
@@ -216,7 +217,7 @@ fn seed_000_sections_of_the_styles() {
     let pinned = Clock::fixed_from_str("2024-03-30T00:00").expect("a date");
     let hermes = hermes_2_pro::dialect(pinned);
     let (short, long) = (short::dialect(), long::dialect());
-    let (steps, mixtral) = (thoughtful_steps::dialect(), mixtral::dialect());
+    let (steps, mixtral) = (thoughtful_steps::dialect(), long::mixtral());
     let functionary = functionary_v2::dialect();
     let mut covered = 0;
     for section in &seed.sections {

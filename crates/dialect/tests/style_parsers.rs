@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolbridge_chat::{Arguments, Message, ToolCall};
 use toolbridge_dialect::{
-    dialects::styles::{functionary_v2, mixtral, thoughtful_steps},
+    dialects::styles::{functionary_v2, long, thoughtful_steps},
     rewrite::{CallWriter, ThoughtfulSteps, ToolCallTags},
     Dialect,
 };
@@ -91,7 +91,7 @@ proptest! {
     ) {
         let plain = ToolCallTags.write_calls("", &calls);
         let escaped = plain.replace('_', "\\_");
-        let dialect = mixtral::dialect();
+        let dialect = long::mixtral();
         let message = split_invariant(&dialect, &plain);
         prop_assert_eq!(split_invariant(&dialect, &escaped), message.clone());
         // The Hermes parser takes no ids from the text: compare names and arguments.
@@ -106,7 +106,7 @@ proptest! {
 
     #[test]
     fn mixtral_never_panics(text in "(<tool\\\\?_call>|</tool\\\\?_call>|[{}\\\\_\":, a-z]){0,24}") {
-        split_invariant(&mixtral::dialect(), &text);
+        split_invariant(&long::mixtral(), &text);
     }
 }
 
@@ -114,7 +114,7 @@ proptest! {
 fn mixtral_reads_escaped_tags_and_names() {
     let text =
         r#"<tool\_call>{"name": "super\_secret", "arguments": {"a_b": "x\\_y"}}</tool\_call>"#;
-    let message = split_invariant(&mixtral::dialect(), text);
+    let message = split_invariant(&long::mixtral(), text);
     assert_eq!(message.calls().len(), 1);
     assert_eq!(message.calls()[0].name(), "super_secret");
     let arguments = serde_json::to_value(&message.calls()[0].function.arguments).expect("JSON");

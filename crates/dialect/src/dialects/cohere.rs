@@ -40,12 +40,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_open, call_objects, forced_after_reasoning, grammar_of, one_or_more, words, ws, Native,
-    Start,
-};
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::grammar_parts::{
+    call_objects, forced_after_reasoning, grammar_of, one_or_more, words, ws,
+};
+use crate::toolkit::native::{after_open, Native, Start};
 
 /// The tool Command-R calls when it needs none.
 pub const DIRECTLY_ANSWER: &str = "directly-answer";

@@ -27,12 +27,13 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_think, forced_after_reasoning, grammar_of, history_with_object_arguments,
-    history_with_string_arguments, one_or_more, per_tool, think, words, Native, Start,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{
+    forced_after_reasoning, grammar_of, one_or_more, per_tool, words,
+};
+use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
+use crate::toolkit::native::{after_think, think, Native, Start};
 
 pub const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 pub const CALLS_END: &str = "<｜tool▁calls▁end｜>";

@@ -24,10 +24,10 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use toolbridge_template::Clock;
 
 use crate::dialect::{ChatTemplate, DialectError};
-use crate::dialects::framed_native::{one_or_more, words, Native, NativeDialect};
-use crate::dialects::prep::{named_alternatives, render};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
+use crate::toolkit::native::{render_with, Native, NativeDialect};
 
 /// What opens the list of calls.
 pub const FUNCTOOLS: &str = "functools[";
@@ -58,14 +58,7 @@ impl Native for FireFunction {
         _forced: bool,
     ) -> Result<Grammar, DialectError> {
         let mut grammar = Grammar::new("root");
-        grammar.set_rule(
-            "call",
-            Expr::Seq(vec![
-                Expr::literal("{\"name\": \""),
-                named_alternatives(tools, "\", \"arguments\": ")?,
-                Expr::literal("}"),
-            ]),
-        );
+        grammar.set_rule("call", name_first_call(tools, "arguments")?);
         grammar.set_rule(
             "root",
             Expr::Seq(vec![
@@ -110,7 +103,7 @@ impl Native for FireFunction {
             .strftime_now(DATETIME)
             .expect("DATETIME is a valid strftime format");
         extra.insert("datetime".into(), now.into());
-        render(template, &messages, &[], extra)
+        render_with(template, &messages, &[], extra)
     }
 }
 

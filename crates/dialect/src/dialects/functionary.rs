@@ -22,12 +22,11 @@ use toolbridge_chat::ChatRequest;
 use toolbridge_grammar::{CharClass, ClassItem};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    grammar_of, history_with_object_arguments, history_with_string_arguments, one_or_more,
-    per_tool, words, Native, Start,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
+use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
+use crate::toolkit::native::{Native, Start};
 
 const OPEN: &str = "<function=";
 const CLOSE: &str = "</function>";
@@ -74,12 +73,7 @@ impl Native for FunctionaryV31 {
                 let [name, arguments] = captures else {
                     return None;
                 };
-                let name = name.trim();
-                if name.is_empty() || name.contains(char::is_whitespace) {
-                    return None;
-                }
-                let arguments: Value = serde_json::from_str(arguments).ok()?;
-                Some(vec![Call::new(name, arguments_text(&arguments)?)])
+                named_call(name, arguments)
             }),
         };
         let python = Region {
@@ -172,12 +166,7 @@ impl Native for FunctionaryV32 {
                     // `all`: text follows, the header is layout.
                     return captures.is_empty().then(Vec::new);
                 };
-                let name = name.trim();
-                if name.is_empty() || name.contains(char::is_whitespace) {
-                    return None;
-                }
-                let arguments: Value = serde_json::from_str(arguments).ok()?;
-                Some(vec![Call::new(name, arguments_text(&arguments)?)])
+                named_call(name, arguments)
             }),
         };
         vec![(ROUTE.into(), Action::Call(region))]
@@ -193,6 +182,16 @@ impl Native for FunctionaryV32 {
             history_with_object_arguments(request)?,
         ])
     }
+}
+
+/// The call of `name` (trimmed, without blanks) with the JSON `arguments` text.
+fn named_call(name: &str, arguments: &str) -> Option<Vec<Call>> {
+    let name = name.trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let arguments: Value = serde_json::from_str(arguments).ok()?;
+    Some(vec![Call::new(name, arguments_text(&arguments)?)])
 }
 
 /// Text without `>>>`: characters other than `>`, or one or two `>` before another.

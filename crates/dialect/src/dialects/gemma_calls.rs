@@ -26,13 +26,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum, DialectError};
-use crate::dialects::framed_native::{
-    after_open, forced_after_reasoning, none_of, one_or_more, reasoning_tags, words, ws, Native,
-    Start,
-};
-use crate::dialects::pythonic::{argument_chain, Argument};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMMA4};
+use crate::toolkit::grammar_parts::{
+    argument_chain, forced_after_reasoning, none_of, one_or_more, words, ws, Argument,
+};
+use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
 use crate::toolkit::typed_args::ParameterTypes;
 
 const CHANNEL_OPEN: &str = "<|channel>";

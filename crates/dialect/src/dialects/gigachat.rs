@@ -23,9 +23,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{grammar_of, per_tool, words, Native};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, per_tool, words};
+use crate::toolkit::native::Native;
 
 const FUNCTION_CALL: &str = "<|function_call|>";
 const CALL_MESSAGE: &str = "function call<|role_sep|>";

@@ -31,10 +31,11 @@ use toolbridge_chat::{ChatRequest, Message, Role, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{messages_json, ChatTemplate, DialectError, RenderInput};
-use crate::dialects::framed_native::{grammar_of, per_tool, Native, Start};
 use crate::rewrite::arguments_text;
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, per_tool};
+use crate::toolkit::native::{Native, Start};
 
 /// The longest tool name read from a metadata line, in bytes.
 const MAX_NAME: usize = 256;

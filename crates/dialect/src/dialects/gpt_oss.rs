@@ -36,12 +36,11 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    free_text, grammar_of, history_with_object_arguments, history_with_string_arguments,
-    one_or_more, per_tool, words, Native,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{is_name_char, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::grammar_parts::{free_text, grammar_of, one_or_more, per_tool, words};
+use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
+use crate::toolkit::native::Native;
 
 const MESSAGE: &str = "<|message|>";
 const CHANNEL: &str = "<|channel|>";

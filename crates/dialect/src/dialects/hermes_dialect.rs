@@ -26,12 +26,9 @@
 //! the call is constrained like a tagged one (a tool's name, its arguments, `}`, and an
 //! optional closing fence; between the members a space or a line break and indent).
 //!
-//! The parser is [`FramedParser`]'s: `<think>…</think>` at the very start is reasoning (or
-//! everything up to `</think>`, for a prompt that opened it), and `<tool_call>` opens a call
-//! region, the JSON object then `</tool_call>` (an unclosed call whose object was complete
-//! stands: models often stop at the closing tag as a stop string). The object is read by
-//! [`call_json::written_call`]: name and arguments in any order, or OpenAI's own shape,
-//! arguments as the model wrote them. A region that is no call is content, as written.
+//! The parser is the one in [`crate::toolkit::tagged_calls`]: `<think>…</think>` at the
+//! very start is reasoning (or everything up to `</think>`, for a prompt that opened it),
+//! and `<tool_call>` opens a call region, the JSON object then `</tool_call>`.
 //!
 //! LongCat writes the same calls between `<longcat_tool_call>` tags ([`Hermes::LongCat`]),
 //! as vLLM's LongCat parser reads them.
@@ -40,20 +37,15 @@
 //! vocabularies mark as end-of-generation (llama.cpp and vLLM stop on it as EOS); a stop
 //! string would not even see it, since special tokens are not detokenized into text.
 
-use std::sync::Arc;
-
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{call_schema, checked_parameters, DialectError};
-use crate::dialects::framed_native::{after_think, json_name, think, words, Native, Start};
-use crate::toolkit::call_json;
-use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::dialect::DialectError;
+use crate::toolkit::framed::Action;
+use crate::toolkit::grammar_parts::{call_objects, per_tool, words};
+use crate::toolkit::native::{after_think, Native, Start};
+use crate::toolkit::tagged_calls::{markers, Tags, TOOL_CALL_TAGS};
 
-/// What opens a call (and switches a lazy grammar on), and what closes it.
-type Tags = (&'static str, &'static str);
-
-const QWEN_TAGS: Tags = ("<tool_call>", "</tool_call>");
 const LONGCAT_TAGS: Tags = ("<longcat_tool_call>", "</longcat_tool_call>");
 
 /// What opens a call written as bare or fenced JSON, compact or pretty-printed; each is a
@@ -73,7 +65,7 @@ pub enum Hermes {
 impl Hermes {
     fn tags(self) -> Tags {
         match self {
-            Hermes::Qwen => QWEN_TAGS,
+            Hermes::Qwen => TOOL_CALL_TAGS,
             Hermes::LongCat => LONGCAT_TAGS,
         }
     }
@@ -111,28 +103,6 @@ impl Native for Hermes {
     }
 }
 
-/// The parser for `<tool_call>` output at the start of a model's output; the prompt styles
-/// that write Hermes' tags read their output with it too.
-pub fn parser() -> FramedParser {
-    FramedParser::new(markers(QWEN_TAGS))
-}
-
-/// The parser for output that begins inside the reasoning, because the prompt itself
-/// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
-pub fn parser_in_reasoning() -> FramedParser {
-    FramedParser::in_reasoning(markers(QWEN_TAGS), "</think>")
-}
-
-/// `<think>` at the start, and `<tool_call>` opening a call: the object, then optionally
-/// `</tool_call>`.
-fn markers((open, close): Tags) -> Vec<(String, Action)> {
-    let region = Region {
-        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(close)]),
-        decode: Arc::new(|captures| Some(vec![call_json::written_call(captures.first()?)?])),
-    };
-    vec![think(), (open.into(), Action::Call(region))]
-}
-
 /// `root ::= tagged | bare`. `tagged` is `"<tool_call>\n" call "\n</tool_call>"`, then with
 /// `parallel` any number of `"\n<tool_call>\n" call "\n</tool_call>"`, where `call` is one
 /// alternative per tool; `bare` is one call as JSON starting with one of
@@ -146,10 +116,7 @@ fn call_grammar(
     with_bare: bool,
     (call_open, call_close): Tags,
 ) -> Result<Grammar, DialectError> {
-    let calls = tools
-        .iter()
-        .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-        .collect::<Result<Vec<_>, DialectError>>()?;
+    let calls = call_objects(tools, ("name", "arguments"), None)?;
     let block = |open: &str| {
         Expr::Seq(vec![
             Expr::literal(format!("{open}\n")),
@@ -198,7 +165,7 @@ fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
                 .map(|open| Expr::literal(*open))
                 .collect(),
         )),
-        Expr::group(Expr::Alt(named_arguments(tools)?)),
+        named_arguments(tools)?,
         space(2),
         Expr::literal("}"),
     ]);
@@ -219,21 +186,17 @@ fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
 
 /// One alternative per tool: the rest of a bare call's opening for its name, the
 /// `"arguments"` member (after a space or a line break and indent), and its arguments.
-fn named_arguments(tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
-    let named = tools
-        .iter()
-        .map(|tool| {
-            Ok(Expr::Seq(vec![
-                Expr::literal(format!("{}\",", json_name(tool)?)),
-                Expr::group(Expr::Alt(vec![
-                    Expr::literal(" "),
-                    Expr::literal("\n  "),
-                    Expr::literal("\n    "),
-                ])),
-                Expr::literal("\"arguments\": "),
-                Expr::Json(checked_parameters(tool)?),
-            ]))
-        })
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    Ok(named)
+fn named_arguments(tools: &[&Tool]) -> Result<Expr, DialectError> {
+    per_tool(tools, |_, name, arguments| {
+        Expr::Seq(vec![
+            Expr::literal(format!("{name}\",")),
+            Expr::group(Expr::Alt(vec![
+                Expr::literal(" "),
+                Expr::literal("\n  "),
+                Expr::literal("\n    "),
+            ])),
+            Expr::literal("\"arguments\": "),
+            arguments,
+        ])
+    })
 }

@@ -42,14 +42,16 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{call_schema, DialectError};
-use crate::dialects::framed_native::{
-    grammar_of, history_with_object_arguments, history_with_string_arguments, one_or_more,
-    per_tool, text_without, with_empty_content, words, ws, Native, Start,
-};
-use crate::dialects::prep::named_alternatives;
+use crate::dialect::DialectError;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::grammar_parts::{
+    call_objects, grammar_of, one_or_more, per_tool, text_without, words, ws,
+};
+use crate::toolkit::history::{
+    history_with_object_arguments, history_with_string_arguments, with_empty_content,
+};
+use crate::toolkit::native::{Native, Start};
 use crate::toolkit::pycall;
 
 /// How the calls sit between the markers.
@@ -386,11 +388,7 @@ impl JsonList {
     fn framed_calls(&self, tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
         let call = match self.keys {
             Keys::NameArguments => {
-                let calls = tools
-                    .iter()
-                    .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-                    .collect::<Result<Vec<_>, DialectError>>()?;
-                Expr::group(Expr::Alt(calls))
+                Expr::group(Expr::Alt(call_objects(tools, ("name", "arguments"), None)?))
             }
             Keys::NameAsKey => per_tool(tools, |_, name, arguments| {
                 Expr::Seq(vec![
@@ -513,10 +511,13 @@ fn lines(captures: &[String], python: bool, keys: Keys) -> Option<Vec<Call>> {
 /// `[{"name": "<tool>", "arguments": <its schema>}, …]` in one fixed layout, for families
 /// that write their calls with no marker: its opening is the lazy trigger.
 fn bare_calls(tools: &[&Tool], parallel: bool) -> Result<Expr, DialectError> {
-    let call = Expr::Seq(vec![
-        named_alternatives(tools, "\", \"arguments\": ")?,
-        Expr::literal("}"),
-    ]);
+    let named = per_tool(tools, |_, name, arguments| {
+        Expr::Seq(vec![
+            Expr::literal(format!("{name}\", \"arguments\": ")),
+            arguments,
+        ])
+    })?;
+    let call = Expr::Seq(vec![named, Expr::literal("}")]);
     Ok(Expr::Seq(vec![
         Expr::literal(format!("[{CALL_OPEN}")),
         one_or_more(call, Expr::literal(format!(", {CALL_OPEN}")), parallel),

@@ -23,12 +23,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_think, forced_after_reasoning, grammar_of, one_or_more, per_tool, think, words, ws,
-    Native, Start,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{
+    forced_after_reasoning, grammar_of, one_or_more, per_tool, words, ws,
+};
+use crate::toolkit::native::{after_think, think, Native, Start};
 
 pub const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 pub const SECTION_END: &str = "<|tool_calls_section_end|>";

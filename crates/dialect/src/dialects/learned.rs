@@ -24,17 +24,19 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{
-    after_open, call_objects, history_with_object_arguments, history_with_string_arguments,
-    json_name, none_of, one_or_more, per_tool, reasoning_tags, reasoning_then, with_empty_content,
-    words, Native, Start,
-};
-use crate::dialects::pythonic::{argument_chain, pythonic_arguments, Argument};
+use crate::dialect::{string_enum, ChatTemplate, DialectError};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
+use crate::toolkit::grammar_parts::{
+    call_objects, json_name, none_of, one_or_more, per_tool, reasoning_then, words,
+};
+use crate::toolkit::history::{
+    history_with_object_arguments, history_with_string_arguments, with_empty_content,
+};
 use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
+use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
+use crate::toolkit::pythonic::{keyword_arguments, python_calls_of, pythonic_arguments};
 use crate::toolkit::typed_args::ParameterTypes;
 use toolbridge_template::ArgumentsForm;
 
@@ -95,7 +97,9 @@ impl LearnedDialect {
                         let prefix = format!("arguments-{at}");
                         let arguments = match self.learned.strings {
                             Strings::Double => pythonic_arguments(grammar, &prefix, tool)?,
-                            strings => python_arguments(grammar, &prefix, tool, strings)?,
+                            strings => keyword_arguments(grammar, &prefix, tool, |schema| {
+                                python_value(schema, strings)
+                            })?,
                         };
                         Ok(Expr::Seq(vec![
                             Expr::literal(format!("{}(", json_name(tool)?)),
@@ -246,27 +250,6 @@ impl Native for LearnedDialect {
     }
 }
 
-/// A Python call's keyword arguments after `name(`, then `)`, as [`pythonic_arguments`]
-/// writes them but with strings written as `strings`.
-fn python_arguments(
-    grammar: &mut Grammar,
-    prefix: &str,
-    tool: &Tool,
-    strings: Strings,
-) -> Result<Expr, DialectError> {
-    let arguments: Vec<Argument> = declared_parameters(tool)?
-        .into_iter()
-        .map(|(key, schema, required)| Argument {
-            written: Expr::Seq(vec![
-                Expr::literal(format!("{key}=")),
-                python_value(&schema, strings),
-            ]),
-            required,
-        })
-        .collect();
-    Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
-}
-
 /// A value of `schema` with a string written as `strings`: a plain string or a string
 /// `enum` so, anything else as JSON.
 fn python_value(schema: &Value, strings: Strings) -> Expr {
@@ -393,9 +376,7 @@ fn python_calls(text: &str, bare_strings: Option<&ParameterTypes>) -> Option<Vec
         let written = &rest[..length];
         let read = parse_calls(written)
             .or_else(|| parse_calls(&quote_bare_strings(written, bare_strings?)))?;
-        for (name, arguments) in read {
-            calls.push(Call::new(name, serde_json::to_string(&arguments).ok()?));
-        }
+        calls.extend(python_calls_of(read)?);
         rest = rest[length..].trim_start_matches(|c: char| c.is_whitespace() || c == ',');
     }
     (!calls.is_empty()).then_some(calls)

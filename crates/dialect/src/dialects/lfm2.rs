@@ -20,18 +20,16 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_think, forced_after_reasoning, think, words, Native, Start,
-};
-use crate::dialects::pythonic::call_list;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
+use crate::toolkit::native::{after_think, think, Native, Start};
 use crate::toolkit::pycall::parse_calls;
+use crate::toolkit::pythonic::{call_list, python_calls_of};
 
 const CALLS_START: &str = "<|tool_call_start|>";
 const CALLS_END: &str = "<|tool_call_end|>";
@@ -82,16 +80,10 @@ pub fn python_list(end: &str) -> Region {
         body: Pat::until_or_end(end),
         decode: Arc::new(|captures| {
             let text = captures.first()?;
-            let Some(calls) = parse_calls(text) else {
-                return call_json::calls(text.trim(), NAME_ARGUMENTS);
-            };
-            calls
-                .into_iter()
-                .map(|(name, arguments)| {
-                    let arguments = serde_json::to_string(&Value::Object(arguments)).ok()?;
-                    Some(Call::new(name, arguments))
-                })
-                .collect()
+            match parse_calls(text) {
+                Some(calls) => python_calls_of(calls),
+                None => call_json::calls(text.trim(), NAME_ARGUMENTS),
+            }
         }),
     }
 }

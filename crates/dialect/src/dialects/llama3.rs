@@ -67,13 +67,14 @@ use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
-use crate::dialect::{ChatTemplate, DialectError, RenderInput};
-use crate::dialects::framed_native::{one_or_more, words, Native};
-use crate::dialects::prep::{history, named_alternatives, one_call_per_message, render};
-use crate::dialects::pythonic::{list_grammar, list_triggers};
-use crate::toolkit::call_json::{bare_call, object_text, BARE_CALL_KEYS};
+use crate::dialect::{tools_json, ChatTemplate, DialectError};
+use crate::toolkit::call_json::{bare_call, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
-use crate::toolkit::pycall::{parse_calls, write_list, PyCall};
+use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
+use crate::toolkit::history::{history, one_call_per_message};
+use crate::toolkit::native::{render_with, Native};
+use crate::toolkit::pycall::{parse_calls, write_list};
+use crate::toolkit::pythonic::{list_grammar, list_triggers, python_calls_of};
 use crate::toolkit::typed_args::ParameterTypes;
 
 /// Llama 3.1's built-in tools, called after `<|python_tag|>`.
@@ -174,7 +175,7 @@ impl Native for Llama3Json {
         if !builtin.is_empty() {
             extra.insert("builtin_tools".into(), json!(builtin));
         }
-        render(template, &messages, tools, extra)
+        render_with(template, &messages, tools, extra)
     }
 }
 
@@ -220,19 +221,11 @@ impl Native for Llama3Pythonic {
         messages: Vec<Value>,
         tools: &[Tool],
     ) -> Result<String, DialectError> {
-        if *self == Llama3Pythonic::Gemma3 {
-            let input = RenderInput {
-                messages,
-                tools,
-                add_generation_prompt: true,
-            };
-            return template.render(&input).map_err(DialectError::from);
-        }
-        let own = render(template, &messages, tools, Map::new());
-        if tools.is_empty() {
+        let own = render_with(template, &messages, tools, Map::new());
+        if tools.is_empty() || *self == Llama3Pythonic::Gemma3 {
             return own;
         }
-        let bare = render(template, &messages, &[], Map::new());
+        let bare = render_with(template, &messages, &[], Map::new());
         let shows_tools = match (&own, &bare) {
             (Ok(own), Ok(bare)) => {
                 own != bare && PYTHONIC_PROMPTS.iter().any(|tell| own.contains(tell))
@@ -254,11 +247,8 @@ fn zero_shot_prompt(
     messages: &[Value],
     tools: &[Tool],
 ) -> Result<String, DialectError> {
-    let tools_json = serde_json::to_value(tools).map_err(|source| DialectError::Json {
-        what: "the tools",
-        source,
-    })?;
-    let functions = functions_repr(tools_json.as_array().map_or(&[][..], Vec::as_slice));
+    let listed = tools_json(tools)?;
+    let functions = functions_repr(listed.as_array().map_or(&[][..], Vec::as_slice));
     let mut header = format!("Customized Functions: {functions}\n\n---\n");
     let mut rest = messages;
     if let Some(first) = messages.first() {
@@ -292,7 +282,7 @@ fn zero_shot_prompt(
         }
     }
     flush_results(&mut results, &mut rewritten);
-    let mut prompt = render(template, &rewritten, &[], Map::new())?;
+    let mut prompt = render_with(template, &rewritten, &[], Map::new())?;
     for call in calls_written {
         prompt = prompt.replace(&format!("{call}<|eot_id|>"), &format!("{call}<|eom_id|>"));
     }
@@ -345,12 +335,7 @@ fn json_grammar(tools: &[&Tool], parallel: bool) -> Result<Grammar, DialectError
     let mut grammar = Grammar::new("root");
     let mut roots = Vec::new();
     if !custom.is_empty() {
-        let call = Expr::Seq(vec![
-            Expr::literal(CALL_OPEN),
-            named_alternatives(&custom, "\", \"parameters\": ")?,
-            Expr::literal("}"),
-        ]);
-        grammar.set_rule("call", call);
+        grammar.set_rule("call", name_first_call(&custom, "parameters")?);
         roots.push(one_or_more(
             Expr::reference("call"),
             Expr::literal(SEPARATOR),
@@ -519,12 +504,4 @@ fn json_calls_in_a_row(text: &str) -> Option<Vec<Call>> {
         calls.extend(bare_calls(value)?);
     }
     (!calls.is_empty()).then_some(calls)
-}
-
-/// Calls read from Python syntax, their arguments as JSON text.
-fn python_calls_of(calls: Vec<PyCall>) -> Option<Vec<Call>> {
-    calls
-        .into_iter()
-        .map(|(name, arguments)| Some(Call::new(name, object_text(arguments)?)))
-        .collect()
 }

@@ -14,10 +14,11 @@
 //! ````
 //!
 //! Its template writes past arguments with `tojson`, so values are JSON; the parser reads
-//! Python's literals too ([`crate::toolkit::pycall`]), and the grammar is the shared pythonic one ([`crate::dialects::pythonic`])
-//! one, a call per line. The fence closes at a line that starts with its backticks: a call
-//! is one line (JSON and Python strings escape their newlines), so backticks inside an
-//! argument do not end it. The thought is reasoning.
+//! Python's literals too ([`crate::toolkit::pycall`]), and the grammar is the shared
+//! pythonic one ([`crate::toolkit::pythonic`]), a call per line. The fence closes at a
+//! line that starts with its backticks: a call is one line (JSON and Python strings escape
+//! their newlines), so backticks inside an argument do not end it. The thought is
+//! reasoning.
 
 use std::sync::Arc;
 
@@ -25,9 +26,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{forced_after_reasoning, one_or_more, words, Native};
-use crate::dialects::pythonic::{calls_by_line, pythonic_arguments};
 use crate::toolkit::framed::{Action, Pat, Region, MAX_PROSE, MAX_REGION};
+use crate::toolkit::grammar_parts::{forced_after_reasoning, one_or_more, words};
+use crate::toolkit::native::Native;
+use crate::toolkit::pythonic::{call_alternatives, calls_by_line, tools_arguments};
 
 pub const CALLS_START: &str = "<|tool_call_start|>";
 pub const CALLS_END: &str = "<|tool_call_end|>";
@@ -50,18 +52,8 @@ impl Native for MiniCpm3 {
         forced: bool,
     ) -> Result<Grammar, DialectError> {
         let mut grammar = Grammar::new("root");
-        let calls = tools
-            .iter()
-            .enumerate()
-            .map(|(at, tool)| {
-                let arguments = pythonic_arguments(&mut grammar, &format!("arguments-{at}"), tool)?;
-                Ok(Expr::Seq(vec![
-                    Expr::literal(format!("{}(", tool.name())),
-                    arguments,
-                ]))
-            })
-            .collect::<Result<Vec<_>, DialectError>>()?;
-        grammar.set_rule("call", Expr::group(Expr::Alt(calls)));
+        let arguments = tools_arguments(&mut grammar, tools)?;
+        grammar.set_rule("call", call_alternatives("", tools, &arguments));
         let calls = Expr::Seq(vec![
             Expr::literal(format!("{CALLS_START}\n```python\n")),
             one_or_more(Expr::reference("call"), Expr::literal("\n"), parallel),

@@ -24,11 +24,9 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum, DialectError};
-use crate::dialects::framed_native::{
-    after_open, forced_after_reasoning, grammar_of, reasoning_tags, words, Native, Start,
-};
-use crate::dialects::xml_calls::{checked_name, text_value};
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::grammar_parts::{forced_after_reasoning, grammar_of, text_value, words};
+use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
 use crate::toolkit::tag_tree::{branch, TagTree, ITEM};
 use crate::toolkit::typed_args::{may_be_string, ParameterTypes};
 

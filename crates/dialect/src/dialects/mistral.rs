@@ -35,13 +35,12 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{
-    default_histories, one_or_more, reasoning_tags, rendered_past_call, words, Native,
-};
-use crate::dialects::prep::named_alternatives;
 use crate::tool_ids::IdFormat;
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
+use crate::toolkit::history::default_histories;
+use crate::toolkit::native::{reasoning_tags, rendered_past_call, Native};
 
 /// What opens every call (or list of calls).
 pub const TOOL_CALLS: &str = "[TOOL_CALLS]";
@@ -86,14 +85,7 @@ impl Native for Mistral {
                 one_or_more(Expr::reference("call"), Expr::literal(""), parallel)
             }
             Mistral::V3 => {
-                grammar.set_rule(
-                    "call",
-                    Expr::Seq(vec![
-                        Expr::literal("{\"name\": \""),
-                        named_alternatives(tools, "\", \"arguments\": ")?,
-                        Expr::literal("}"),
-                    ]),
-                );
+                grammar.set_rule("call", name_first_call(tools, "arguments")?);
                 Expr::Seq(vec![
                     Expr::literal(format!("{TOOL_CALLS}[")),
                     one_or_more(Expr::reference("call"), Expr::literal(", "), parallel),

@@ -1,9 +1,9 @@
-//! One file per family of models: its call syntax and the stream parser that reads it.
+//! One file per family of models: its call syntax and the stream parser that reads it. A
+//! family imports no other family: what several share is in [`crate::toolkit`].
 
 pub mod cohere;
 pub mod deepseek;
 pub mod firefunction;
-pub mod framed_native;
 pub mod functionary;
 pub mod gemma_calls;
 pub mod gigachat;
@@ -19,8 +19,6 @@ pub mod minicpm3;
 pub mod minimax_m3;
 pub mod mistral;
 pub mod olmo3;
-pub mod prep;
-pub mod pythonic;
 pub mod react;
 pub mod solar_open;
 pub mod styles;

@@ -18,11 +18,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    after_think, forced_after_reasoning, think, words, Native, Start,
-};
-use crate::dialects::pythonic::{call_sequence, calls_by_line};
 use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
+use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::pythonic::{call_sequence, calls_by_line};
 
 const CALLS_START: &str = "<function_calls>";
 const CALLS_END: &str = "</function_calls>";

@@ -23,9 +23,10 @@ use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{template_refused, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{grammar_of, one_or_more, per_tool, words, Native};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
+use crate::toolkit::native::Native;
 
 const ACTION: &str = "Action:";
 const INPUT: &str = "Action Input:";

@@ -16,11 +16,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::DialectError;
-use crate::dialects::framed_native::{
-    grammar_of, one_or_more, per_tool, reasoning_tags, reasoning_then, words, ws, Native,
-};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, reasoning_then, words, ws};
+use crate::toolkit::native::{reasoning_tags, Native};
 
 const CALLS: &str = "<|tool_calls|>";
 const CALL_BEGIN: &str = "<|tool_call:begin|>";

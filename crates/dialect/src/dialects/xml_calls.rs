@@ -132,13 +132,13 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
-use crate::dialects::framed_native::{
-    after_open, free_text, grammar_of, none_of, one_or_more, reasoning_tags, reasoning_then,
-    rendered_past_call, words, ws, Native, Start,
-};
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::grammar_parts::{
+    free_text, grammar_of, one_or_more, reasoning_then, text_value, words, ws,
+};
+use crate::toolkit::native::{after_open, reasoning_tags, rendered_past_call, Native, Start};
 use crate::toolkit::typed_args::{declared_value, typed_value, ParameterTypes};
 
 const MAX_NAME: usize = 256;
@@ -1195,14 +1195,6 @@ fn index_number() -> Expr {
     ])
 }
 
-/// A function's name as written, or `None` when it cannot be one.
-pub fn checked_name(name: &str) -> Option<&str> {
-    let name = name.trim();
-    let bad =
-        name.is_empty() || name.contains(['<', '>', '"']) || name.contains(char::is_whitespace);
-    (!bad).then_some(name)
-}
-
 /// One GLM call of `tool`: its declared parameters in schema order.
 fn glm_call(tool: &Tool) -> Result<Expr, DialectError> {
     let mut items = vec![Expr::literal(format!("<tool_call>{}\n", tool.name()))];
@@ -1268,44 +1260,4 @@ fn glm_markers(types: &Arc<ParameterTypes>) -> Vec<(String, Action)> {
         }),
     };
     vec![("<tool_call>".into(), Action::Call(region))]
-}
-
-/// A string value as text: anything without `end`, the start of its closing tag, so that
-/// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
-/// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
-/// strictly than needed, a partial `end` is not followed by another `<`).
-pub fn text_value(end: &str) -> Expr {
-    let chars: Vec<char> = end.chars().collect();
-    let first = chars.first().copied().unwrap_or('<');
-    let runs = || Expr::repeat(Expr::literal(first.to_string()), 1, None);
-    // After `end`'s first `i` characters: a character that breaks the match, or the next
-    // one and on, never the whole of `end`.
-    let mut after = none_of([first, chars.last().copied().unwrap_or(first)]);
-    let mut partial: Option<Expr> = None;
-    for &c in chars.iter().skip(1).rev().skip(1) {
-        after = Expr::group(Expr::Alt(vec![
-            none_of([first, c]),
-            Expr::Seq(vec![Expr::literal(c.to_string()), after]),
-        ]));
-        let tail = match partial {
-            Some(tail) => Expr::Seq(vec![Expr::literal(c.to_string()), tail]),
-            None => Expr::literal(c.to_string()),
-        };
-        partial = Some(Expr::optional(Expr::group(tail)));
-    }
-    let ending = match partial {
-        Some(partial) => Expr::Seq(vec![runs(), partial]),
-        None => runs(),
-    };
-    Expr::Seq(vec![
-        Expr::repeat(
-            Expr::group(Expr::Alt(vec![
-                none_of([first]),
-                Expr::Seq(vec![runs(), after]),
-            ])),
-            0,
-            None,
-        ),
-        Expr::optional(Expr::group(ending)),
-    ])
 }

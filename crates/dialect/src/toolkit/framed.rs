@@ -701,6 +701,14 @@ pub fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
 }
 
+/// A function's name as a region wrote it (trimmed), or `None` when it cannot be one.
+pub fn checked_name(name: &str) -> Option<&str> {
+    let name = name.trim();
+    let bad =
+        name.is_empty() || name.contains(['<', '>', '"']) || name.contains(char::is_whitespace);
+    (!bad).then_some(name)
+}
+
 fn name(
     rest: &str,
     at: usize,

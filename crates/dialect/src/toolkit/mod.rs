@@ -1,4 +1,7 @@
-//! The stream-parsing toolkit every dialect's parser is built from.
+//! The machinery every dialect is built from. A family's file says only what is its own
+//! (its markers, its literals, where its template differs) and takes the rest from here,
+//! never from another family's file, so a rule is written once and a family can be read
+//! alone.
 //!
 //! Model output arrives in pieces of any size: a piece may end inside a marker, a UTF-8
 //! character or a JSON string escape, and a parser must give the same answer whether it is
@@ -7,6 +10,15 @@
 //! So it is solved once, here, and tested here against every way of cutting the input; the
 //! dialects only say which markers and which JSON they expect, and copy nothing.
 //!
+//! - [`native`]: a family whose template shows the tools, as a dialect: one `prepare`, the
+//!   family saying only what differs.
+//! - [`prompt_style`]: a style's prompt and call syntax, for templates that know nothing of
+//!   tools, as a dialect.
+//! - [`history`]: the shapes of the conversation templates read, tried in order.
+//! - [`grammar_parts`]: the parts call grammars are made of.
+//! - [`pythonic`]: pythonic call lists as a grammar over the tools, read back as calls.
+//! - [`tagged_calls`]: a JSON call between `<tool_call>` tags, read (the Hermes family's
+//!   parser) and asked for (the prompt styles' syntax).
 //! - [`choice`]: the request's `tool_choice` settled once: callable and shown tools, forced,
 //!   parallel.
 //! - [`attributes`]: quoted attribute values (`tool="NAME"`), escaped and read back.
@@ -35,14 +47,20 @@ pub mod call_json;
 pub mod choice;
 pub mod framed;
 pub mod gemma_notation;
+pub mod grammar_parts;
 pub mod header;
+pub mod history;
 pub mod json_scan;
 pub mod learn;
+pub mod native;
 pub mod off_format;
+pub mod prompt_style;
 pub mod prompt_text;
 pub mod pycall;
+pub mod pythonic;
 mod reread;
 pub mod tag_scan;
 pub mod tag_tree;
+pub mod tagged_calls;
 pub mod typed_args;
 pub mod unescape;

@@ -24,12 +24,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::render::typescript::functionary_namespace;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar};
 
-use super::{CallSyntax, PromptStyle, ToolsPrompt};
 use crate::dialect::{checked_parameters, DialectError};
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
 use crate::toolkit::header::{Header, HeaderReader};
+use crate::toolkit::prompt_style::{CallSyntax, PromptStyle, ToolsPrompt};
 use crate::toolkit::tag_scan::{Piece, Placement, TagScanner};
 
 /// What opens every assistant message after the first (the prompt opens the first).

@@ -10,8 +10,8 @@ use serde_json::Value;
 use toolbridge_pyrepr::python_repr;
 use toolbridge_template::Clock;
 
-use super::tagged::TaggedCalls;
-use super::{PromptStyle, ToolsPrompt};
+use crate::toolkit::prompt_style::{PromptStyle, ToolsPrompt};
+use crate::toolkit::tagged_calls::TaggedCalls;
 
 /// What comes before the date.
 const BEFORE_DATE: &str = r#"You are a function calling AI agent with self-recursion. You can call only one function at a time and analyse data you get from function response. You are provided with function signatures within <tools></tools> XML tags. "#;

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::tagged::TaggedCalls;
-use super::{PromptStyle, ToolsPrompt};
+use crate::toolkit::prompt_style::{PromptStyle, ToolsPrompt};
 use crate::toolkit::prompt_text::tools_block;
+use crate::toolkit::tagged_calls::TaggedCalls;
 
 /// The `short` style's system prompt.
 #[derive(Debug, Clone, Copy, Default)]

@@ -23,12 +23,12 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::schema;
 use toolbridge_grammar::{Expr, Grammar};
 
-use super::{CallSyntax, PromptStyle, ToolsPrompt};
 use crate::answer_format::schema_instruction;
 use crate::dialect::{call_schema, DialectError};
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ThoughtfulSteps};
+use crate::toolkit::prompt_style::{CallSyntax, PromptStyle, ToolsPrompt};
 use crate::toolkit::prompt_text::tools_listing;
 
 /// The `thoughtful_steps` style's system prompt.

@@ -1,7 +1,7 @@
 //! Pythonic call lists `[f(a=1), g(b='x')]` as a grammar over the tools' schemas, for the
 //! families trained to write them: Llama 3.2 / 4 zero-shot, LFM2 (inside
-//! `<|tool_call_start|>…<|tool_call_end|>`) and Gemma 3. Reading them back is
-//! [`crate::toolkit::pycall`]'s (bare in content: [`crate::dialects::llama3::markers`]).
+//! `<|tool_call_start|>…<|tool_call_end|>`), MiniCPM3, OLMo 3 and Gemma 3. Reading Python
+//! syntax is [`crate::toolkit::pycall`]'s; here its calls become [`Call`]s.
 
 use serde_json::Value;
 use toolbridge_chat::Tool;
@@ -10,7 +10,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::dialect::{declared_parameters, DialectError};
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::Call;
-use crate::toolkit::pycall::parse_calls;
+use crate::toolkit::grammar_parts::{argument_chain, Argument};
+use crate::toolkit::pycall::{parse_calls, PyCall};
 
 /// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the
 /// content (Llama 3.2 / 4 zero-shot, Gemma 3).
@@ -51,27 +52,10 @@ pub fn call_sequence(
     (open, separator, close): (&str, &str, &str),
     parallel: bool,
 ) -> Result<Expr, DialectError> {
-    let arguments = tools
-        .iter()
-        .enumerate()
-        .map(|(at, tool)| pythonic_arguments(grammar, &format!("arguments-{at}"), tool))
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    let call = |open: &str| {
-        let alternatives = tools
-            .iter()
-            .zip(&arguments)
-            .map(|(tool, arguments)| {
-                Expr::Seq(vec![
-                    Expr::literal(format!("{open}{}(", tool.name())),
-                    arguments.clone(),
-                ])
-            })
-            .collect();
-        Expr::group(Expr::Alt(alternatives))
-    };
-    let mut list = vec![call(open)];
+    let arguments = tools_arguments(grammar, tools)?;
+    let mut list = vec![call_alternatives(open, tools, &arguments)];
     if parallel {
-        grammar.set_rule("call", call(""));
+        grammar.set_rule("call", call_alternatives("", tools, &arguments));
         list.push(Expr::repeat(
             Expr::group(Expr::Seq(vec![
                 Expr::literal(separator),
@@ -85,82 +69,74 @@ pub fn call_sequence(
     Ok(Expr::Seq(list))
 }
 
+/// Each tool's keyword arguments ([`pythonic_arguments`]), in the order of `tools`.
+pub fn tools_arguments(grammar: &mut Grammar, tools: &[&Tool]) -> Result<Vec<Expr>, DialectError> {
+    tools
+        .iter()
+        .enumerate()
+        .map(|(at, tool)| pythonic_arguments(grammar, &format!("arguments-{at}"), tool))
+        .collect()
+}
+
+/// One alternative per tool: `{open}name(`, then its `arguments` ([`tools_arguments`]).
+pub fn call_alternatives(open: &str, tools: &[&Tool], arguments: &[Expr]) -> Expr {
+    let alternatives = tools
+        .iter()
+        .zip(arguments)
+        .map(|(tool, arguments)| {
+            Expr::Seq(vec![
+                Expr::literal(format!("{open}{}(", tool.name())),
+                arguments.clone(),
+            ])
+        })
+        .collect();
+    Expr::group(Expr::Alt(alternatives))
+}
+
 /// The calls of a block written one per line (MiniCPM3, OLMo 3): each line that is not
 /// blank one Python call (or a list of them); `None` when a line holds none, or no line does.
 pub fn calls_by_line(block: &str) -> Option<Vec<Call>> {
     let mut calls = Vec::new();
     for line in block.lines().filter(|line| !line.trim().is_empty()) {
-        for (name, arguments) in parse_calls(line)? {
-            calls.push(Call::new(name, object_text(arguments)?));
-        }
+        calls.extend(python_calls_of(parse_calls(line)?)?);
     }
     (!calls.is_empty()).then_some(calls)
 }
 
+/// Calls read from Python syntax, their arguments as JSON text.
+pub fn python_calls_of(calls: Vec<PyCall>) -> Option<Vec<Call>> {
+    calls
+        .into_iter()
+        .map(|(name, arguments)| Some(Call::new(name, object_text(arguments)?)))
+        .collect()
+}
+
 /// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
-/// each `key=value`.
+/// each `key=value`, the value a Python literal ([`python_value`]).
 pub fn pythonic_arguments(
     grammar: &mut Grammar,
     prefix: &str,
     tool: &Tool,
 ) -> Result<Expr, DialectError> {
+    keyword_arguments(grammar, prefix, tool, python_value)
+}
+
+/// A call's keyword arguments after `name(`, then `)`: its parameters in schema order,
+/// each `key=value`, the value as `value` writes one of the parameter's schema.
+pub fn keyword_arguments(
+    grammar: &mut Grammar,
+    prefix: &str,
+    tool: &Tool,
+    value: impl Fn(&Value) -> Expr,
+) -> Result<Expr, DialectError> {
     let arguments: Vec<Argument> = declared_parameters(tool)?
         .into_iter()
         .map(|(key, schema, required)| Argument {
-            written: Expr::Seq(vec![
-                Expr::literal(format!("{key}=")),
-                python_value(&schema),
-            ]),
+            written: Expr::Seq(vec![Expr::literal(format!("{key}=")), value(&schema)]),
             required,
         })
         .collect();
     Ok(argument_chain(grammar, prefix, &arguments, ", ", ")"))
-}
-
-/// One argument as a grammar writes it (`key=value`), and whether it must be there.
-pub struct Argument {
-    pub written: Expr,
-    pub required: bool,
-}
-
-/// `arguments` in order, each optional one maybe left out, joined by `separator`, then
-/// `end`. Rule `{prefix}-i` is what may follow once the arguments before `i` are settled,
-/// each with its separator before.
-pub fn argument_chain(
-    grammar: &mut Grammar,
-    prefix: &str,
-    arguments: &[Argument],
-    separator: &str,
-    end: &str,
-) -> Expr {
-    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
-    grammar.set_rule(format!("{prefix}-{}", arguments.len()), Expr::literal(end));
-    for (at, argument) in arguments.iter().enumerate().rev() {
-        let with = Expr::Seq(vec![
-            Expr::literal(separator),
-            argument.written.clone(),
-            rest(at + 1),
-        ]);
-        let body = if argument.required {
-            with
-        } else {
-            Expr::Alt(vec![with, rest(at + 1)])
-        };
-        grammar.set_rule(format!("{prefix}-{at}"), body);
-    }
-    // The first argument written has no separator before it: any argument that only
-    // optional ones precede may come first.
-    let mut firsts = Vec::new();
-    for (at, argument) in arguments.iter().enumerate() {
-        firsts.push(Expr::Seq(vec![argument.written.clone(), rest(at + 1)]));
-        if argument.required {
-            break;
-        }
-    }
-    if arguments.iter().all(|argument| !argument.required) {
-        firsts.push(Expr::literal(end));
-    }
-    Expr::group(Expr::Alt(firsts))
 }
 
 /// A Python literal for `schema`: `True`/`False`/`None` for booleans and null, JSON

@@ -1,7 +1,8 @@
-//! What the native dialects built on [`crate::toolkit::framed`] share: one `prepare` that
-//! renders the model's own template with the tools, makes the family's call grammar lazy on
-//! its opening words (forced from the first byte when `tool_choice` requires a call), and
-//! wraps the family's parser with off-format calls when the request has tools.
+//! A native family as a [`Dialect`]: what the families whose template shows the tools (and
+//! whose parser is a [`FramedParser`]) share, one `prepare` that renders the model's own
+//! template with the tools, makes the family's call grammar lazy on its opening words
+//! (forced from the first byte when `tool_choice` requires a call), and wraps the family's
+//! parser with off-format calls when the request has tools.
 //!
 //! A family says only what differs ([`Native`]): its grammar over the callable tools, its
 //! triggers, its markers, how its generation prompt may leave the model inside reasoning,
@@ -12,17 +13,17 @@
 //! alternatives in the grammar while the template still shows every tool, so the prompt
 //! (and the model's cache of it) does not change with the choice.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
-use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
+use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::dialect::{
-    call_object, checked_parameters, messages_json, ChatTemplate, Constraint, Dialect,
-    DialectError, Prepared, RenderInput,
+    tools_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared, RenderInput,
 };
 use crate::parser::StreamParser;
 use crate::toolkit::choice::Choice;
 use crate::toolkit::framed::{Action, FramedParser};
+use crate::toolkit::history::default_histories;
 use crate::toolkit::prompt_text::{tools_listing, with_system_prompt};
 
 /// One native family, as [`NativeDialect`] needs it.
@@ -140,6 +141,25 @@ pub fn rendered_past_call(template: &ChatTemplate) -> Option<String> {
     template.render(&input).ok()
 }
 
+/// Renders `template` with `transformers`' variables and `extra` ones on top, for the
+/// families whose template reads more (Llama 3.1's `builtin_tools`, FireFunction's
+/// `functions`).
+pub fn render_with(
+    template: &ChatTemplate,
+    messages: &[Value],
+    tools: &[Tool],
+    extra: Map<String, Value>,
+) -> Result<String, DialectError> {
+    let mut context = Map::new();
+    context.insert("messages".into(), Value::Array(messages.to_vec()));
+    if !tools.is_empty() {
+        context.insert("tools".into(), tools_json(tools)?);
+    }
+    context.insert("add_generation_prompt".into(), true.into());
+    context.extend(extra);
+    template.render_context(context).map_err(DialectError::from)
+}
+
 /// Where a model's output starts, as its generation prompt leaves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
@@ -188,30 +208,6 @@ pub fn reasoning_tags(open: &str, close: &str) -> (String, Action) {
             at_start_only: true,
         },
     )
-}
-
-/// `calls` after optional reasoning, for a forced grammar: the model may still be in the
-/// reasoning its prompt opened (then it writes only `close`), or open it itself.
-pub fn reasoning_then(open: &str, close: &str, calls: Expr) -> Expr {
-    Expr::Seq(vec![
-        Expr::optional(Expr::group(Expr::Seq(vec![
-            Expr::optional(Expr::literal(open)),
-            free_text(),
-            Expr::literal(close),
-            ws(),
-        ]))),
-        calls,
-    ])
-}
-
-/// A grammar's root: `calls`, after the reasoning [`reasoning_then`] admits when the call is
-/// `forced` (a lazy grammar starts at its trigger, past any reasoning).
-pub fn forced_after_reasoning(forced: bool, (open, close): (&str, &str), calls: Expr) -> Expr {
-    if forced {
-        reasoning_then(open, close, calls)
-    } else {
-        calls
-    }
 }
 
 /// A [`Native`] family as a [`Dialect`].
@@ -293,22 +289,9 @@ fn render_first<N: Native>(
     })
 }
 
-/// The shapes of history templates read, in the order they are tried: past calls'
-/// `arguments` as objects (templates that print them with `tojson`), then as the JSON
-/// strings OpenAI sends (templates that concatenate them), then objects with `content: ""`
-/// on turns that only call (templates that iterate or search the content of every
-/// assistant turn: LFM2's, Qwen 3's `'</think>' in message.content`).
-pub fn default_histories(request: &ChatRequest) -> Result<Vec<Vec<Value>>, DialectError> {
-    Ok(vec![
-        history_with_object_arguments(request)?,
-        history_with_string_arguments(request)?,
-        history_with_empty_content(request)?,
-    ])
-}
-
 /// `render` of the first of `histories` it accepts; the last one's error when it accepts
 /// none.
-pub fn first_rendered(
+fn first_rendered(
     histories: Vec<Vec<Value>>,
     render: impl Fn(Vec<Value>) -> Result<String, DialectError>,
 ) -> Result<String, DialectError> {
@@ -324,7 +307,7 @@ pub fn first_rendered(
 
 /// The system prompt that describes the tools and the family's call syntax, for templates
 /// that do not show tools themselves.
-pub fn tools_prompt(tools: &[Tool], example: &str) -> String {
+fn tools_prompt(tools: &[Tool], example: &str) -> String {
     let listing: Vec<Value> = tools
         .iter()
         .filter_map(|tool| serde_json::to_value(tool).ok())
@@ -333,160 +316,4 @@ pub fn tools_prompt(tools: &[Tool], example: &str) -> String {
         "You have access to the following tools:\n{}\n\nTo call tools, write:\n{example}",
         tools_listing(&listing)
     )
-}
-
-/// The messages as JSON, past calls' `arguments` as objects where they hold JSON objects:
-/// templates print them with `tojson` and OpenAI's string form would come out quoted twice.
-pub fn history_with_object_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    Ok(with_object_arguments(history_with_string_arguments(
-        request,
-    )?))
-}
-
-/// `messages` with past calls' `arguments` as objects where they hold JSON objects.
-pub fn with_object_arguments(mut messages: Vec<Value>) -> Vec<Value> {
-    for message in &mut messages {
-        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
-            continue;
-        };
-        for call in calls {
-            let Some(arguments) = call.pointer_mut("/function/arguments") else {
-                continue;
-            };
-            if let Value::String(text) = arguments {
-                if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
-                    *arguments = object;
-                }
-            }
-        }
-    }
-    messages
-}
-
-/// [`history_with_object_arguments`] with `content: ""` instead of `null` on assistant turns
-/// that only call.
-pub fn history_with_empty_content(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    Ok(with_empty_content(history_with_object_arguments(request)?))
-}
-
-/// The messages as JSON, as OpenAI sends them, with `content: null` on assistant turns
-/// that only call (templates test `message['content'] is none`, as `transformers` gives it).
-pub fn history_with_string_arguments(request: &ChatRequest) -> Result<Vec<Value>, DialectError> {
-    let mut messages = messages_json(&request.messages)?;
-    for message in &mut messages {
-        if let Value::Object(members) = message {
-            if members.contains_key("tool_calls") {
-                members.entry("content").or_insert(Value::Null);
-            }
-        }
-    }
-    Ok(messages)
-}
-
-/// `messages` with `content: ""` where a turn that only calls has `null`, for templates
-/// that raise on a `content` that is present and not a string (Apertus').
-pub fn with_empty_content(mut messages: Vec<Value>) -> Vec<Value> {
-    for message in &mut messages {
-        if let Value::Object(members) = message {
-            if members.contains_key("tool_calls") && members.get("content") == Some(&Value::Null) {
-                members.insert("content".into(), Value::String(String::new()));
-            }
-        }
-    }
-    messages
-}
-
-/// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
-pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
-    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
-        what: "a tool name",
-        source,
-    })?;
-    Ok(quoted[1..quoted.len() - 1].to_string())
-}
-
-/// One alternative per tool, each made by `call` from the tool, its JSON-escaped name and
-/// its checked parameters schema.
-pub fn per_tool(
-    tools: &[&Tool],
-    call: impl Fn(&Tool, &str, Expr) -> Expr,
-) -> Result<Expr, DialectError> {
-    let alternatives = tools
-        .iter()
-        .map(|tool| {
-            let name = json_name(tool)?;
-            Ok(call(tool, &name, Expr::Json(checked_parameters(tool)?)))
-        })
-        .collect::<Result<Vec<_>, DialectError>>()?;
-    Ok(Expr::group(Expr::Alt(alternatives)))
-}
-
-/// One JSON object schema per tool ([`call_object`]).
-pub fn call_objects(
-    tools: &[&Tool],
-    keys: (&str, &str),
-    id: Option<&str>,
-) -> Result<Vec<Expr>, DialectError> {
-    tools
-        .iter()
-        .map(|tool| Ok(Expr::Json(call_object(tool, keys, id)?)))
-        .collect()
-}
-
-/// `first`, then with `parallel` any number of `separator first`.
-pub fn one_or_more(first: Expr, separator: Expr, parallel: bool) -> Expr {
-    if !parallel {
-        return first;
-    }
-    Expr::Seq(vec![
-        first.clone(),
-        Expr::repeat(Expr::group(Expr::Seq(vec![separator, first])), 0, None),
-    ])
-}
-
-/// Optional layout whitespace between the parts of a call.
-pub fn ws() -> Expr {
-    Expr::repeat(
-        Expr::Class(CharClass::new(
-            false,
-            vec![
-                ClassItem::Char(' '),
-                ClassItem::Char('\t'),
-                ClassItem::Char('\n'),
-            ],
-        )),
-        0,
-        Some(24),
-    )
-}
-
-/// Free text without `<`, for the reasoning a forced grammar lets a model write first.
-pub fn free_text() -> Expr {
-    text_without('<')
-}
-
-/// Free text without `stop`, the first character of the marker that ends it.
-pub fn text_without(stop: char) -> Expr {
-    Expr::repeat(none_of([stop]), 0, None)
-}
-
-/// One character not among `chars`.
-pub fn none_of(chars: impl IntoIterator<Item = char>) -> Expr {
-    let items = chars.into_iter().map(ClassItem::Char).collect();
-    Expr::Class(CharClass::new(true, items))
-}
-
-/// A grammar whose root is `root`.
-pub fn grammar_of(root: Expr) -> Grammar {
-    let mut grammar = Grammar::new("root");
-    grammar.set_rule("root", root);
-    grammar
-}
-
-/// Word triggers.
-pub fn words(words: &[&str]) -> Vec<Trigger> {
-    words
-        .iter()
-        .map(|word| Trigger::Word(word.to_string()))
-        .collect()
 }

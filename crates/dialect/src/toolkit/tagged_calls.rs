@@ -1,5 +1,14 @@
-//! The call syntax of the `short`, `long` and `hermes_2_pro` styles: one JSON object
-//! `{"name": …, "arguments": …}` between `<tool_call>` and `</tool_call>`.
+//! Calls as one JSON object `{"name": …, "arguments": …}` between `<tool_call>` and
+//! `</tool_call>`, as Hermes 2 Pro writes them: the parser that reads them ([`markers`],
+//! the Hermes family's and the prompt styles'), and the call syntax of the `short`, `long`,
+//! `mixtral` and `hermes_2_pro` styles ([`TaggedCalls`]).
+//!
+//! The parser is a [`FramedParser`]: `<think>…</think>` at the very start is reasoning, and
+//! the opening tag opens a call region, the JSON object then the closing tag (an unclosed
+//! call whose object was complete stands: models often stop at the closing tag as a stop
+//! string). The object is read by [`call_json::written_call`]: name and arguments in any
+//! order, or OpenAI's own shape, arguments as the model wrote them. A region that is no
+//! call is content, as written.
 //!
 //! Seed 000's grammar for these styles is `content* tool-call?` with `tool-call ::=
 //! "<tool_call>" space (one alternative per tool) space "</tool_call>"`: free text, then at
@@ -7,8 +16,8 @@
 //! constraint (before the trigger `<tool_call>`), and the grammar is the call: `name` first
 //! and `arguments` following the tool's schema, as the seed's alternatives are, with an
 //! optional space or newline on either side of the object. Past calls are written with
-//! [`ToolCallTags`], and the output is read by the Hermes parser, which takes every shape
-//! of call these prompts lead models to write (arguments first, as `hermes_2_pro` asks, or
+//! [`ToolCallTags`], and the output is read by [`parser`], which takes every shape of call
+//! these prompts lead models to write (arguments first, as `hermes_2_pro` asks, or
 //! OpenAI's own shape, as the rewritten history shows).
 //!
 //! The `mixtral` style takes the same calls with markdown's escaped underscores, which
@@ -16,16 +25,47 @@
 //! seed's `"<tool" "\\"? "_" "call>"`), its trigger is `<tool`, common to both, and its
 //! parser reads the output with every `\_` unescaped ([`Unescaped`]), names included.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
-use super::CallSyntax;
-use crate::dialect::{call_schema, DialectError};
-use crate::dialects::hermes_dialect;
+use crate::dialect::DialectError;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
+use crate::toolkit::call_json;
+use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::toolkit::grammar_parts::call_objects;
+use crate::toolkit::native::think;
+use crate::toolkit::prompt_style::CallSyntax;
 use crate::toolkit::unescape::Unescaped;
+
+/// What opens a call (and switches a lazy grammar on), and what closes it.
+pub type Tags = (&'static str, &'static str);
+
+/// Hermes' tags, which Qwen and the prompt styles write too.
+pub const TOOL_CALL_TAGS: Tags = ("<tool_call>", "</tool_call>");
+
+/// The parser for `<tool_call>` output at the start of a model's output.
+pub fn parser() -> FramedParser {
+    FramedParser::new(markers(TOOL_CALL_TAGS))
+}
+
+/// The parser for output that begins inside the reasoning, because the prompt itself
+/// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
+pub fn parser_in_reasoning() -> FramedParser {
+    FramedParser::in_reasoning(markers(TOOL_CALL_TAGS), "</think>")
+}
+
+/// `<think>` at the start, and `open` opening a call: the object, then optionally `close`.
+pub fn markers((open, close): Tags) -> Vec<(String, Action)> {
+    let region = Region {
+        body: Pat::Seq(vec![Pat::Json, Pat::Ws, Pat::opt(close)]),
+        decode: Arc::new(|captures| Some(vec![call_json::written_call(captures.first()?)?])),
+    };
+    vec![think(), (open.into(), Action::Call(region))]
+}
 
 /// `<tool_call>{"name": …, "arguments": …}</tool_call>`; see the module docs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,10 +115,7 @@ impl CallSyntax for TaggedCalls {
     /// `root ::= "<tool_call>" space call space "</tool_call>"`, `call` one alternative
     /// per tool, `space` an optional space or newline.
     fn grammar(&self, tools: &[&Tool], _answer: Option<&Value>) -> Result<Grammar, DialectError> {
-        let calls = tools
-            .iter()
-            .map(|tool| Ok(Expr::Json(call_schema(tool)?)))
-            .collect::<Result<Vec<_>, DialectError>>()?;
+        let calls = call_objects(tools, ("name", "arguments"), None)?;
         let mut grammar = Grammar::new("root");
         grammar.set_rule(
             "root",
@@ -100,9 +137,9 @@ impl CallSyntax for TaggedCalls {
 
     fn parser(&self) -> Box<dyn StreamParser + Send> {
         if self.escaped_underscores {
-            Box::new(Unescaped::new(hermes_dialect::parser()))
+            Box::new(Unescaped::new(parser()))
         } else {
-            Box::new(hermes_dialect::parser())
+            Box::new(parser())
         }
     }
 }

@@ -1,0 +1,229 @@
+//! The parts call grammars are made of: one alternative per tool, a call then more with
+//! `parallel`, layout and free text, reasoning before a forced call, arguments in schema
+//! order each optional one maybe left out, and the triggers. Every family's grammar is
+//! these put together with its own literals, so each rule (what a tool's name may hold,
+//! what text may run before a closing tag) is written once.
+
+use toolbridge_chat::Tool;
+use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
+
+use crate::dialect::{call_object, checked_parameters, DialectError};
+
+/// Word triggers.
+pub fn words(words: &[&str]) -> Vec<Trigger> {
+    words
+        .iter()
+        .map(|word| Trigger::Word(word.to_string()))
+        .collect()
+}
+
+/// A grammar whose root is `root`.
+pub fn grammar_of(root: Expr) -> Grammar {
+    let mut grammar = Grammar::new("root");
+    grammar.set_rule("root", root);
+    grammar
+}
+
+/// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
+pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
+    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
+        what: "a tool name",
+        source,
+    })?;
+    Ok(quoted[1..quoted.len() - 1].to_string())
+}
+
+/// One alternative per tool, each made by `call` from the tool, its JSON-escaped name and
+/// its checked parameters schema.
+pub fn per_tool(
+    tools: &[&Tool],
+    call: impl Fn(&Tool, &str, Expr) -> Expr,
+) -> Result<Expr, DialectError> {
+    let alternatives = tools
+        .iter()
+        .map(|tool| {
+            let name = json_name(tool)?;
+            Ok(call(tool, &name, Expr::Json(checked_parameters(tool)?)))
+        })
+        .collect::<Result<Vec<_>, DialectError>>()?;
+    Ok(Expr::group(Expr::Alt(alternatives)))
+}
+
+/// `{"name": "<tool>", "<arguments_key>": <its arguments>}`, compact and the name first,
+/// as models write a JSON call: one alternative per tool after the opening they share.
+pub fn name_first_call(tools: &[&Tool], arguments_key: &str) -> Result<Expr, DialectError> {
+    let named = per_tool(tools, |_, name, arguments| {
+        let middle = format!("{name}\", \"{arguments_key}\": ");
+        Expr::Seq(vec![Expr::literal(middle), arguments])
+    })?;
+    Ok(Expr::Seq(vec![
+        Expr::literal("{\"name\": \""),
+        named,
+        Expr::literal("}"),
+    ]))
+}
+
+/// One JSON object schema per tool ([`call_object`]).
+pub fn call_objects(
+    tools: &[&Tool],
+    keys: (&str, &str),
+    id: Option<&str>,
+) -> Result<Vec<Expr>, DialectError> {
+    tools
+        .iter()
+        .map(|tool| Ok(Expr::Json(call_object(tool, keys, id)?)))
+        .collect()
+}
+
+/// `first`, then with `parallel` any number of `separator first`.
+pub fn one_or_more(first: Expr, separator: Expr, parallel: bool) -> Expr {
+    if !parallel {
+        return first;
+    }
+    Expr::Seq(vec![
+        first.clone(),
+        Expr::repeat(Expr::group(Expr::Seq(vec![separator, first])), 0, None),
+    ])
+}
+
+/// Optional layout whitespace between the parts of a call.
+pub fn ws() -> Expr {
+    Expr::repeat(
+        Expr::Class(CharClass::new(
+            false,
+            vec![
+                ClassItem::Char(' '),
+                ClassItem::Char('\t'),
+                ClassItem::Char('\n'),
+            ],
+        )),
+        0,
+        Some(24),
+    )
+}
+
+/// Free text without `<`, for the reasoning a forced grammar lets a model write first.
+pub fn free_text() -> Expr {
+    text_without('<')
+}
+
+/// Free text without `stop`, the first character of the marker that ends it.
+pub fn text_without(stop: char) -> Expr {
+    Expr::repeat(none_of([stop]), 0, None)
+}
+
+/// One character not among `chars`.
+pub fn none_of(chars: impl IntoIterator<Item = char>) -> Expr {
+    let items = chars.into_iter().map(ClassItem::Char).collect();
+    Expr::Class(CharClass::new(true, items))
+}
+
+/// `calls` after optional reasoning, for a forced grammar: the model may still be in the
+/// reasoning its prompt opened (then it writes only `close`), or open it itself.
+pub fn reasoning_then(open: &str, close: &str, calls: Expr) -> Expr {
+    Expr::Seq(vec![
+        Expr::optional(Expr::group(Expr::Seq(vec![
+            Expr::optional(Expr::literal(open)),
+            free_text(),
+            Expr::literal(close),
+            ws(),
+        ]))),
+        calls,
+    ])
+}
+
+/// A grammar's root: `calls`, after the reasoning [`reasoning_then`] admits when the call is
+/// `forced` (a lazy grammar starts at its trigger, past any reasoning).
+pub fn forced_after_reasoning(forced: bool, (open, close): (&str, &str), calls: Expr) -> Expr {
+    if forced {
+        reasoning_then(open, close, calls)
+    } else {
+        calls
+    }
+}
+
+/// One argument as a grammar writes it (`key=value`), and whether it must be there.
+pub struct Argument {
+    pub written: Expr,
+    pub required: bool,
+}
+
+/// `arguments` in order, each optional one maybe left out, joined by `separator`, then
+/// `end`. Rule `{prefix}-i` is what may follow once the arguments before `i` are settled,
+/// each with its separator before.
+pub fn argument_chain(
+    grammar: &mut Grammar,
+    prefix: &str,
+    arguments: &[Argument],
+    separator: &str,
+    end: &str,
+) -> Expr {
+    let rest = |at: usize| Expr::reference(format!("{prefix}-{at}"));
+    grammar.set_rule(format!("{prefix}-{}", arguments.len()), Expr::literal(end));
+    for (at, argument) in arguments.iter().enumerate().rev() {
+        let with = Expr::Seq(vec![
+            Expr::literal(separator),
+            argument.written.clone(),
+            rest(at + 1),
+        ]);
+        let body = if argument.required {
+            with
+        } else {
+            Expr::Alt(vec![with, rest(at + 1)])
+        };
+        grammar.set_rule(format!("{prefix}-{at}"), body);
+    }
+    // The first argument written has no separator before it: any argument that only
+    // optional ones precede may come first.
+    let mut firsts = Vec::new();
+    for (at, argument) in arguments.iter().enumerate() {
+        firsts.push(Expr::Seq(vec![argument.written.clone(), rest(at + 1)]));
+        if argument.required {
+            break;
+        }
+    }
+    if arguments.iter().all(|argument| !argument.required) {
+        firsts.push(Expr::literal(end));
+    }
+    Expr::group(Expr::Alt(firsts))
+}
+
+/// A string value as text: anything without `end`, the start of its closing tag, so that
+/// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
+/// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
+/// strictly than needed, a partial `end` is not followed by another `<`).
+pub fn text_value(end: &str) -> Expr {
+    let chars: Vec<char> = end.chars().collect();
+    let first = chars.first().copied().unwrap_or('<');
+    let runs = || Expr::repeat(Expr::literal(first.to_string()), 1, None);
+    // After `end`'s first `i` characters: a character that breaks the match, or the next
+    // one and on, never the whole of `end`.
+    let mut after = none_of([first, chars.last().copied().unwrap_or(first)]);
+    let mut partial: Option<Expr> = None;
+    for &c in chars.iter().skip(1).rev().skip(1) {
+        after = Expr::group(Expr::Alt(vec![
+            none_of([first, c]),
+            Expr::Seq(vec![Expr::literal(c.to_string()), after]),
+        ]));
+        let tail = match partial {
+            Some(tail) => Expr::Seq(vec![Expr::literal(c.to_string()), tail]),
+            None => Expr::literal(c.to_string()),
+        };
+        partial = Some(Expr::optional(Expr::group(tail)));
+    }
+    let ending = match partial {
+        Some(partial) => Expr::Seq(vec![runs(), partial]),
+        None => runs(),
+    };
+    Expr::Seq(vec![
+        Expr::repeat(
+            Expr::group(Expr::Alt(vec![
+                none_of([first]),
+                Expr::Seq(vec![runs(), after]),
+            ])),
+            0,
+            None,
+        ),
+        Expr::optional(Expr::group(ending)),
+    ])
+}
