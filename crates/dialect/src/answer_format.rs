@@ -22,7 +22,8 @@ use toolbridge_chat::{ChatRequest, ResponseFormat};
 use toolbridge_grammar::schema::{self, Options};
 use toolbridge_grammar::{check, Constraint, Expr, Grammar, GrammarError};
 
-use crate::dialect::{ChatTemplate, Dialect, DialectError, Prepared};
+use crate::dialect::{ChatTemplate, Dialect, Prepared};
+use crate::error::{DialectError, DialectErrorKind};
 use crate::shapes::fit_request;
 use crate::toolkit::choice::Choice;
 use crate::toolkit::prompt_text::{pretty_json, with_system_prompt};
@@ -47,8 +48,8 @@ impl AnswerFormat {
             given: given.is_some(),
             schema: given.unwrap_or_else(|| json!({"type": "object"})),
         };
-        let refused = |error: GrammarError| DialectError::ResponseFormat {
-            message: error.to_string(),
+        let refused = |error: GrammarError| {
+            DialectError::new(DialectErrorKind::ResponseFormat, "").with_source(error)
         };
         schema::compile(&format.schema, &Options::default()).map_err(refused)?;
         check::engine_accepts_schema(&format.schema).map_err(refused)?;
@@ -179,7 +180,7 @@ mod tests {
             }));
             let refused = AnswerFormat::of(&request).err().expect("refused");
             assert!(
-                matches!(refused, DialectError::ResponseFormat { .. }),
+                refused.kind() == &DialectErrorKind::ResponseFormat,
                 "{schema}"
             );
         }

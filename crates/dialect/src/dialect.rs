@@ -15,8 +15,8 @@ use toolbridge_grammar::schema::{self, Options};
 pub use toolbridge_grammar::Constraint;
 use toolbridge_grammar::{check, GrammarError};
 pub use toolbridge_template::{ChatTemplate, RenderInput};
-use toolbridge_template::{TemplateError, TemplateErrorKind};
 
+use crate::error::{json_error, DialectError, DialectErrorKind};
 use crate::parser::StreamParser;
 use crate::toolkit::typed_args;
 
@@ -77,26 +77,6 @@ pub trait PromptParts {
     ) -> Result<String, DialectError>;
 }
 
-/// Why a request could not be prepared.
-#[derive(Debug, thiserror::Error)]
-pub enum DialectError {
-    #[error(transparent)]
-    Template(TemplateError),
-    #[error("tool {name:?}: its parameters schema cannot be enforced: {message}")]
-    ToolSchema { name: String, message: String },
-    #[error("Invalid 'response_format': the schema cannot be enforced: {message}")]
-    ResponseFormat { message: String },
-    #[error("tool_choice names {name:?}, which is not among the request's tools")]
-    UnknownTool { name: String },
-    #[error("tool_choice requires a call, but the request has no tools it allows")]
-    NoCallableTools,
-    #[error("cannot write {what} as JSON: {source}")]
-    Json {
-        what: &'static str,
-        source: serde_json::Error,
-    },
-}
-
 /// `{"name": <this tool's name>, "arguments": <its parameters>}`, nothing else.
 pub fn call_schema(tool: &Tool) -> Result<Value, DialectError> {
     call_object(tool, ("name", "arguments"), None)
@@ -142,9 +122,12 @@ pub fn checked_parameters(tool: &Tool) -> Result<Value, DialectError> {
     let parameters = tool.function.parameters.clone().unwrap_or_else(
         || json!({"type": "object", "properties": {}, "additionalProperties": false}),
     );
-    let refused = |error: GrammarError| DialectError::ToolSchema {
-        name: tool.name().to_string(),
-        message: error.to_string(),
+    let refused = |error: GrammarError| {
+        let detail = format!(
+            "tool {:?}: its parameters schema cannot be enforced",
+            tool.name()
+        );
+        DialectError::new(DialectErrorKind::ToolSchema, detail).with_source(error)
     };
     schema::compile(&parameters, &Options::default()).map_err(refused)?;
     check::engine_accepts_schema(&parameters).map_err(refused)?;
@@ -197,22 +180,4 @@ pub fn messages_json(messages: &[Message]) -> Result<Vec<Value>, DialectError> {
 /// The tools as JSON, as OpenAI sends them.
 pub fn tools_json(tools: &[Tool]) -> Result<Value, DialectError> {
     serde_json::to_value(tools).map_err(json_error("the tools"))
-}
-
-/// A template that cannot render is the same error whichever layer finds it.
-impl From<TemplateError> for DialectError {
-    fn from(error: TemplateError) -> Self {
-        DialectError::Template(error)
-    }
-}
-
-/// The chat template refuses what the request asks of it, for `why`, as a template
-/// would have raised it.
-pub(crate) fn template_refused(why: String) -> DialectError {
-    let refused = TemplateError::new(TemplateErrorKind::Render, format!("chat template: {why}"));
-    DialectError::Template(refused)
-}
-
-fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DialectError {
-    move |source| DialectError::Json { what, source }
 }

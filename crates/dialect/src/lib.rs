@@ -9,6 +9,7 @@ mod completion;
 pub mod detect;
 mod dialect;
 pub mod dialects;
+mod error;
 mod events;
 mod items;
 mod parser;
@@ -19,9 +20,8 @@ mod shapes;
 mod tool_ids;
 
 pub use completion::{assemble, ChatAnswer};
-pub use dialect::{
-    ChatTemplate, Constraint, Dialect, DialectError, Prepared, PromptParts, RenderInput,
-};
+pub use dialect::{ChatTemplate, Constraint, Dialect, Prepared, PromptParts, RenderInput};
+pub use error::{DialectError, DialectErrorKind};
 pub use events::{Event, EventOrder, EventOrderError};
 pub use items::{Change, Item, ItemKind, Items};
 pub use parser::{parse_all, parse_cut, StreamParser};

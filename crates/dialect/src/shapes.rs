@@ -28,7 +28,7 @@ use std::borrow::Cow;
 use toolbridge_chat::{ChatRequest, Content, ContentPart, Message, Role};
 use toolbridge_template::TemplateCaps;
 
-use crate::dialect::{template_refused, DialectError};
+use crate::error::{template_refused, DialectError};
 
 /// `request` with each message in the shape a template with `caps` takes; borrowed when
 /// every message already is.

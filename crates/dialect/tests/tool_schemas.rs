@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, FunctionDefinition, Tool};
-use toolbridge_dialect::{ChatTemplate, DialectError};
+use toolbridge_dialect::{ChatTemplate, DialectErrorKind};
 
 use crate::framed_common::*;
 
@@ -48,7 +48,7 @@ fn schemas_the_engine_refuses_name_their_tool() {
                 .prepare(&with_tool(parameters.clone()), template)
                 .err();
             assert!(
-                matches!(&error, Some(DialectError::ToolSchema { name, .. }) if name == "tag"),
+                matches!(&error, Some(e) if e.kind() == &DialectErrorKind::ToolSchema && e.detail().starts_with("tool \"tag\":")),
                 "{name}: {parameters}: {error:?}"
             );
         }

@@ -12,9 +12,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
-use toolbridge_dialect::{DialectError, EventOrderError};
+use toolbridge_dialect::{DialectError, DialectErrorKind, EventOrderError};
 use toolbridge_engine::{EngineError, EngineErrorKind};
-use toolbridge_template::{TemplateError, TemplateErrorKind};
+use toolbridge_template::TemplateErrorKind;
 
 /// An error answer: the status and the OpenAI error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,29 +182,27 @@ impl IntoResponse for Failure {
 impl From<DialectError> for Failure {
     fn from(error: DialectError) -> Self {
         let message = error.to_string();
-        match error {
-            DialectError::UnknownTool { .. } | DialectError::NoCallableTools => {
+        match error.kind() {
+            DialectErrorKind::UnknownTool | DialectErrorKind::NoCallableTools => {
                 Failure::invalid("tool_choice", message)
             }
-            DialectError::ToolSchema { .. } => Failure::invalid("tools", message),
-            DialectError::ResponseFormat { .. } => Failure::invalid("response_format", message),
-            DialectError::Template(error) if is_the_models_fault(&error) => {
+            DialectErrorKind::ToolSchema => Failure::invalid("tools", message),
+            DialectErrorKind::ResponseFormat => Failure::invalid("response_format", message),
+            DialectErrorKind::Template(kind) if is_the_models_fault(kind) => {
                 Failure::api(ApiError::server(message))
             }
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
-            DialectError::Template(_) | DialectError::Json { .. } => {
-                Failure::invalid("messages", message)
-            }
+            _ => Failure::invalid("messages", message),
         }
     }
 }
 
 /// A template the model's files do not give (unreadable, missing, not the one named):
 /// nothing the request can change.
-fn is_the_models_fault(error: &TemplateError) -> bool {
+fn is_the_models_fault(kind: &TemplateErrorKind) -> bool {
     matches!(
-        error.kind(),
+        kind,
         TemplateErrorKind::File | TemplateErrorKind::NoTemplate | TemplateErrorKind::Choice
     )
 }
@@ -290,12 +288,9 @@ mod tests {
 
     #[test]
     fn dialect_errors_name_the_parameter_at_fault() {
-        let unknown = Failure::from(DialectError::UnknownTool { name: "f".into() });
+        let unknown = Failure::from(DialectError::new(DialectErrorKind::UnknownTool, "f"));
         assert_eq!(unknown.error.param.as_deref(), Some("tool_choice"));
-        let schema = Failure::from(DialectError::ToolSchema {
-            name: "f".into(),
-            message: "bad".into(),
-        });
+        let schema = Failure::from(DialectError::new(DialectErrorKind::ToolSchema, "f: bad"));
         assert_eq!(schema.error.param.as_deref(), Some("tools"));
         assert_eq!(schema.status, StatusCode::BAD_REQUEST);
     }

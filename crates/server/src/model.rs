@@ -22,10 +22,10 @@ use std::sync::Arc;
 
 use toolbridge_chat::ChatRequest;
 use toolbridge_dialect::{
-    answer_format, detect, ChatTemplate, Dialect, DialectError, Prepared, Registry, StreamParser,
+    answer_format, detect, ChatTemplate, Dialect, Prepared, Registry, StreamParser,
 };
 use toolbridge_engine::{Engine, Generation, Sampling};
-use toolbridge_template::{OllamaSource, TemplateSource};
+use toolbridge_template::{OllamaSource, TemplateError, TemplateSource};
 
 use crate::error::Failure;
 use crate::modelfile::ModelfileDefaults;
@@ -208,7 +208,7 @@ impl Templates {
         Ok((templates, dialect))
     }
 
-    fn ollama(source: &OllamaSource) -> Result<Templates, DialectError> {
+    fn ollama(source: &OllamaSource) -> Result<Templates, TemplateError> {
         Ok(Templates {
             default: ChatTemplate::ollama(source)?,
             tool_use: None,
@@ -216,7 +216,7 @@ impl Templates {
         })
     }
 
-    fn compile(source: &TemplateSource) -> Result<Templates, DialectError> {
+    fn compile(source: &TemplateSource) -> Result<Templates, TemplateError> {
         let default = ChatTemplate::from_source(source, None, false)?;
         let tool_use = source
             .named
@@ -252,7 +252,7 @@ fn engine_modelfile(engine: &dyn Engine) -> Result<Option<OllamaSource>, ServerE
 }
 
 /// A chat template that cannot be compiled, because of `error`.
-fn template_error(error: DialectError) -> ServerError {
+fn template_error(error: TemplateError) -> ServerError {
     ServerError::new(ServerErrorKind::Template, "").with_source(error)
 }
 

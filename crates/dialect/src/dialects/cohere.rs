@@ -39,7 +39,7 @@ use serde_json::json;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Pat, Region};
 use crate::toolkit::grammar_parts::{

@@ -26,7 +26,7 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::grammar_parts::{

@@ -23,7 +23,8 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 use toolbridge_template::Clock;
 
-use crate::dialect::{ChatTemplate, DialectError};
+use crate::dialect::ChatTemplate;
+use crate::error::{json_error, DialectError};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
@@ -120,8 +121,5 @@ fn functions(tools: &[Tool]) -> Result<String, DialectError> {
     if tools.is_empty() {
         return Ok(String::new());
     }
-    serde_json::to_string_pretty(tools).map_err(|source| DialectError::Json {
-        what: "the tools",
-        source,
-    })
+    serde_json::to_string_pretty(tools).map_err(json_error("the tools"))
 }

@@ -21,7 +21,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use toolbridge_chat::ChatRequest;
 use toolbridge_grammar::{CharClass, ClassItem};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};

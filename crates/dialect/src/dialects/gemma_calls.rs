@@ -25,7 +25,8 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, string_enum, DialectError};
+use crate::dialect::{declared_parameters, string_enum};
+use crate::error::DialectError;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMMA4};
 use crate::toolkit::grammar_parts::{

@@ -30,7 +30,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Role, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{messages_json, ChatTemplate, DialectError, RenderInput};
+use crate::dialect::{messages_json, ChatTemplate, RenderInput};
+use crate::error::{template_error, DialectError};
 use crate::rewrite::arguments_text;
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
@@ -114,7 +115,7 @@ impl Native for Glm4 {
                 tools: &[],
                 add_generation_prompt: true,
             })
-            .map_err(DialectError::from)
+            .map_err(template_error)
     }
 }
 

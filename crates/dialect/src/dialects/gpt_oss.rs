@@ -35,7 +35,7 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{is_name_char, Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::grammar_parts::{free_text, grammar_of, one_or_more, per_tool, words};

@@ -40,7 +40,7 @@
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{call_objects, per_tool, words};
 use crate::toolkit::native::{after_think, Native, Start};

@@ -24,7 +24,8 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{string_enum, ChatTemplate, DialectError};
+use crate::dialect::{string_enum, ChatTemplate};
+use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
 use crate::toolkit::grammar_parts::{

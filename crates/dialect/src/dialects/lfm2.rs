@@ -23,7 +23,7 @@ use std::sync::Arc;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, Pat, Region};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, words};

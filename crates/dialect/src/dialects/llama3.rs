@@ -67,7 +67,8 @@ use toolbridge_grammar::render::functions_repr;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Token, Trigger};
 use toolbridge_pyrepr::python_repr;
 
-use crate::dialect::{tools_json, ChatTemplate, DialectError};
+use crate::dialect::{tools_json, ChatTemplate};
+use crate::error::DialectError;
 use crate::toolkit::call_json::{bare_call, BARE_CALL_KEYS};
 use crate::toolkit::framed::{Action, Call, Decode, Pat, Region};
 use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::framed::{Action, Pat, Region, MAX_PROSE, MAX_REGION};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, one_or_more, words};
 use crate::toolkit::native::Native;

@@ -23,7 +23,8 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, string_enum, DialectError};
+use crate::dialect::{declared_parameters, string_enum};
+use crate::error::DialectError;
 use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, grammar_of, text_value, words};
 use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};

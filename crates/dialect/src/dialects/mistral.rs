@@ -34,7 +34,8 @@ use serde_json::Value;
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{checked_parameters, ChatTemplate, DialectError};
+use crate::dialect::{checked_parameters, ChatTemplate};
+use crate::error::DialectError;
 use crate::tool_ids::IdFormat;
 use crate::toolkit::call_json::{self, CallKeys};
 use crate::toolkit::framed::{Action, Call, Pat, Region};

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::framed::{Action, Pat, Region};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
 use crate::toolkit::native::{after_think, think, Native, Start};

@@ -22,7 +22,8 @@ use toolbridge_chat::sharegpt::{self, CallEncoding};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{template_refused, ChatTemplate, DialectError};
+use crate::dialect::ChatTemplate;
+use crate::error::{json_error, template_error, template_refused, DialectError};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
@@ -89,12 +90,7 @@ impl Native for React {
             .map_err(|error| template_refused(format!("the conversation as ShareGPT: {error}")))?;
         turns
             .iter()
-            .map(|turn| {
-                serde_json::to_value(turn).map_err(|source| DialectError::Json {
-                    what: "a ShareGPT turn",
-                    source,
-                })
-            })
+            .map(|turn| serde_json::to_value(turn).map_err(json_error("a ShareGPT turn")))
             .collect::<Result<Vec<_>, _>>()
             .map(|history| vec![history])
     }
@@ -114,12 +110,9 @@ impl Native for React {
                 .iter()
                 .map(|tool| serde_json::to_value(&tool.function))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|source| DialectError::Json {
-                    what: "the tools",
-                    source,
-                })?;
+                .map_err(json_error("the tools"))?;
             context.insert("tools".into(), Value::Array(functions));
         }
-        template.render_context(context).map_err(DialectError::from)
+        template.render_context(context).map_err(template_error)
     }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::framed::{Action, Call, Pat, Region};
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, reasoning_then, words, ws};

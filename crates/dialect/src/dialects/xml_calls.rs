@@ -131,7 +131,8 @@ use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, string_enum, ChatTemplate, DialectError};
+use crate::dialect::{declared_parameters, string_enum, ChatTemplate};
+use crate::error::DialectError;
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};

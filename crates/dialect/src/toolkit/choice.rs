@@ -10,7 +10,8 @@
 
 use toolbridge_chat::{ChatRequest, Tool};
 
-use crate::dialect::{Constraint, DialectError, Prepared};
+use crate::dialect::{Constraint, Prepared};
+use crate::error::{unknown_tool, DialectError, DialectErrorKind};
 use crate::parser::StreamParser;
 use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
 
@@ -38,7 +39,7 @@ impl<'a> Choice<'a> {
         };
         let forced = choice.requires_call();
         if forced && callable.is_empty() {
-            return Err(DialectError::NoCallableTools);
+            return Err(DialectError::from(DialectErrorKind::NoCallableTools));
         }
         Ok(Choice {
             callable,
@@ -110,9 +111,7 @@ fn callable_tools<'a>(
         return Ok(tools.iter().collect());
     };
     if let Some(unknown) = names.iter().find(|name| request.tool(name).is_none()) {
-        return Err(DialectError::UnknownTool {
-            name: unknown.to_string(),
-        });
+        return Err(unknown_tool(unknown));
     }
     Ok(tools
         .iter()

@@ -7,7 +7,8 @@
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
-use crate::dialect::{call_object, checked_parameters, DialectError};
+use crate::dialect::{call_object, checked_parameters};
+use crate::error::{json_error, DialectError};
 
 /// Word triggers.
 pub fn words(words: &[&str]) -> Vec<Trigger> {
@@ -26,10 +27,7 @@ pub fn grammar_of(root: Expr) -> Grammar {
 
 /// A tool's name as JSON string text without its quotes (`a\"b` for `a"b`).
 pub fn json_name(tool: &Tool) -> Result<String, DialectError> {
-    let quoted = serde_json::to_string(tool.name()).map_err(|source| DialectError::Json {
-        what: "a tool name",
-        source,
-    })?;
+    let quoted = serde_json::to_string(tool.name()).map_err(json_error("a tool name"))?;
     Ok(quoted[1..quoted.len() - 1].to_string())
 }
 

@@ -7,7 +7,8 @@
 use serde_json::Value;
 use toolbridge_chat::ChatRequest;
 
-use crate::dialect::{messages_json, DialectError};
+use crate::dialect::messages_json;
+use crate::error::DialectError;
 
 /// The shapes of history templates read, in the order they are tried: past calls'
 /// `arguments` as objects (templates that print them with `tojson`), then as the JSON

@@ -17,9 +17,8 @@ use serde_json::{json, Map, Value};
 use toolbridge_chat::{ChatRequest, Tool};
 use toolbridge_grammar::{Grammar, Trigger};
 
-use crate::dialect::{
-    tools_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared, RenderInput,
-};
+use crate::dialect::{tools_json, ChatTemplate, Constraint, Dialect, Prepared, RenderInput};
+use crate::error::{template_error, DialectError, DialectErrorKind};
 use crate::parser::StreamParser;
 use crate::toolkit::choice::Choice;
 use crate::toolkit::framed::{Action, FramedParser};
@@ -96,7 +95,7 @@ pub trait Native: Send + Sync {
                 tools,
                 add_generation_prompt: true,
             })
-            .map_err(DialectError::from)
+            .map_err(template_error)
     }
 
     /// How one call is written, for the system prompt given to templates that do not show
@@ -157,7 +156,7 @@ pub fn render_with(
     }
     context.insert("add_generation_prompt".into(), true.into());
     context.extend(extra);
-    template.render_context(context).map_err(DialectError::from)
+    template.render_context(context).map_err(template_error)
 }
 
 /// Where a model's output starts, as its generation prompt leaves it.
@@ -295,7 +294,7 @@ fn first_rendered(
     histories: Vec<Vec<Value>>,
     render: impl Fn(Vec<Value>) -> Result<String, DialectError>,
 ) -> Result<String, DialectError> {
-    let mut prompt = Err(DialectError::NoCallableTools);
+    let mut prompt = Err(DialectError::from(DialectErrorKind::NoCallableTools));
     for messages in histories {
         prompt = render(messages);
         if prompt.is_ok() {

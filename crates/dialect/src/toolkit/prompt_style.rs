@@ -31,9 +31,10 @@ use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::answer_format::AnswerFormat;
 use crate::dialect::{
-    messages_json, tools_json, ChatTemplate, Constraint, Dialect, DialectError, Prepared,
-    PromptParts, RenderInput,
+    messages_json, tools_json, ChatTemplate, Constraint, Dialect, Prepared, PromptParts,
+    RenderInput,
 };
+use crate::error::{template_error, DialectError};
 use crate::parser::StreamParser;
 use crate::rewrite::{rewrite_history, CallWriter, ToolCallTags};
 use crate::toolkit::choice::{shown_tools, Choice};
@@ -105,7 +106,7 @@ impl<P: ToolsPrompt> PromptStyle<P> {
                 tools: &[],
                 add_generation_prompt: true,
             })
-            .map_err(DialectError::from)
+            .map_err(template_error)
     }
 
     /// The constraint for `request`: calls to the callable tools, else the response schema,

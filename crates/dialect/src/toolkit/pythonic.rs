@@ -7,7 +7,8 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
-use crate::dialect::{declared_parameters, DialectError};
+use crate::dialect::declared_parameters;
+use crate::error::DialectError;
 use crate::toolkit::call_json::object_text;
 use crate::toolkit::framed::Call;
 use crate::toolkit::grammar_parts::{argument_chain, Argument};

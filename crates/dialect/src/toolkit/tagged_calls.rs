@@ -31,7 +31,7 @@ use serde_json::Value;
 use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar};
 
-use crate::dialect::DialectError;
+use crate::error::DialectError;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
 use crate::toolkit::call_json;

@@ -24,7 +24,8 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::render::typescript::functionary_namespace;
 use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar};
 
-use crate::dialect::{checked_parameters, DialectError};
+use crate::dialect::checked_parameters;
+use crate::error::DialectError;
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};

@@ -24,7 +24,8 @@ use toolbridge_grammar::schema;
 use toolbridge_grammar::{Expr, Grammar};
 
 use crate::answer_format::schema_instruction;
-use crate::dialect::{call_schema, DialectError};
+use crate::dialect::call_schema;
+use crate::error::DialectError;
 use crate::events::Event;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ThoughtfulSteps};
