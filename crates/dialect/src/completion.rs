@@ -34,12 +34,13 @@
 //! let call = &message.calls()[0];
 //! assert_eq!(call.id.as_deref(), Some("call_000000000000000000000000"));
 //! assert_eq!(call.function.arguments.as_json_string(), r#"{"city": "Paris"}"#);
-//! # Ok::<(), toolbridge_dialect::EventOrderError>(())
+//! # Ok::<(), toolbridge_dialect::DialectError>(())
 //! ```
 
 use toolbridge_chat::{Arguments, Delta, Message, ResponseMessage, Role, ToolCall, ToolCallDelta};
 
-use crate::events::{Event, EventOrderError};
+use crate::error::DialectError;
+use crate::events::Event;
 use crate::items::{Change, ItemKind, Items};
 use crate::tool_ids::{RandomIds, ToolIds};
 
@@ -47,7 +48,7 @@ use crate::tool_ids::{RandomIds, ToolIds};
 pub fn assemble(
     events: impl IntoIterator<Item = Event>,
     ids: impl ToolIds,
-) -> Result<Message, EventOrderError> {
+) -> Result<Message, DialectError> {
     let mut answer = ChatAnswer::new(ids);
     for event in events {
         answer.push(event)?;
@@ -84,7 +85,7 @@ impl<I: ToolIds> ChatAnswer<I> {
     /// 148 ns an event, deltas and message, against 58 ns for the bare items fold, over
     /// an answer read a byte at a time (`cargo bench -p toolbridge-dialect --bench answer`,
     /// 2,099 events: text and two 1 KB calls).
-    pub fn push(&mut self, event: Event) -> Result<Vec<Delta>, EventOrderError> {
+    pub fn push(&mut self, event: Event) -> Result<Vec<Delta>, DialectError> {
         let changes = self.items.push(event)?;
         Ok(changes
             .into_iter()
@@ -174,6 +175,7 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     use super::*;
+    use crate::error::DialectErrorKind;
     use crate::tool_ids::SequentialIds;
 
     fn start(index: u32, id: Option<&str>, name: &str) -> Event {
@@ -273,10 +275,10 @@ mod tests {
         let mut answer = ChatAnswer::new(SequentialIds::default());
         assert_eq!(
             answer.push(arguments(0, "{}")),
-            Err(EventOrderError::CallNotOpen {
+            Err(DialectError::from(DialectErrorKind::CallNotOpen {
                 index: 0,
                 what: "arguments"
-            })
+            }))
         );
         assert!(answer.push(Event::Content("still fine".into())).is_ok());
         assert_eq!(answer.message().into_message().content_text(), "still fine");
@@ -433,10 +435,10 @@ mod tests {
         let mut answer = ChatAnswer::new(SequentialIds::default());
         assert_eq!(
             answer.push(Event::ToolCallEnd { index: 0 }),
-            Err(EventOrderError::CallNotOpen {
+            Err(DialectError::from(DialectErrorKind::CallNotOpen {
                 index: 0,
                 what: "an end"
-            })
+            }))
         );
     }
 

@@ -28,9 +28,9 @@ use std::sync::Arc;
 
 use crate::dialect::{ChatTemplate, Dialect};
 use crate::dialects::learned::LearnedDialect;
+use crate::error::DialectError;
 use crate::proof::{self, Proof};
 use crate::registry::Registry;
-use crate::toolkit::learn::Refusal;
 use crate::toolkit::native::NativeDialect;
 
 /// The prompt style for templates whose family has no dialect here (or no tool support).
@@ -314,7 +314,7 @@ pub struct Chosen {
     /// The dialect learned from the template, or why none was, where learning was tried:
     /// the family has no dialect of its own, or its dialect failed the proof. Whether the
     /// learned one is used is [`Chosen::uses_learned`].
-    pub learned: Option<Result<LearnedDialect, Refusal>>,
+    pub learned: Option<Result<LearnedDialect, DialectError>>,
     /// The proof of the chosen dialect: the template's own calls, read back.
     pub proof: Proof,
     /// Where the family's dialect failed the proof and another took its place or was tried:
@@ -476,7 +476,7 @@ impl Rule {
 pub fn learn_into(
     template: &ChatTemplate,
     registry: &mut Registry,
-) -> Result<&'static str, Refusal> {
+) -> Result<&'static str, DialectError> {
     let dialect = Arc::new(NativeDialect(LearnedDialect::learn(template)?));
     let name = dialect.name();
     registry.register(dialect, &[]);

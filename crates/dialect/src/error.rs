@@ -1,6 +1,8 @@
-//! Why a request could not be prepared, in kinds the server maps to the parameter at
-//! fault: `tool_choice`, `tools`, `response_format`, or the `messages` the template
-//! refused (unless the model's own template files are at fault, a 500).
+//! The crate's one error. Why a request could not be prepared, in kinds the server maps
+//! to the parameter at fault: `tool_choice`, `tools`, `response_format`, or the
+//! `messages` the template refused (unless the model's own template files are at fault,
+//! a 500). Also why a template's call syntax was not learned, and a parser's events out
+//! of their contract (a parser bug, which the server answers as its own fault).
 
 use std::fmt;
 
@@ -25,6 +27,16 @@ pub enum DialectErrorKind {
     NoCallableTools,
     /// A part of the request cannot be written as JSON for the template.
     Json,
+    /// A template whose call syntax could not be learned (the detail says why).
+    NotLearned,
+    /// A parser's events broke their contract (a parser bug): a call started with an
+    /// index other than the next one.
+    StartOutOfOrder { expected: u32, found: u32 },
+    /// A parser's events broke their contract (a parser bug): arguments or an end for a
+    /// call that was never started or has already ended.
+    CallNotOpen { index: u32, what: &'static str },
+    /// A tag scanner given an empty marker, which would match at every position.
+    EmptyMarker { index: usize },
 }
 
 impl toolbridge_error::Kind for DialectErrorKind {

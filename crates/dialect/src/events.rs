@@ -17,6 +17,8 @@
 //! A call may be left open when the text ends (the model hit its token limit); folding
 //! keeps what arrived.
 
+use crate::error::{DialectError, DialectErrorKind};
+
 /// One thing a stream parser found in the model's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
@@ -37,17 +39,6 @@ pub enum Event {
     ToolCallEnd { index: u32 },
 }
 
-/// An event sequence that breaks the contract in this module's docs: a parser bug.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EventOrderError {
-    /// A call started with an index other than the next one.
-    #[error("tool call started with index {found}, but the next index is {expected}")]
-    StartOutOfOrder { expected: u32, found: u32 },
-    /// Arguments or an end for a call that was never started or has already ended.
-    #[error("tool call {index} got {what} but is not open")]
-    CallNotOpen { index: u32, what: &'static str },
-}
-
 /// Checks events against the contract, one at a time, as they arrive.
 #[derive(Debug, Clone, Default)]
 pub struct EventOrder {
@@ -62,7 +53,7 @@ impl EventOrder {
     }
 
     /// Accepts `event` if it may come next, and remembers it.
-    pub fn check(&mut self, event: &Event) -> Result<(), EventOrderError> {
+    pub fn check(&mut self, event: &Event) -> Result<(), DialectError> {
         match event {
             Event::Content(_) | Event::Reasoning(_) => Ok(()),
             Event::ToolCallStart { index, .. } => self.start(*index),
@@ -81,22 +72,25 @@ impl EventOrder {
         u32::try_from(self.ended.len()).unwrap_or(u32::MAX)
     }
 
-    fn start(&mut self, index: u32) -> Result<(), EventOrderError> {
+    fn start(&mut self, index: u32) -> Result<(), DialectError> {
         let expected = self.calls_started();
         if index != expected {
-            return Err(EventOrderError::StartOutOfOrder {
+            return Err(DialectError::from(DialectErrorKind::StartOutOfOrder {
                 expected,
                 found: index,
-            });
+            }));
         }
         self.ended.push(false);
         Ok(())
     }
 
-    fn require_open(&self, index: u32, what: &'static str) -> Result<(), EventOrderError> {
+    fn require_open(&self, index: u32, what: &'static str) -> Result<(), DialectError> {
         match self.ended.get(slot(index)) {
             Some(false) => Ok(()),
-            _ => Err(EventOrderError::CallNotOpen { index, what }),
+            _ => Err(DialectError::from(DialectErrorKind::CallNotOpen {
+                index,
+                what,
+            })),
         }
     }
 }
@@ -126,7 +120,7 @@ mod tests {
         }
     }
 
-    fn check_all(events: &[Event]) -> Result<(), EventOrderError> {
+    fn check_all(events: &[Event]) -> Result<(), DialectError> {
         let mut order = EventOrder::new();
         events.iter().try_for_each(|event| order.check(event))
     }
@@ -149,10 +143,10 @@ mod tests {
     fn first_call_must_be_index_zero() {
         assert_eq!(
             check_all(&[start(1)]),
-            Err(EventOrderError::StartOutOfOrder {
+            Err(DialectError::from(DialectErrorKind::StartOutOfOrder {
                 expected: 0,
                 found: 1
-            })
+            }))
         );
     }
 
@@ -160,10 +154,10 @@ mod tests {
     fn an_index_cannot_start_twice() {
         assert_eq!(
             check_all(&[start(0), start(0)]),
-            Err(EventOrderError::StartOutOfOrder {
+            Err(DialectError::from(DialectErrorKind::StartOutOfOrder {
                 expected: 1,
                 found: 0
-            })
+            }))
         );
     }
 
@@ -171,18 +165,18 @@ mod tests {
     fn arguments_need_an_open_call() {
         assert_eq!(
             check_all(&[arguments(0)]),
-            Err(EventOrderError::CallNotOpen {
+            Err(DialectError::from(DialectErrorKind::CallNotOpen {
                 index: 0,
                 what: "arguments"
-            })
+            }))
         );
         let after_end = [start(0), Event::ToolCallEnd { index: 0 }, arguments(0)];
         assert_eq!(
             check_all(&after_end),
-            Err(EventOrderError::CallNotOpen {
+            Err(DialectError::from(DialectErrorKind::CallNotOpen {
                 index: 0,
                 what: "arguments"
-            })
+            }))
         );
     }
 
@@ -195,10 +189,10 @@ mod tests {
         ];
         assert_eq!(
             check_all(&events),
-            Err(EventOrderError::CallNotOpen {
+            Err(DialectError::from(DialectErrorKind::CallNotOpen {
                 index: 0,
                 what: "an end"
-            })
+            }))
         );
     }
 }

@@ -34,10 +34,11 @@
 //! assert_eq!(items.push(start)?, [Change::Closed(0), Change::Opened(1)]);
 //! assert_eq!(items.finish(), [Change::Closed(1)]);
 //! assert!(matches!(items.items()[1].kind, ItemKind::Call { .. }));
-//! # Ok::<(), toolbridge_dialect::EventOrderError>(())
+//! # Ok::<(), toolbridge_dialect::DialectError>(())
 //! ```
 
-use crate::events::{slot, Event, EventOrder, EventOrderError};
+use crate::error::DialectError;
+use crate::events::{slot, Event, EventOrder};
 use crate::tool_ids::{RandomIds, ToolIds};
 
 /// What an item holds.
@@ -108,7 +109,7 @@ impl<I: ToolIds> Items<I> {
     }
 
     /// Folds in one event; an event that breaks the order contract changes nothing.
-    pub fn push(&mut self, event: Event) -> Result<Vec<Change>, EventOrderError> {
+    pub fn push(&mut self, event: Event) -> Result<Vec<Change>, DialectError> {
         self.order.check(&event)?;
         let mut changes = Vec::new();
         match event {

@@ -22,7 +22,7 @@ mod tool_ids;
 pub use completion::{assemble, ChatAnswer};
 pub use dialect::{ChatTemplate, Constraint, Dialect, Prepared, PromptParts, RenderInput};
 pub use error::{DialectError, DialectErrorKind};
-pub use events::{Event, EventOrder, EventOrderError};
+pub use events::{Event, EventOrder};
 pub use items::{Change, Item, ItemKind, Items};
 pub use parser::{parse_all, parse_cut, StreamParser};
 pub use registry::Registry;

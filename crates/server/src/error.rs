@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use toolbridge_chat::{ApiError, ErrorResponse, ErrorType};
-use toolbridge_dialect::{DialectError, DialectErrorKind, EventOrderError};
+use toolbridge_dialect::{DialectError, DialectErrorKind};
 use toolbridge_engine::{EngineError, EngineErrorKind};
 use toolbridge_template::TemplateErrorKind;
 
@@ -152,7 +152,7 @@ impl Failure {
 
     /// 500: a dialect's parser broke its event contract (a bug, reported rather than
     /// answered with a half-built message).
-    pub fn parser_bug(error: EventOrderError) -> Self {
+    pub fn parser_bug(error: DialectError) -> Self {
         Failure::api(ApiError::server(format!(
             "The output parser failed: {error}"
         )))

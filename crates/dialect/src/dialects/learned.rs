@@ -34,7 +34,7 @@ use crate::toolkit::grammar_parts::{
 use crate::toolkit::history::{
     history_with_object_arguments, history_with_string_arguments, with_empty_content,
 };
-use crate::toolkit::learn::{learn, quote_bare_strings, Learned, Refusal, Shape, Strings};
+use crate::toolkit::learn::{learn, quote_bare_strings, refusal, Learned, Shape, Strings};
 use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
 use crate::toolkit::pythonic::{keyword_arguments, python_calls_of, pythonic_arguments};
@@ -52,11 +52,11 @@ pub struct LearnedDialect {
 
 impl LearnedDialect {
     /// Learns `template`'s call syntax, or says why it cannot.
-    pub fn learn(template: &ChatTemplate) -> Result<LearnedDialect, Refusal> {
+    pub fn learn(template: &ChatTemplate) -> Result<LearnedDialect, DialectError> {
         let learned = learn(template)?;
         if learned.open.is_empty() && !matches!(learned.shape, Shape::Python { list: true }) {
-            return Err(Refusal(
-                "the calls have no opening marker to start a lazy grammar at".into(),
+            return Err(refusal(
+                "the calls have no opening marker to start a lazy grammar at",
             ));
         }
         let reasoning_close = learned

@@ -13,12 +13,13 @@
 //! the closing marker. The two-call turn gives the separator, and shows whether each call
 //! is framed alone. The reasoning turn gives the reasoning markers.
 //!
-//! Anything not understood is a [`Refusal`] with its reason: a learned syntax that is
+//! Anything not understood is a [`DialectError`] with its reason: a learned syntax that is
 //! wrong would be worse than the prompt style that stands in for it.
 
 use serde_json::{json, Map, Value};
 
 use crate::dialect::ChatTemplate;
+use crate::error::{DialectError, DialectErrorKind};
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
 use crate::toolkit::typed_args::ParameterTypes;
@@ -108,16 +109,16 @@ pub enum Shape {
 }
 
 /// Why a template's call syntax was not learned.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Refusal(pub String);
+pub(crate) fn refusal(why: impl Into<String>) -> DialectError {
+    DialectError::new(DialectErrorKind::NotLearned, why)
+}
 
-fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal(why.into()))
+fn refuse<T>(why: impl Into<String>) -> Result<T, DialectError> {
+    Err(refusal(why))
 }
 
 /// Learns `template`'s call syntax; see the module docs.
-pub fn learn(template: &ChatTemplate) -> Result<Learned, Refusal> {
+pub fn learn(template: &ChatTemplate) -> Result<Learned, DialectError> {
     let caps = template.caps();
     let Some(form) = caps.tool_call_arguments else {
         return refuse("the template renders no tool calls");
@@ -178,7 +179,7 @@ struct Turns<'a> {
 
 impl Turns<'_> {
     /// What the model writes for an assistant turn with these `calls`.
-    fn output(&self, calls: Vec<Value>) -> Result<String, Refusal> {
+    fn output(&self, calls: Vec<Value>) -> Result<String, DialectError> {
         let calls: Vec<Value> = calls
             .into_iter()
             .map(|mut call| {
@@ -196,7 +197,7 @@ impl Turns<'_> {
         null["content"] = Value::Null;
         self.turn(turn)
             .or_else(|| self.turn(null))
-            .ok_or_else(|| Refusal("the template raised on a sentinel call turn".into()))
+            .ok_or_else(|| refusal("the template raised on a sentinel call turn"))
     }
 
     /// The text the model writes for `turn` after a user question.
@@ -245,7 +246,12 @@ fn turn_end(suffix: Option<&str>, eos: &str) -> Option<String> {
 
 /// The separator between two calls in `two`, and whether each call is framed alone (the
 /// separator is the closing marker, something, and the opening one).
-fn separator(two: &str, shape: &Shape, open: &str, close: &str) -> Result<(String, bool), Refusal> {
+fn separator(
+    two: &str,
+    shape: &Shape,
+    open: &str,
+    close: &str,
+) -> Result<(String, bool), DialectError> {
     let (first_start, first_end, first_shape, _) = locate(two, FIRST, &first_arguments(), 0)?;
     if first_shape != *shape {
         return refuse("one call and two calls are written in different shapes");
@@ -288,7 +294,7 @@ fn locate(
     name: &str,
     arguments: &Value,
     from: usize,
-) -> Result<(usize, usize, Shape, Strings), Refusal> {
+) -> Result<(usize, usize, Shape, Strings), DialectError> {
     let Some(name_at) = text.get(from..).and_then(|rest| rest.find(name)) else {
         return refuse(format!(
             "the call's name {name} does not appear in its turn"

@@ -8,7 +8,7 @@
 //! not depend on where the pieces were cut: at each position the longest marker that matches
 //! wins, exactly as if the whole output had been scanned in one go.
 
-use thiserror::Error;
+use crate::error::{DialectError, DialectErrorKind};
 
 /// One decided stretch of output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,14 +26,6 @@ pub enum Placement {
     Anywhere,
     /// Only at the very first byte of the output; everything after is text.
     AtStart,
-}
-
-/// Why a scanner could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum TagScanError {
-    /// An empty marker would match at every position.
-    #[error("marker {index} is empty; an empty marker would match everywhere")]
-    EmptyMarker { index: usize },
 }
 
 /// Splits streamed output into text and markers; see the module docs.
@@ -70,10 +62,10 @@ impl TagScanner {
     pub fn new<S: Into<String>>(
         markers: impl IntoIterator<Item = S>,
         placement: Placement,
-    ) -> Result<Self, TagScanError> {
+    ) -> Result<Self, DialectError> {
         let markers: Vec<String> = markers.into_iter().map(Into::into).collect();
         if let Some(index) = markers.iter().position(String::is_empty) {
-            return Err(TagScanError::EmptyMarker { index });
+            return Err(DialectError::from(DialectErrorKind::EmptyMarker { index }));
         }
         Ok(Self {
             first_bytes: first_bytes(markers.iter().map(String::as_str)),
@@ -359,7 +351,10 @@ mod tests {
     #[test]
     fn rejects_an_empty_marker() {
         let error = TagScanner::new(["<a>", ""], Placement::Anywhere).err();
-        assert_eq!(error, Some(TagScanError::EmptyMarker { index: 1 }));
+        assert_eq!(
+            error.map(|e| *e.kind()),
+            Some(DialectErrorKind::EmptyMarker { index: 1 })
+        );
     }
 
     /// Output made of markers, parts of markers and text (ASCII and not).
