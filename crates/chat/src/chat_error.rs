@@ -6,8 +6,6 @@
 
 use std::fmt;
 
-use crate::sharegpt::Speaker;
-
 /// Why a conversion or a read of this crate failed.
 pub type ChatError = toolbridge_error::Error<ChatErrorKind>;
 
@@ -16,8 +14,9 @@ pub type ChatError = toolbridge_error::Error<ChatErrorKind>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChatErrorKind {
-    /// A turn's value is not of the JSON type its speaker takes.
-    ShareGptValue { index: usize, from: Speaker },
+    /// A turn's value is not of the JSON type its speaker (named as ShareGPT writes it)
+    /// takes.
+    ShareGptValue { index: usize, from: &'static str },
     /// A `human` turn's value is a list, but not of content parts.
     ShareGptParts { index: usize },
     /// A `function_call` turn's value is text that is not JSON.

@@ -49,15 +49,22 @@ pub enum Speaker {
     Observation,
 }
 
-impl fmt::Display for Speaker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Speaker {
+    /// The speaker as ShareGPT files write it (`"function_call"`).
+    pub fn name(self) -> &'static str {
+        match self {
             Speaker::System => "system",
             Speaker::Human => "human",
             Speaker::Gpt => "gpt",
             Speaker::FunctionCall => "function_call",
             Speaker::Observation => "observation",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Speaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -203,7 +210,7 @@ fn human_content(index: usize, turn: &ShareGptMessage) -> Result<Content, ChatEr
 fn not_a(index: usize, turn: &ShareGptMessage, expected: &str, found: &Value) -> ChatError {
     let kind = ChatErrorKind::ShareGptValue {
         index,
-        from: turn.from,
+        from: turn.from.name(),
     };
     ChatError::new(kind, format!("{expected}, found {}", json::kind(found)))
 }
