@@ -45,3 +45,18 @@ impl toolbridge_error::Kind for EngineErrorKind {
         }
     }
 }
+
+/// A remote engine failed, or answered with something that cannot be read, as `detail` says.
+pub(crate) fn upstream_error(detail: impl fmt::Display) -> EngineError {
+    EngineError::new(EngineErrorKind::Upstream, detail.to_string())
+}
+
+/// No remote engine can take the generation, as `detail` says.
+pub(crate) fn unavailable_error(detail: impl fmt::Display) -> EngineError {
+    EngineError::new(EngineErrorKind::Unavailable, detail.to_string())
+}
+
+/// The constraint cannot be enforced, as `detail` says.
+pub(crate) fn constraint_error(detail: impl fmt::Display) -> EngineError {
+    EngineError::new(EngineErrorKind::Constraint, detail.to_string())
+}

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::Constraint;
 
+use crate::error::constraint_error;
 use crate::stop::StopMatcher;
 use crate::{
     Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
@@ -229,13 +230,12 @@ impl Plan {
 /// to its end, requires the grammar to accept it.
 fn check(constraint: &Constraint, plan: &Plan) -> Result<(), EngineError> {
     let validator = Validator::from_lark(constraint.lark())
-        .map_err(|error| EngineError::new(EngineErrorKind::Constraint, "").with_source(error))?;
+        .map_err(|error| constraint_error("").with_source(error))?;
     let output = plan.released.concat();
     if plan.whole && !validator.accepts(&output) {
-        return Err(EngineError::new(
-            EngineErrorKind::Constraint,
-            format!("the scripted output is not in the constraint's language: {output:?}"),
-        ));
+        return Err(constraint_error(format!(
+            "the scripted output is not in the constraint's language: {output:?}"
+        )));
     }
     Ok(())
 }

@@ -38,3 +38,13 @@ impl toolbridge_error::Kind for GrammarErrorKind {
         }
     }
 }
+
+/// A JSON Schema that cannot be turned into a grammar, as `detail` says.
+pub(crate) fn schema_error(detail: impl Into<String>) -> GrammarError {
+    GrammarError::new(GrammarErrorKind::Schema, detail)
+}
+
+/// A schema or grammar past a limit, as `detail` says.
+pub(crate) fn limit_error(detail: impl Into<String>) -> GrammarError {
+    GrammarError::new(GrammarErrorKind::Limit, detail)
+}

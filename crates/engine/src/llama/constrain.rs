@@ -27,6 +27,7 @@ use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
 use llguidance::{Matcher, ParserFactory};
 use toolbridge_grammar::Constraint;
 
+use crate::error::constraint_error;
 use crate::{EngineError, EngineErrorKind};
 
 /// How many compiled grammars are kept; the least recently used goes first.
@@ -155,8 +156,8 @@ impl Constrainer {
 /// Why `compile` holds no matcher.
 fn refused(compile: &Compile) -> EngineError {
     match compile.get() {
-        Some(Err(error)) => EngineError::new(EngineErrorKind::Constraint, error.clone()),
-        _ => EngineError::new(EngineErrorKind::Constraint, "the grammar was not compiled"),
+        Some(Err(error)) => constraint_error(error.clone()),
+        _ => constraint_error("the grammar was not compiled"),
     }
 }
 

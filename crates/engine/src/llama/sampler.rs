@@ -17,6 +17,7 @@ use llguidance::toktrie::SimpleVob;
 use llguidance::Matcher;
 
 use super::constrain::token_id;
+use crate::error::constraint_error;
 use crate::{highest_logit, EngineError, EngineErrorKind, Sampling};
 
 /// llama.cpp's defaults (as `llama-server` uses them) for settings a request leaves out.
@@ -200,8 +201,4 @@ fn fold_seed(seed: u64) -> u32 {
     } else {
         folded
     }
-}
-
-fn constraint_error(error: impl std::fmt::Display) -> EngineError {
-    EngineError::new(EngineErrorKind::Constraint, error.to_string())
 }

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::error::{unavailable_error, upstream_error};
 use crate::{EngineError, EngineErrorKind};
 
 /// Why an HTTP exchange failed, in the terms that decide what happens next: a replica
@@ -53,17 +54,15 @@ impl Failure {
     /// timeout (504).
     pub fn into_engine_error(self) -> EngineError {
         match self {
-            Failure::Connect(message) => EngineError::new(EngineErrorKind::Unavailable, message),
-            Failure::Status { status: 503, body } => EngineError::new(
-                EngineErrorKind::Unavailable,
-                format!("503: {}", error_message(&body)),
-            ),
-            Failure::Status { status, body } => EngineError::new(
-                EngineErrorKind::Upstream,
-                format!("{status}: {}", error_message(&body)),
-            ),
+            Failure::Connect(message) => unavailable_error(message),
+            Failure::Status { status: 503, body } => {
+                unavailable_error(format!("503: {}", error_message(&body)))
+            }
+            Failure::Status { status, body } => {
+                upstream_error(format!("{status}: {}", error_message(&body)))
+            }
             Failure::Timeout(message) => EngineError::new(EngineErrorKind::Timeout, message),
-            Failure::Broken(message) => EngineError::new(EngineErrorKind::Upstream, message),
+            Failure::Broken(message) => upstream_error(message),
         }
     }
 }

@@ -31,6 +31,7 @@ use super::protocol::{
     generation_fields, grammar_refused, Backend, Description, Ending, Pending, Reader, Target,
     Update, WireRequest,
 };
+use crate::error::{constraint_error, upstream_error};
 use crate::{EngineError, EngineErrorKind, FinishReason, Generation, ModelInfo, Usage};
 
 /// `grammar_triggers` types, as llama.cpp's `common_grammar_trigger_type` numbers them.
@@ -230,7 +231,7 @@ fn request(
 fn add_grammar(body: &mut Map<String, Value>, constraint: &Constraint) -> Result<(), EngineError> {
     let gbnf = constraint
         .gbnf()
-        .map_err(|error| EngineError::new(EngineErrorKind::Constraint, "").with_source(error))?;
+        .map_err(|error| constraint_error("").with_source(error))?;
     body.insert("grammar".into(), json!(gbnf.text));
     let markers = constraint.markers();
     if !markers.is_empty() {
@@ -281,16 +282,14 @@ impl Reader for StreamReader {
             return Ok(Vec::new());
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                format!("llama-server sent an unreadable event ({error}): {frame}"),
-            )
+            upstream_error(format!(
+                "llama-server sent an unreadable event ({error}): {frame}"
+            ))
         })?;
         if let Some(error) = value.get("error") {
-            return Err(EngineError::new(
-                EngineErrorKind::Upstream,
-                error_message(&json!({"error": error}).to_string()),
-            ));
+            return Err(upstream_error(error_message(
+                &json!({"error": error}).to_string(),
+            )));
         }
         let mut updates = Vec::new();
         if let Some(content) = value.get("content").and_then(Value::as_str) {
@@ -309,12 +308,8 @@ impl Reader for StreamReader {
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        self.done.ok_or_else(|| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                "llama-server closed the stream before its last event",
-            )
-        })
+        self.done
+            .ok_or_else(|| upstream_error("llama-server closed the stream before its last event"))
     }
 }
 

@@ -37,6 +37,7 @@ pub use kind::EngineKind;
 use self::http::{Failure, Http};
 use self::protocol::{Description, Ending, Target, Update, WireRequest};
 use self::replicas::{Pool, Replica};
+use crate::error::{unavailable_error, upstream_error};
 use crate::streamed::{Feed, Pieces, Streamed};
 use crate::{
     Completion, Engine, EngineError, EngineErrorKind, FinishReason, Flow, Generation, ModelInfo,
@@ -105,10 +106,7 @@ impl RemoteEngine {
     /// Call it outside an async runtime (it runs one of its own).
     pub fn connect(options: RemoteOptions) -> Result<RemoteEngine, EngineError> {
         if options.urls.is_empty() {
-            return Err(EngineError::new(
-                EngineErrorKind::Unavailable,
-                "no --engine URL given",
-            ));
+            return Err(unavailable_error("no --engine URL given"));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -266,7 +264,7 @@ async fn describe_all(
         let description = match found {
             Ok(found) => {
                 if let Some(known) = kind.filter(|known| *known != found) {
-                    return Err(EngineError::new(EngineErrorKind::Upstream, format!(
+                    return Err(upstream_error(format!(
                         "{url} is {found}, but the other replicas are {known}: replicas must be one kind of server"
                     )));
                 }
@@ -289,9 +287,7 @@ async fn describe_all(
     }
     match kind {
         Some(kind) if described.iter().any(Option::is_some) => Ok((kind, described)),
-        _ => Err(first_error.unwrap_or_else(|| {
-            EngineError::new(EngineErrorKind::Unavailable, "no replica answers")
-        })),
+        _ => Err(first_error.unwrap_or_else(|| unavailable_error("no replica answers"))),
     }
 }
 
@@ -307,10 +303,10 @@ fn same_model(
         .zip(described)
         .filter_map(|(url, d)| Some((url, d.as_ref()?)));
     let Some((first_url, first)) = answering.next() else {
-        return Err(EngineError::new(
-            EngineErrorKind::Unavailable,
-            format!("no replica answers ({})", urls.join(", ")),
-        ));
+        return Err(unavailable_error(format!(
+            "no replica answers ({})",
+            urls.join(", ")
+        )));
     };
     let identity = |info: &ModelInfo| {
         (
@@ -323,7 +319,7 @@ fn same_model(
     };
     for (url, other) in answering {
         if identity(&other.info) != identity(&first.info) {
-            return Err(EngineError::new(EngineErrorKind::Upstream, format!(
+            return Err(upstream_error(format!(
                 "{url} serves {} but {first_url} serves {} (or their templates differ): replicas must serve one model",
                 other.info.id, first.info.id
             )));
@@ -377,12 +373,7 @@ async fn hand_over(
             Ok(Some(Ok(Streamed::Piece(text)))) => ask(&text, &pieces),
             Ok(Some(Ok(Streamed::Done(completion)))) => return Ok(completion),
             Ok(Some(Err(error))) => return Err(error),
-            Ok(None) => {
-                return Err(EngineError::new(
-                    EngineErrorKind::Upstream,
-                    "the generation ended without a word",
-                ))
-            }
+            Ok(None) => return Err(upstream_error("the generation ended without a word")),
         }
     }
 }

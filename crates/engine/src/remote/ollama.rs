@@ -25,6 +25,7 @@ use super::protocol::{
     generation_fields, number_after, Backend, Description, Ending, Pending, Reader, Target, Update,
     WireRequest,
 };
+use crate::error::{unavailable_error, upstream_error};
 use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 const HEALTH: &str = "/api/version";
@@ -136,7 +137,7 @@ fn choose_model(base: &str, tags: &Value, wanted: Option<&str>) -> Result<String
         None => names.first(),
     };
     found.map(|name| (*name).to_owned()).ok_or_else(|| {
-        EngineError::new(EngineErrorKind::Unavailable, match wanted {
+        unavailable_error(match wanted {
             Some(wanted) => format!(
                 "{base} has no model {wanted:?} (--engine-model); it has: {} (ollama pull {wanted})",
                 names.join(", ")
@@ -226,16 +227,11 @@ struct StreamReader {
 impl Reader for StreamReader {
     fn frame(&mut self, frame: &str) -> Result<Vec<Update>, EngineError> {
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                format!("Ollama sent an unreadable line ({error}): {frame}"),
-            )
+            upstream_error(format!("Ollama sent an unreadable line ({error}): {frame}"))
         })?;
         if value.get("error").is_some() {
             let message = error_message(frame);
-            return Err(
-                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
-            );
+            return Err(too_long(&message).unwrap_or(upstream_error(message)));
         }
         let mut updates = Vec::new();
         if let Some(text) = value.get("response").and_then(Value::as_str) {
@@ -250,12 +246,8 @@ impl Reader for StreamReader {
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        self.done.ok_or_else(|| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                "Ollama closed the stream before its last line",
-            )
-        })
+        self.done
+            .ok_or_else(|| upstream_error("Ollama closed the stream before its last line"))
     }
 }
 

@@ -21,7 +21,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::affinity::{block_hashes, PrefixIndex};
 use super::http::Http;
-use crate::{EngineError, EngineErrorKind};
+use crate::error::unavailable_error;
+use crate::EngineError;
 
 /// Prompts each replica's index remembers.
 const INDEX_PROMPTS: usize = 1 << 14;
@@ -147,9 +148,7 @@ impl Pool {
         let permit = Arc::clone(&replica.places).acquire_owned().await;
         let place = Place {
             replica,
-            _permit: permit.map_err(|_| {
-                EngineError::new(EngineErrorKind::Unavailable, "the replica closed")
-            })?,
+            _permit: permit.map_err(|_| unavailable_error("the replica closed"))?,
             _counted: counted,
         };
         Ok((chosen, place))
@@ -167,10 +166,7 @@ impl Pool {
             )
         });
         let Some(least_busy) = least_busy else {
-            return Err(EngineError::new(
-                EngineErrorKind::Unavailable,
-                self.why_none(excluded),
-            ));
+            return Err(unavailable_error(self.why_none(excluded)));
         };
         let best = candidates
             .iter()
@@ -232,6 +228,7 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::EngineErrorKind;
 
     fn pool(replicas: usize, capacity: usize) -> Pool {
         Pool::new(

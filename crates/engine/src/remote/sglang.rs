@@ -28,6 +28,7 @@ use super::protocol::{
     Pending, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
+use crate::error::upstream_error;
 use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 /// SGLang's protocol.
@@ -161,16 +162,13 @@ impl Reader for StreamReader {
             return Ok(self.done.map(Update::Done).into_iter().collect());
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                format!("SGLang sent an unreadable event ({error}): {frame}"),
-            )
+            upstream_error(format!(
+                "SGLang sent an unreadable event ({error}): {frame}"
+            ))
         })?;
         if value.get("error").is_some() {
             let message = error_message(frame);
-            return Err(
-                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
-            );
+            return Err(too_long(&message).unwrap_or(upstream_error(message)));
         }
         let mut updates = Vec::new();
         if let Some(text) = value.get("text").and_then(Value::as_str) {
@@ -188,12 +186,8 @@ impl Reader for StreamReader {
     }
 
     fn closed(&mut self) -> Result<Ending, EngineError> {
-        self.done.ok_or_else(|| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                "SGLang closed the stream before its last event",
-            )
-        })
+        self.done
+            .ok_or_else(|| upstream_error("SGLang closed the stream before its last event"))
     }
 }
 
@@ -201,7 +195,7 @@ impl StreamReader {
     /// What `text`, the whole output so far, adds to what was handed on.
     fn new_text(&mut self, text: &str) -> Result<String, EngineError> {
         let Some(new) = text.strip_prefix(self.text.as_str()) else {
-            return Err(EngineError::new(EngineErrorKind::Upstream, format!(
+            return Err(upstream_error(format!(
                 "SGLang's stream is not cumulative (is --incremental-streaming-output set?): {text:?} does not continue {:?}",
                 self.text
             )));
@@ -222,9 +216,7 @@ fn ending(finish: &Value, meta: &Value) -> Result<Ending, EngineError> {
                 .and_then(Value::as_str)
                 .unwrap_or("aborted")
                 .to_owned();
-            return Err(
-                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
-            );
+            return Err(too_long(&message).unwrap_or(upstream_error(message)));
         }
         _ => FinishReason::Stop,
     };

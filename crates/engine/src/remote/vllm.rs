@@ -41,6 +41,7 @@ use super::protocol::{
     Description, Ending, Grammars, Pending, Reader, Target, Update, WireRequest,
 };
 use super::xgrammar;
+use crate::error::{unavailable_error, upstream_error};
 use crate::{EngineError, EngineErrorKind, FinishReason, Generation, Usage};
 
 /// vLLM's protocol.
@@ -131,12 +132,9 @@ fn models_failure(base: &str, failure: Failure) -> EngineError {
         Failure::Status {
             status: status @ (401 | 403),
             ..
-        } => EngineError::new(
-            EngineErrorKind::Unavailable,
-            format!(
-                "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
-            ),
-        ),
+        } => unavailable_error(format!(
+            "{base}/v1/models answers {status}: the server wants an API key (--engine-api-key)"
+        )),
         failure => failure.into_engine_error(),
     }
 }
@@ -206,18 +204,13 @@ impl Reader for StreamReader {
             return Ok(vec![Update::Done(self.ending())]);
         }
         let value: Value = serde_json::from_str(frame).map_err(|error| {
-            EngineError::new(
-                EngineErrorKind::Upstream,
-                format!("vLLM sent an unreadable event ({error}): {frame}"),
-            )
+            upstream_error(format!("vLLM sent an unreadable event ({error}): {frame}"))
         })?;
         if value.get("error").is_some()
             || value.get("object").and_then(Value::as_str) == Some("error")
         {
             let message = error_message(frame);
-            return Err(
-                too_long(&message).unwrap_or(EngineError::new(EngineErrorKind::Upstream, message))
-            );
+            return Err(too_long(&message).unwrap_or(upstream_error(message)));
         }
         let mut updates = Vec::new();
         if let Some(usage) = value.get("usage").filter(|usage| !usage.is_null()) {
@@ -241,8 +234,7 @@ impl Reader for StreamReader {
     fn closed(&mut self) -> Result<Ending, EngineError> {
         match self.finish {
             Some(_) => Ok(self.ending()),
-            None => Err(EngineError::new(
-                EngineErrorKind::Upstream,
+            None => Err(upstream_error(
                 "vLLM closed the stream before the generation finished",
             )),
         }

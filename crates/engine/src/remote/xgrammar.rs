@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use toolbridge_grammar::schema::{expand_embedded, Options};
 use toolbridge_grammar::{gbnf, Constraint, Expr, Grammar, Token, Trigger};
 
-use crate::{EngineError, EngineErrorKind};
+use crate::error::constraint_error;
+use crate::EngineError;
 
 /// The constraint as xgrammar takes it: a forced grammar as EBNF (`grammar`), a lazy one
 /// as a structural tag (`structural_tag`, its JSON as a string), with the field's name.
@@ -43,8 +44,7 @@ fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
         }));
     }
     if tags.is_empty() {
-        return Err(EngineError::new(EngineErrorKind::Constraint,
-            "no trigger of the lazy grammar begins its root as text; xgrammar's structural tags need one",
+        return Err(constraint_error("no trigger of the lazy grammar begins its root as text; xgrammar's structural tags need one",
         ));
     }
     Ok(json!({
@@ -59,9 +59,8 @@ fn structural_tag(constraint: &Constraint) -> Result<Value, EngineError> {
 /// name that begins with a digit (GBNF allows it, a grammar a client sent may have one)
 /// prefixed, as xgrammar's lexer refuses it.
 fn ebnf(grammar: &Grammar) -> Result<String, EngineError> {
-    let constraint = |error: toolbridge_grammar::GrammarError| {
-        EngineError::new(EngineErrorKind::Constraint, "").with_source(error)
-    };
+    let constraint =
+        |error: toolbridge_grammar::GrammarError| constraint_error("").with_source(error);
     let (mut expanded, _warnings) =
         expand_embedded(grammar, &Options::default()).map_err(constraint)?;
     for rule in &mut expanded.rules {
@@ -93,10 +92,9 @@ fn for_xgrammar(e: &mut Expr) -> Result<(), EngineError> {
         Expr::Empty => *e = Expr::literal(""),
         Expr::Token(Token::Text(text)) => *e = Expr::literal(text.as_str()),
         Expr::Token(Token::Id(id)) => {
-            return Err(EngineError::new(
-                EngineErrorKind::Constraint,
-                format!("the grammar names token {id} by its id, which xgrammar's EBNF cannot say"),
-            ))
+            return Err(constraint_error(format!(
+                "the grammar names token {id} by its id, which xgrammar's EBNF cannot say"
+            )))
         }
         Expr::Seq(items) | Expr::Alt(items) => {
             for item in items {
@@ -112,6 +110,7 @@ fn for_xgrammar(e: &mut Expr) -> Result<(), EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::EngineErrorKind;
 
     fn lazy() -> Constraint {
         let mut grammar = Grammar::new("root");

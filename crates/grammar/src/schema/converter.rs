@@ -17,7 +17,8 @@ use super::exprs::{alt, group, lit, repetition, rf, seq, space};
 use super::int_range::int_range;
 use super::keywords::{self, Types};
 use super::{refs, Options};
-use crate::error::{GrammarError, GrammarErrorKind, Result};
+use crate::error::Result;
+use crate::error::{limit_error, schema_error};
 use crate::gbnf::print::literal as gbnf_literal;
 use crate::tree::Expr;
 
@@ -162,13 +163,10 @@ impl<'a> Converter<'a> {
     /// name llama.cpp would derive from the schema's position (`""` for the root).
     pub(super) fn visit(&mut self, schema: &Value, name: &str, path: &str) -> Result<String> {
         if self.depth >= self.options.limits.max_depth {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{path}: schema nested deeper than {} levels",
-                    self.options.limits.max_depth
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{path}: schema nested deeper than {} levels",
+                self.options.limits.max_depth
+            )));
         }
         self.depth += 1;
         let result = self.visit_schema(schema, name, path);
@@ -194,16 +192,14 @@ impl<'a> Converter<'a> {
                 return Ok(self.add_rule(&rule_name, rf(value)));
             }
             Value::Bool(false) => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: the schema `false` admits no value"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}: the schema `false` admits no value"
+                )))
             }
             _ => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: a schema must be an object or a boolean, not {schema}"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}: a schema must be an object or a boolean, not {schema}"
+                )))
             }
         };
         let schema_type = obj.get("type");
@@ -213,19 +209,17 @@ impl<'a> Converter<'a> {
             None => "",
             Some(Value::String(format)) => format.as_str(),
             Some(other) => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/format: expected a string, found {other}"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}/format: expected a string, found {other}"
+                )))
             }
         };
 
         if let Some(reference) = obj.get("$ref") {
             let Value::String(reference) = reference else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/$ref: expected a string, found {reference}"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}/$ref: expected a string, found {reference}"
+                )));
             };
             self.compat_warn(obj, Types::ALL, &["$ref"], path, "beside $ref");
             let target = self.resolve_ref(reference, path)?;
@@ -236,10 +230,9 @@ impl<'a> Converter<'a> {
             .find_map(|k| obj.get(k).map(|v| (k, v)))
         {
             let Value::Array(alternatives) = alternatives else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/{keyword}: expected an array of schemas"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}/{keyword}: expected an array of schemas"
+                )));
             };
             let paths: Vec<String> = (0..alternatives.len())
                 .map(|i| format!("{path}/{keyword}/{i}"))
@@ -276,10 +269,7 @@ impl<'a> Converter<'a> {
         }
         if let Some(values) = obj.get("enum") {
             let Value::Array(values) = values else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/enum: expected an array"),
-                ));
+                return Err(schema_error(format!("{path}/enum: expected an array")));
             };
             self.compat_warn_constants(obj, values, path);
             let body = seq(vec![
@@ -338,10 +328,7 @@ impl<'a> Converter<'a> {
         }
         if (untyped || type_is("string")) && obj.contains_key("pattern") {
             let Some(pattern) = obj.get("pattern").and_then(Value::as_str) else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/pattern: expected a string"),
-                ));
+                return Err(schema_error(format!("{path}/pattern: expected a string")));
             };
             self.compat_warn(obj, Types::STRING, &["pattern"], path, "beside pattern");
             if pattern.contains(['.', '"', '\\']) || pattern.contains("[^") {
@@ -413,10 +400,9 @@ impl<'a> Converter<'a> {
             self.compat_warn(obj, Types::NUMBER, &handled, path, "");
             let (lower, upper) = super::number_range::Bound::of_schema(obj, path)?;
             let Some(range) = super::number_range::number_range(lower, upper) else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: no number lies between the bounds"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}: no number lies between the bounds"
+                )));
             };
             return Ok(self.add_rule(&rule_name, seq(vec![group(range), space()])));
         }
@@ -439,10 +425,10 @@ impl<'a> Converter<'a> {
                     None => name.to_string(),
                 })
             }
-            _ => Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!("{path}: unrecognized schema {}", Value::Object(obj.clone())),
-            )),
+            _ => Err(schema_error(format!(
+                "{path}: unrecognized schema {}",
+                Value::Object(obj.clone())
+            ))),
         }
     }
 
@@ -521,13 +507,10 @@ impl<'a> Converter<'a> {
             return Ok(name);
         }
         if self.memo_rules.len() + self.resolving.len() >= self.options.limits.max_rules {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{path}: more than {} references",
-                    self.options.limits.max_rules
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{path}: more than {} references",
+                self.options.limits.max_rules
+            )));
         }
         // The target's visit runs one level down, and adds its rule there.
         self.memo_begin(&key, self.depth + 1);
@@ -537,9 +520,8 @@ impl<'a> Converter<'a> {
 
     /// The target of `reference` met at `path`, `$id` scopes followed.
     pub(super) fn resolve_at(&self, path: &str, reference: &str) -> Result<refs::Target<'a>> {
-        refs::resolve_at(self.root, &self.ids, path, reference).map_err(|message| {
-            GrammarError::new(GrammarErrorKind::Schema, format!("{path}: {message}"))
-        })
+        refs::resolve_at(self.root, &self.ids, path, reference)
+            .map_err(|message| schema_error(format!("{path}: {message}")))
     }
 
     /// The target of `reference` when where it is met does not matter (no schema in
@@ -625,10 +607,7 @@ impl<'a> Converter<'a> {
         path: &str,
     ) -> Result<String> {
         let Some(Value::Array(parts)) = obj.get("allOf") else {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!("{path}/allOf: expected an array"),
-            ));
+            return Err(schema_error(format!("{path}/allOf: expected an array")));
         };
         let mut collected = AllOfParts::default();
         for (i, part) in parts.iter().enumerate() {
@@ -674,10 +653,7 @@ impl<'a> Converter<'a> {
     ) -> Result<()> {
         if let Some(Value::String(reference)) = part.get("$ref") {
             if hops >= self.options.limits.max_depth {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Limit,
-                    format!("{path}: $ref chain too long"),
-                ));
+                return Err(limit_error(format!("{path}: $ref chain too long")));
             }
             let target = self.resolve_at(path, reference)?;
             let (schema, target_path) = (target.schema, target.path);
@@ -685,10 +661,9 @@ impl<'a> Converter<'a> {
         }
         if let Some(properties) = part.get("properties") {
             let Value::Object(properties) = properties else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/properties: expected an object"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}/properties: expected an object"
+                )));
             };
             for (key, schema) in properties {
                 collected.properties.push((
@@ -792,10 +767,9 @@ impl<'a> Converter<'a> {
         let (min, max) = (bounds.min, bounds.max);
         if let (Some(min), Some(max)) = (min, max) {
             if min > max {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: no integer lies between the bounds {min} and {max}"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}: no integer lies between the bounds {min} and {max}"
+                )));
             }
         }
         let range = int_range(min, max, self.compat());
@@ -816,12 +790,9 @@ impl<'a> Converter<'a> {
         let min = self.count(obj, min_key, path)?.unwrap_or(0);
         let max = self.count(obj, max_key, path)?;
         match max {
-            Some(max) if max < min => Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!(
+            Some(max) if max < min => Err(schema_error(format!(
                 "{path}: {min_key} {min} is above {max_key} {max}, so nothing satisfies the schema"
-            ),
-            )),
+            ))),
             _ => Ok((min, max)),
         }
     }
@@ -844,10 +815,9 @@ impl<'a> Converter<'a> {
             _ => None,
         };
         let Some(n) = n else {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!("{path}/{key}: expected a non-negative integer, found {value}"),
-            ));
+            return Err(schema_error(format!(
+                "{path}/{key}: expected a non-negative integer, found {value}"
+            )));
         };
         Ok(Some(n))
     }
@@ -883,10 +853,9 @@ impl IntBounds {
             match obj.get(key) {
                 None | Some(Value::Bool(_)) => Ok(None),
                 Some(Value::Number(n)) => Ok(n.as_f64()),
-                Some(other) => Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/{key}: expected a number, found {other}"),
-                )),
+                Some(other) => Err(schema_error(format!(
+                    "{path}/{key}: expected a number, found {other}"
+                ))),
             }
         };
         let flag = |key: &str| obj.get(key) == Some(&Value::Bool(true));
@@ -936,10 +905,9 @@ fn round_bound(
         return if irrelevant {
             Ok(None)
         } else {
-            Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!("{path}: integer bound {value} is too large"),
-            ))
+            Err(limit_error(format!(
+                "{path}: integer bound {value} is too large"
+            )))
         };
     }
     let base = match exact {
@@ -985,10 +953,9 @@ pub(super) fn properties_of(
                 )
             })
             .collect()),
-        Some(other) => Err(GrammarError::new(
-            GrammarErrorKind::Schema,
-            format!("{path}/properties: expected an object, found {other}"),
-        )),
+        Some(other) => Err(schema_error(format!(
+            "{path}/properties: expected an object, found {other}"
+        ))),
     }
 }
 

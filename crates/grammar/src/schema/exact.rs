@@ -21,7 +21,7 @@ use super::int_range::int_range;
 use super::keywords::{self, Types, GENERIC};
 use super::merge::Merged;
 use super::number_range::{number_range, Bound};
-use crate::error::{GrammarError, GrammarErrorKind, Result};
+use crate::error::{limit_error, schema_error, Result};
 use crate::tree::Expr;
 
 /// The name of the rule of a schema that admits nothing.
@@ -47,10 +47,9 @@ impl Converter<'_> {
             Value::Bool(false) => return Ok(NEVER.to_string()),
             Value::Object(obj) => obj,
             other => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: a schema must be an object or a boolean, not {other}"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}: a schema must be an object or a boolean, not {other}"
+                )))
             }
         };
         let siblings_constrain = |except: &[&str]| {
@@ -78,10 +77,7 @@ impl Converter<'_> {
         }
         if let Some(reference) = obj.get("$ref") {
             let Value::String(reference) = reference else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/$ref: expected a string"),
-                ));
+                return Err(schema_error(format!("{path}/$ref: expected a string")));
             };
             let target = self.resolve_ref(reference, path)?;
             if is_never(&target) {
@@ -92,10 +88,7 @@ impl Converter<'_> {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(alternatives) = obj.get(keyword) {
                 let Value::Array(alternatives) = alternatives else {
-                    return Err(GrammarError::new(
-                        GrammarErrorKind::Schema,
-                        format!("{path}/{keyword}: expected an array"),
-                    ));
+                    return Err(schema_error(format!("{path}/{keyword}: expected an array")));
                 };
                 let alternatives = &if keyword == "oneOf" {
                     self.one_of_alternatives(alternatives, &format!("{path}/oneOf"))
@@ -127,13 +120,10 @@ impl Converter<'_> {
         // Merging takes a level, like a subschema: `not: {not: …}` a thousand deep
         // must end at the depth limit too.
         if self.depth >= self.options.limits.max_depth {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{path}: schema nested deeper than {} levels",
-                    self.options.limits.max_depth
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{path}: schema nested deeper than {} levels",
+                self.options.limits.max_depth
+            )));
         }
         self.depth += 1;
         self.memo_begin(&key, self.depth);
@@ -194,13 +184,10 @@ impl Converter<'_> {
         path: &str,
     ) -> Result<String> {
         let Some(mut types) = keywords::declared_types(obj) else {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!(
-                    "{path}: unrecognized type {}",
-                    obj.get("type").cloned().unwrap_or(Value::Null)
-                ),
-            ));
+            return Err(schema_error(format!(
+                "{path}: unrecognized type {}",
+                obj.get("type").cloned().unwrap_or(Value::Null)
+            )));
         };
         if self.options.openapi_nullable
             && obj.get("nullable") == Some(&Value::Bool(true))
@@ -364,12 +351,7 @@ impl Converter<'_> {
         let values: Vec<Value> = match (obj.get("const"), obj.get("enum")) {
             (Some(c), _) => vec![c.clone()],
             (None, Some(Value::Array(values))) => values.clone(),
-            _ => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/enum: expected an array"),
-                ))
-            }
+            _ => return Err(schema_error(format!("{path}/enum: expected an array"))),
         };
         let mut rest = obj.clone();
         rest.remove("const");
@@ -403,10 +385,9 @@ impl Converter<'_> {
         }
         let limit = self.options.limits.max_rules;
         if kept.len() > limit {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!("{path}: more than {limit} enum values"),
-            ));
+            return Err(limit_error(format!(
+                "{path}: more than {limit} enum values"
+            )));
         }
         if kept.is_empty() {
             return Ok(NEVER.to_string());
@@ -787,10 +768,7 @@ impl Converter<'_> {
         let mut integer = integer;
         if let Some(m) = obj.get("multipleOf") {
             let m = m.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
-                GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/multipleOf: expected a positive number"),
-                )
+                schema_error(format!("{path}/multipleOf: expected a positive number"))
             })?;
             let ratio = 1.0 / m;
             if m == 1.0 || (integer && ratio.fract() == 0.0) {
@@ -878,10 +856,7 @@ impl Converter<'_> {
         }
         if let Some(pattern) = obj.get("pattern") {
             let Some(pattern) = pattern.as_str() else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/pattern: expected a string"),
-                ));
+                return Err(schema_error(format!("{path}/pattern: expected a string")));
             };
             let cap = self.options.limits.max_repeat;
             let lengths = min.is_some() || max.is_some();

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::converter::Converter;
 use super::keywords::{self, Types};
-use crate::error::{GrammarError, GrammarErrorKind, Result};
+use crate::error::{limit_error, schema_error, Result};
 
 /// A merged schema.
 pub(super) enum Merged {
@@ -82,13 +82,10 @@ impl Converter<'_> {
             .collect();
         self.alternatives_made += alternatives.len();
         if self.alternatives_made > self.options.limits.max_alternatives {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{path}: allOf/anyOf multiply out to more than {} alternatives",
-                    self.options.limits.max_alternatives
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{path}: allOf/anyOf multiply out to more than {} alternatives",
+                self.options.limits.max_alternatives
+            )));
         }
         let has_base = !base.is_empty();
         let out = alternatives
@@ -120,13 +117,10 @@ impl Converter<'_> {
         depth: usize,
     ) -> Result<()> {
         if depth > self.options.limits.max_depth {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{path}: allOf/$ref nested deeper than {}",
-                    self.options.limits.max_depth
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{path}: allOf/$ref nested deeper than {}",
+                self.options.limits.max_depth
+            )));
         }
         let obj = match schema {
             Value::Bool(true) => return Ok(()),
@@ -136,24 +130,19 @@ impl Converter<'_> {
             }
             Value::Object(obj) => obj,
             other => {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: a schema must be an object or a boolean, not {other}"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}: a schema must be an object or a boolean, not {other}"
+                )))
             }
         };
         if let Some(reference) = obj.get("$ref") {
             let Value::String(reference) = reference else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/$ref: expected a string"),
-                ));
+                return Err(schema_error(format!("{path}/$ref: expected a string")));
             };
             if refs.contains(reference) {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}: $ref {reference:?} refers to itself without progress"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}: $ref {reference:?} refers to itself without progress"
+                )));
             }
             let target = self.resolve_at(path, reference)?;
             let (target_schema, target_path) = (target.schema.clone(), target.path);
@@ -170,10 +159,7 @@ impl Converter<'_> {
                 "$ref" => {}
                 "allOf" => {
                     let Value::Array(parts) = value else {
-                        return Err(GrammarError::new(
-                            GrammarErrorKind::Schema,
-                            format!("{path}/allOf: expected an array"),
-                        ));
+                        return Err(schema_error(format!("{path}/allOf: expected an array")));
                     };
                     for (i, part) in parts.iter().enumerate() {
                         self.absorb(acc, part, &format!("{path}/allOf/{i}"), refs, depth + 1)?;
@@ -181,10 +167,7 @@ impl Converter<'_> {
                 }
                 "anyOf" | "oneOf" => {
                     let Value::Array(alternatives) = value else {
-                        return Err(GrammarError::new(
-                            GrammarErrorKind::Schema,
-                            format!("{path}/{key}: expected an array"),
-                        ));
+                        return Err(schema_error(format!("{path}/{key}: expected an array")));
                     };
                     acc.unions.push((
                         alternatives.clone(),
@@ -194,10 +177,7 @@ impl Converter<'_> {
                 }
                 "properties" | "patternProperties" => {
                     let Value::Object(props) = value else {
-                        return Err(GrammarError::new(
-                            GrammarErrorKind::Schema,
-                            format!("{path}/{key}: expected an object"),
-                        ));
+                        return Err(schema_error(format!("{path}/{key}: expected an object")));
                     };
                     let list: Vec<(String, Value)> =
                         props.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -233,10 +213,7 @@ impl Converter<'_> {
                 "not" => acc.nots.push(value.clone()),
                 "dependencies" | "dependentRequired" | "dependentSchemas" => {
                     let Value::Object(dependencies) = value else {
-                        return Err(GrammarError::new(
-                            GrammarErrorKind::Schema,
-                            format!("{path}/{key}: expected an object"),
-                        ));
+                        return Err(schema_error(format!("{path}/{key}: expected an object")));
                     };
                     for (trigger, dependent) in dependencies {
                         acc.unions.push((
@@ -290,10 +267,7 @@ impl Converter<'_> {
                 }
                 "type" => {
                     let Some(types) = keywords::declared_types(obj) else {
-                        return Err(GrammarError::new(
-                            GrammarErrorKind::Schema,
-                            format!("{path}/type: unknown type {value}"),
-                        ));
+                        return Err(schema_error(format!("{path}/type: unknown type {value}")));
                     };
                     let current = match acc.map.get("type") {
                         Some(_) => keywords::declared_types(&acc.map).unwrap_or(Types::ALL),
@@ -309,12 +283,7 @@ impl Converter<'_> {
                     let values = match (key.as_str(), value) {
                         ("const", v) => vec![v.clone()],
                         (_, Value::Array(values)) => values.clone(),
-                        _ => {
-                            return Err(GrammarError::new(
-                                GrammarErrorKind::Schema,
-                                format!("{path}/enum: expected an array"),
-                            ))
-                        }
+                        _ => return Err(schema_error(format!("{path}/enum: expected an array"))),
                     };
                     let kept = match acc.map.get("enum") {
                         Some(Value::Array(current)) => current
@@ -521,10 +490,9 @@ fn as_schemas(value: &Value, path: &str, key: &str) -> Result<Vec<Value>> {
     match value {
         Value::Array(items) => Ok(items.clone()),
         // llama.cpp reads an object here as the schema of every item.
-        _ => Err(GrammarError::new(
-            GrammarErrorKind::Schema,
-            format!("{path}/{key}: expected an array of schemas"),
-        )),
+        _ => Err(schema_error(format!(
+            "{path}/{key}: expected an array of schemas"
+        ))),
     }
 }
 

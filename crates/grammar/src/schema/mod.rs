@@ -64,7 +64,8 @@ pub use closed::with_closed_objects;
 pub use embedded::expand_embedded;
 pub use rebase::{detached, nest};
 
-use crate::error::{GrammarError, GrammarErrorKind};
+use crate::error::schema_error;
+use crate::error::GrammarError;
 use crate::tree::{Grammar, Rule};
 
 /// How a schema is converted.
@@ -187,7 +188,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
                 narrowed.join("; ")
             ),
         };
-        return Err(GrammarError::new(GrammarErrorKind::Schema, message));
+        return Err(schema_error(message));
     }
     if root != "root" && !converter.rules.contains_key("root") {
         converter.add_rule("root", crate::tree::Expr::Ref(root.clone()));
@@ -196,10 +197,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
     let warnings = std::mem::take(&mut converter.warnings);
     if options.strict {
         if let Some(first) = warnings.first() {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!("not enforceable: {first}"),
-            ));
+            return Err(schema_error(format!("not enforceable: {first}")));
         }
     }
     let rules: Vec<Rule> = std::mem::take(&mut converter.rules)
@@ -221,7 +219,7 @@ pub fn compile(schema: &Value, options: &Options) -> Result<Compiled, GrammarErr
 
 /// Converts a JSON Schema given as text.
 pub fn compile_str(schema: &str, options: &Options) -> Result<Compiled, GrammarError> {
-    let schema: Value = serde_json::from_str(schema)
-        .map_err(|e| GrammarError::new(GrammarErrorKind::Schema, format!("not JSON: {e}")))?;
+    let schema: Value =
+        serde_json::from_str(schema).map_err(|e| schema_error(format!("not JSON: {e}")))?;
     compile(&schema, options)
 }

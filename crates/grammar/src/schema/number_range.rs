@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::exprs::{alt, digit_range, group, lit, one, opt, plus, seq, star};
 use super::int_range::int_range;
-use crate::error::{GrammarError, GrammarErrorKind, Result};
+use crate::error::{schema_error, Result};
 use crate::tree::Expr;
 
 /// Integer parts beyond this many digits are out of reach.
@@ -54,10 +54,9 @@ impl Bound {
                 continue;
             }
             let Some(bound) = Bound::parse(value, exclusive) else {
-                return Err(GrammarError::new(
-                    GrammarErrorKind::Schema,
-                    format!("{path}/{key}: expected a number, found {value}"),
-                ));
+                return Err(schema_error(format!(
+                    "{path}/{key}: expected a number, found {value}"
+                )));
             };
             let slot = if is_lower { &mut lower } else { &mut upper };
             let tighter = match slot {

@@ -19,7 +19,7 @@ use super::exprs::counted;
 use super::exprs::{alt, group, lit, not_class, one, opt, padded, plus, rf, seq, space, star};
 use super::keywords::Types;
 use super::pattern::json_chars;
-use crate::error::Result;
+use crate::error::{limit_error, schema_error, Result};
 use crate::tree::{CharClass, ClassItem, Expr};
 
 /// The key under which extra properties are tracked, as llama.cpp does.
@@ -271,13 +271,10 @@ impl Converter<'_> {
     ) -> Result<()> {
         let limit = self.options.limits.max_name_length;
         match names.into_iter().find(|n| n.chars().count() > limit) {
-            Some(name) => Err(crate::error::GrammarError::new(
-                crate::error::GrammarErrorKind::Limit,
-                format!(
-                    "{path}: the name {:?}… is longer than {limit} characters",
-                    name.chars().take(20).collect::<String>()
-                ),
-            )),
+            Some(name) => Err(limit_error(format!(
+                "{path}: the name {:?}… is longer than {limit} characters",
+                name.chars().take(20).collect::<String>()
+            ))),
             None => Ok(()),
         }
     }
@@ -379,10 +376,9 @@ impl Converter<'_> {
             None => Vec::new(),
             Some(Value::Object(p)) => p.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             Some(_) => {
-                return Err(crate::error::GrammarError::new(
-                    crate::error::GrammarErrorKind::Schema,
-                    format!("{path}/patternProperties: expected an object"),
-                ))
+                return Err(schema_error(format!(
+                    "{path}/patternProperties: expected an object"
+                )))
             }
         };
         let mut required: Vec<String> = Vec::new();

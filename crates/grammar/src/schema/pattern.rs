@@ -15,7 +15,7 @@
 use super::charset::{self, CharSet};
 use super::converter::Converter;
 use super::exprs::{alt, group, lit, not_class, one, repetition, rf, seq, space, star};
-use crate::error::{GrammarError, GrammarErrorKind, Result};
+use crate::error::{limit_error, schema_error, GrammarError, Result};
 use crate::tree::{CharClass, ClassItem, Expr};
 
 impl Converter<'_> {
@@ -142,10 +142,9 @@ impl Converter<'_> {
     ) -> Result<(String, Len)> {
         let limit = self.options.limits.max_pattern_length;
         if pattern.chars().count() > limit {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!("{path}/pattern: longer than {limit} characters"),
-            ));
+            return Err(limit_error(format!(
+                "{path}/pattern: longer than {limit} characters"
+            )));
         }
         let mut chars: Vec<char> = pattern.chars().collect();
         let mut anchored_start = chars.first() == Some(&'^');
@@ -194,10 +193,9 @@ impl Converter<'_> {
     pub(super) fn json_chars(&self, set: &CharSet, path: &str) -> Result<Expr> {
         let expr = json_chars(set);
         expr.ok_or_else(|| {
-            GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!("{path}: a character class that admits no character"),
-            )
+            schema_error(format!(
+                "{path}: a character class that admits no character"
+            ))
         })
     }
 }
@@ -299,10 +297,7 @@ struct Walk {
 
 impl Walk {
     fn error(&self, message: impl std::fmt::Display) -> GrammarError {
-        GrammarError::new(
-            GrammarErrorKind::Schema,
-            format!("{}: {message}", self.path),
-        )
+        schema_error(format!("{}: {message}", self.path))
     }
 
     fn peek(&self, offset: usize) -> Option<char> {
@@ -312,13 +307,10 @@ impl Walk {
     /// Reads up to the `)` closing this group (or the end at depth 0).
     fn transform(&mut self, conv: &mut Converter, depth: usize) -> Result<(Expr, Len)> {
         if depth > conv.options.limits.max_depth {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Limit,
-                format!(
-                    "{}: groups nested deeper than {}",
-                    self.path, conv.options.limits.max_depth
-                ),
-            ));
+            return Err(limit_error(format!(
+                "{}: groups nested deeper than {}",
+                self.path, conv.options.limits.max_depth
+            )));
         }
         let mut seq_pieces: Vec<Piece> = Vec::new();
         while let Some(c) = self.peek(0) {

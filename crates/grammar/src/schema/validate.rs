@@ -6,32 +6,26 @@
 use std::collections::{HashMap, HashSet};
 
 use super::Limits;
-use crate::error::{GrammarError, GrammarErrorKind};
+use crate::error::{limit_error, schema_error, GrammarError};
 use crate::tree::{Expr, Grammar};
 
 pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarError> {
     if grammar.rules.len() > limits.max_rules {
-        return Err(GrammarError::new(
-            GrammarErrorKind::Limit,
-            format!(
-                "the grammar has {} rules, more than {}",
-                grammar.rules.len(),
-                limits.max_rules
-            ),
-        ));
+        return Err(limit_error(format!(
+            "the grammar has {} rules, more than {}",
+            grammar.rules.len(),
+            limits.max_rules
+        )));
     }
     let mut nodes = 0usize;
     for rule in &grammar.rules {
         rule.body.walk(&mut |_| nodes += 1);
     }
     if nodes > limits.max_nodes {
-        return Err(GrammarError::new(
-            GrammarErrorKind::Limit,
-            format!(
-                "the grammar has {nodes} nodes, more than {}",
-                limits.max_nodes
-            ),
-        ));
+        return Err(limit_error(format!(
+            "the grammar has {nodes} nodes, more than {}",
+            limits.max_nodes
+        )));
     }
     let bodies: HashMap<&str, &Expr> = grammar
         .rules
@@ -48,19 +42,15 @@ pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarErr
             }
         });
         if let Some(name) = missing {
-            return Err(GrammarError::new(
-                GrammarErrorKind::Schema,
-                format!(
-                    "internal error: rule {} refers to undefined rule {name}",
-                    rule.name
-                ),
-            ));
+            return Err(schema_error(format!(
+                "internal error: rule {} refers to undefined rule {name}",
+                rule.name
+            )));
         }
     }
     let productive = productive_rules(&bodies);
     if !productive.contains(grammar.root.as_str()) {
-        return Err(GrammarError::new(
-            GrammarErrorKind::Schema,
+        return Err(schema_error(
             "the schema admits no value ($ref cycle without progress)",
         ));
     }
@@ -73,10 +63,9 @@ pub(super) fn check(grammar: &Grammar, limits: &Limits) -> Result<(), GrammarErr
         firsts.insert(name, out);
     }
     if let Some(rule) = find_cycle(&firsts) {
-        return Err(GrammarError::new(
-            GrammarErrorKind::Schema,
-            format!("$ref cycle without progress through rule {rule}"),
-        ));
+        return Err(schema_error(format!(
+            "$ref cycle without progress through rule {rule}"
+        )));
     }
     Ok(())
 }
