@@ -106,15 +106,18 @@ fn requests(max_tokens: u32) -> Vec<(&'static str, Value)> {
 
 /// A llama-server `/completion` event.
 fn direct_event(event: &Value) -> Seen {
+    let output = event["content"]
+        .as_str()
+        .is_some_and(|text| !text.is_empty());
     Seen {
-        output: event["content"]
-            .as_str()
-            .is_some_and(|text| !text.is_empty()),
+        output,
+        content: output,
         completion_tokens: event["stop"]
             .as_bool()
             .filter(|stop| *stop)
             .and(event["tokens_predicted"].as_u64()),
         prompt_tokens: None,
+        ..Seen::default()
     }
 }
 

@@ -2,8 +2,10 @@
 //! same model, side by side in one run, with the ratios printed.
 //!
 //! The figures are what a tool-calling user feels: decode speed with and without a call
-//! grammar, the first token of a fresh long prompt and of a fresh prompt with eight tools,
-//! and several streams at once, with and without tools. The servers take turns request by
+//! grammar; the first content (text, or a call's name, not the `role` chunk a stream
+//! opens with) of a fresh long prompt and of a fresh prompt with eight tools; how soon a
+//! forced call's name shows and when the call is whole; and several streams at once,
+//! with and without tools. The servers take turns request by
 //! request (never both at once, so they do not share the CPU), every request streams with
 //! `stream_options.include_usage`, and a fresh prompt starts with a nonce so no prompt
 //! cache can serve it. Each figure is the median of its rounds after one warm-up round,
@@ -181,16 +183,28 @@ fn figures() -> Vec<Figure> {
             value: |timings, _| timings[0].decode_rate(),
         },
         Figure {
-            name: "fresh long prompt, time to first token",
+            name: "fresh long prompt, time to first content",
             better: Better::Lower,
             requests: |w| vec![w.fresh_long_prompt()],
-            value: |timings, _| timings[0].first_output.as_secs_f64(),
+            value: |timings, _| seconds(timings[0].first_content),
         },
         Figure {
-            name: "fresh prompt with 8 tools, time to first token",
+            name: "fresh prompt with 8 tools, time to first content",
             better: Better::Lower,
             requests: |w| vec![w.fresh_with_tools()],
-            value: |timings, _| timings[0].first_output.as_secs_f64(),
+            value: |timings, _| seconds(timings[0].first_content),
+        },
+        Figure {
+            name: "forced call, time to the call's name",
+            better: Better::Lower,
+            requests: |w| vec![w.forced_long_call()],
+            value: |timings, _| seconds(timings[0].first_call_name),
+        },
+        Figure {
+            name: "forced call, time to the call's end",
+            better: Better::Lower,
+            requests: |w| vec![w.forced_long_call()],
+            value: |timings, _| seconds(timings[0].call_end),
         },
         Figure {
             name: "streams at once, aggregate, no tools",
@@ -205,10 +219,10 @@ fn figures() -> Vec<Figure> {
             value: aggregate_rate,
         },
         Figure {
-            name: "streams at once with 8 tools, time to first token",
+            name: "streams at once with 8 tools, time to first content",
             better: Better::Lower,
             requests: |w| (0..w.streams).map(|i| w.tool_question(i)).collect(),
-            value: |timings, _| mean(timings.iter().map(|t| t.first_output.as_secs_f64())),
+            value: |timings, _| mean(timings.iter().map(|t| seconds(t.first_content))),
         },
     ]
 }
@@ -217,6 +231,12 @@ fn figures() -> Vec<Figure> {
 fn aggregate_rate(timings: &[Timing], wall: Duration) -> f64 {
     let tokens: u64 = timings.iter().map(|t| t.completion_tokens).sum();
     tokens as f64 / wall.as_secs_f64().max(1e-9)
+}
+
+/// A moment in seconds; NaN when it never came (no text, or no call), which the report
+/// shows as missing rather than as a time.
+fn seconds(at: Option<Duration>) -> f64 {
+    at.map_or(f64::NAN, |at| at.as_secs_f64())
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {

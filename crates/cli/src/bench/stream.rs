@@ -1,5 +1,12 @@
-//! Timing one streamed request: when its first output came, when it ended, and the token
-//! counts its stream reported. Every bench that times servers reads streams here.
+//! Timing one streamed request: when its first output came, when the user first saw
+//! something of the answer (text, or a call's name), when its call was written out, when
+//! it ended, and the token counts its stream reported. Every bench that times servers
+//! reads streams here.
+//!
+//! The first output is not what a user sees: OpenAI-style servers open a stream with an
+//! empty `role` delta, and a server that holds a call until it is whole sends that role
+//! chunk long before anything else. So the first *content* (text, reasoning or a call's
+//! name) is timed apart from it.
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
@@ -10,8 +17,14 @@ use serde_json::Value;
 /// What one streamed event says.
 #[derive(Debug, Default)]
 pub(super) struct Seen {
-    /// The event carries model output (text, reasoning or a call).
+    /// The event carries model output (text, reasoning or a call), or opens the stream.
     pub(super) output: bool,
+    /// The event shows the user something: text, reasoning, or a call's name.
+    pub(super) content: bool,
+    /// The event names a call.
+    pub(super) call_name: bool,
+    /// The event carries a piece of a call (its name or arguments).
+    pub(super) call_part: bool,
     /// Token counts, once the stream reports them.
     pub(super) completion_tokens: Option<u64>,
     pub(super) prompt_tokens: Option<u64>,
@@ -24,6 +37,12 @@ pub(super) type Reader = fn(&Value) -> Seen;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Timing {
     pub(super) first_output: Duration,
+    /// The first text, reasoning or call name, if any came.
+    pub(super) first_content: Option<Duration>,
+    /// The first call's name, if a call came.
+    pub(super) first_call_name: Option<Duration>,
+    /// The last piece of a call, if a call came: when the client has it whole.
+    pub(super) call_end: Option<Duration>,
     /// The end of the stream.
     pub(super) end: Duration,
     pub(super) completion_tokens: u64,
@@ -41,12 +60,28 @@ impl Timing {
 /// An OpenAI chat-completion chunk (`stream_options.include_usage` gives the counts). Any
 /// delta is output, the opening `role` one included: servers send it with the first token
 /// (llama-server, OpenAI, toolbridge), so it times the first token whatever the model
-/// writes, even a call a server holds until it is whole.
+/// writes, even a call a server holds until it is whole. Content is text, reasoning
+/// (`reasoning_content`, or `reasoning` as vLLM names it) or a call's name.
 pub(super) fn chat_chunk(event: &Value) -> Seen {
+    let delta = &event["choices"][0]["delta"];
+    let has_text = |key: &str| delta[key].as_str().is_some_and(|text| !text.is_empty());
+    let calls = delta["tool_calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let call_name = calls.iter().any(|call| {
+        call["function"]["name"]
+            .as_str()
+            .is_some_and(|name| !name.is_empty())
+    });
     Seen {
-        output: event["choices"][0]["delta"]
-            .as_object()
-            .is_some_and(|delta| !delta.is_empty()),
+        output: delta.as_object().is_some_and(|delta| !delta.is_empty()),
+        content: call_name
+            || ["content", "reasoning_content", "reasoning"]
+                .iter()
+                .any(|k| has_text(k)),
+        call_name,
+        call_part: !calls.is_empty(),
         completion_tokens: event["usage"]["completion_tokens"].as_u64(),
         prompt_tokens: event["usage"]["prompt_tokens"].as_u64(),
     }
@@ -66,6 +101,7 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
         Err(error) => return Err(error.into()),
     };
     let mut first = None;
+    let (mut first_content, mut first_call_name, mut call_end) = (None, None, None);
     let mut counts = Seen::default();
     for line in BufReader::new(response.into_reader()).lines() {
         let line = line?;
@@ -76,14 +112,27 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
             continue;
         };
         let seen = read(&event);
+        let now = started.elapsed();
         if seen.output {
-            first.get_or_insert(started.elapsed());
+            first.get_or_insert(now);
+        }
+        if seen.content {
+            first_content.get_or_insert(now);
+        }
+        if seen.call_name {
+            first_call_name.get_or_insert(now);
+        }
+        if seen.call_part {
+            call_end = Some(now);
         }
         counts.completion_tokens = seen.completion_tokens.or(counts.completion_tokens);
         counts.prompt_tokens = seen.prompt_tokens.or(counts.prompt_tokens);
     }
     Ok(Timing {
         first_output: first.with_context(|| format!("{url}: no output"))?,
+        first_content,
+        first_call_name,
+        call_end,
         end: started.elapsed(),
         completion_tokens: counts
             .completion_tokens
@@ -97,4 +146,38 @@ pub(super) fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn chunk(delta: Value) -> Seen {
+        chat_chunk(&json!({"choices": [{"index": 0, "delta": delta}]}))
+    }
+
+    #[test]
+    fn the_role_chunk_is_output_but_not_content() {
+        let role = chunk(json!({"role": "assistant", "content": ""}));
+        assert!(role.output && !role.content && !role.call_part);
+    }
+
+    #[test]
+    fn text_reasoning_and_a_calls_name_are_content() {
+        assert!(chunk(json!({"content": "Hi"})).content);
+        assert!(chunk(json!({"reasoning_content": "Let me"})).content);
+        let named = chunk(json!({"tool_calls": [
+            {"index": 0, "id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": ""}}]}));
+        assert!(named.content && named.call_name && named.call_part);
+    }
+
+    #[test]
+    fn arguments_are_a_piece_of_the_call_not_its_name() {
+        let arguments = chunk(json!({"tool_calls": [
+            {"index": 0, "function": {"arguments": "{\"city\": "}}]}));
+        assert!(arguments.call_part && !arguments.call_name && !arguments.content);
+    }
 }
