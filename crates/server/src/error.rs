@@ -182,15 +182,21 @@ impl IntoResponse for Failure {
 impl From<DialectError> for Failure {
     fn from(error: DialectError) -> Self {
         let message = error.to_string();
-        match error.kind() {
+        match *error.kind() {
             DialectErrorKind::UnknownTool | DialectErrorKind::NoCallableTools => {
                 Failure::invalid("tool_choice", message)
             }
             DialectErrorKind::ToolSchema => Failure::invalid("tools", message),
             DialectErrorKind::ResponseFormat => Failure::invalid("response_format", message),
-            DialectErrorKind::Template(kind) if is_the_models_fault(kind) => {
+            DialectErrorKind::Template(kind) if is_the_models_fault(&kind) => {
                 Failure::api(ApiError::server(message))
             }
+            // Our own faults, not the request's: a parser that broke its event contract,
+            // a scanner built wrong, a template whose call syntax was not learned.
+            DialectErrorKind::StartOutOfOrder { .. }
+            | DialectErrorKind::CallNotOpen { .. }
+            | DialectErrorKind::EmptyMarker { .. } => Failure::parser_bug(error),
+            DialectErrorKind::NotLearned => Failure::api(ApiError::server(message)),
             // A template raises on histories it refuses (roles out of order, say): the
             // request is at fault, not the server.
             _ => Failure::invalid("messages", message),
@@ -284,6 +290,20 @@ mod tests {
             failure.error.code.as_deref(),
             Some("context_length_exceeded")
         );
+    }
+
+    #[test]
+    fn a_parser_that_broke_its_contract_is_the_servers_fault() {
+        let kind = DialectErrorKind::CallNotOpen {
+            index: 0,
+            what: "arguments",
+        };
+        let failure = Failure::from(DialectError::from(kind));
+        assert_eq!(failure.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(failure
+            .error
+            .message
+            .starts_with("The output parser failed"));
     }
 
     #[test]
