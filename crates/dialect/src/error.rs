@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use toolbridge_template::{TemplateError, TemplateErrorKind};
+use toolbridge_template::{in_chat_template, TemplateError, TemplateErrorKind};
 
 /// Why a request could not be prepared.
 pub type DialectError = toolbridge_error::Error<DialectErrorKind>;
@@ -61,8 +61,8 @@ pub(crate) fn template_error(error: TemplateError) -> DialectError {
 /// The chat template refuses what the request asks of it, for `why`, as a template
 /// would have raised it.
 pub(crate) fn template_refused(why: String) -> DialectError {
-    let why = format!("chat template: {why}");
-    template_error(TemplateError::new(TemplateErrorKind::Render, why))
+    let refused = TemplateError::new(TemplateErrorKind::Render, why);
+    template_error(in_chat_template(refused))
 }
 
 /// What writing `what` as JSON failed with.

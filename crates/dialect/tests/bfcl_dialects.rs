@@ -5,7 +5,7 @@
 //! out answers it (BFCL's data contradicts its own declarations in a handful of questions,
 //! which no dialect can fix). Prints `bfcl through <dialect>: N/N`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{Message, ToolCall};
@@ -17,7 +17,7 @@ use crate::common::written::{dialect_of, written, ONE_CALL, SYNTAXES};
 const CATEGORIES: [&str; 4] = ["simple_python", "multiple", "parallel", "parallel_multiple"];
 
 fn bfcl_dir() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/bfcl");
+    let path = crate::common::corpus().join("bfcl");
     assert!(
         path.join("BFCL_v4_simple_python.json").is_file(),
         "BFCL not found: looked at {}",

@@ -45,8 +45,10 @@ impl toolbridge_error::Kind for TemplateErrorKind {
     }
 }
 
-/// The same error, said of a chat template (`chat template: …`), its kind kept.
-pub(crate) fn in_chat_template(error: TemplateError) -> TemplateError {
+/// The same error, said of a chat template (`chat template: …`), its kind kept: how a
+/// `ChatTemplate` reports what its template raised, and how a dialect reports what it
+/// refuses as a template would have.
+pub fn in_chat_template(error: TemplateError) -> TemplateError {
     TemplateError::new(*error.kind(), "chat template").with_source(error)
 }
 

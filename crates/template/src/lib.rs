@@ -15,7 +15,7 @@ pub mod source;
 
 pub use caps::{ArgumentsForm, TemplateCaps};
 pub use chat_template::{ChatTemplate, RenderInput};
-pub use error::{TemplateError, TemplateErrorKind};
+pub use error::{in_chat_template, TemplateError, TemplateErrorKind};
 pub use gotmpl::{GoRenderOptions, GoTemplate, OllamaRequest};
 pub use jinja::{Clock, JinjaTemplate, Limits, RenderOptions};
 pub use source::{OllamaSource, TemplateSource};
