@@ -6,7 +6,7 @@
 //! with it the same way, with no `--template`.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
@@ -29,7 +29,14 @@ fn corpus() -> PathBuf {
 }
 
 /// A Modelfile around Ollama's Qwen 2.5 template, loaded as `toolbridge serve` loads it.
+/// It is written and loaded once: the tests run at once in one process, and one writing
+/// the file while another reads it would hand the reader half a Modelfile.
 fn qwen_modelfile() -> OllamaSource {
+    static LOADED: OnceLock<OllamaSource> = OnceLock::new();
+    LOADED.get_or_init(write_qwen_modelfile).clone()
+}
+
+fn write_qwen_modelfile() -> OllamaSource {
     let template = std::fs::read_to_string(corpus().join("gotmpl/registry/qwen2.5.gotmpl"))
         .unwrap_or_else(|error| panic!("{error}"));
     let dir = std::env::temp_dir().join(format!("toolbridge-ollama-{}", std::process::id()));
