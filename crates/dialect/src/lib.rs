@@ -24,6 +24,6 @@ pub use dialect::{ChatTemplate, Constraint, Dialect, Prepared, PromptParts, Rend
 pub use error::{DialectError, DialectErrorKind};
 pub use events::{Event, EventOrder};
 pub use items::{Change, Item, ItemKind, Items};
-pub use parser::{parse_all, parse_cut, StreamParser};
+pub use parser::{parse_all, parse_cut, Pacing, StreamParser};
 pub use registry::Registry;
 pub use tool_ids::{IdFormat, RandomIds, SequentialIds, ToolIds};

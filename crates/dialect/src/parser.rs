@@ -30,6 +30,32 @@ pub trait StreamParser {
     fn finish_cut(&mut self) -> Vec<Event> {
         self.finish()
     }
+
+    /// How often a call still being written is read for what it decides so far; parsers
+    /// that send calls only whole ignore it.
+    fn set_pacing(&mut self, _pacing: Pacing) {}
+}
+
+/// Whether and how often a call still being written is read for what it decides so far
+/// ([`crate::toolkit::cut`]), so that its name and its arguments go out as the model writes
+/// them. Each reading costs what reading the region whole does, so reading on every piece
+/// would make a long call quadratic: readings are paced by time, at most one a millisecond
+/// and never more than a sixteenth of the time. A model writes a token every 5–50 ms, so
+/// each of its tokens is read at once; a parser fed at memory speed (a benchmark, a remote
+/// engine's burst) reads seldom, and the pieces between readings go out together.
+///
+/// A call sent in part cannot be taken back, so the server streams calls only where the
+/// grammar holds the model to the call's syntax: where it does not, a call region may still
+/// turn out to be no call (a near miss stays content), and is sent whole once it is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pacing {
+    /// Calls are sent once whole.
+    #[default]
+    Whole,
+    /// Read as time allows; see above.
+    Timed,
+    /// On every piece: for tests, which compare what every way of cutting the text sends.
+    EveryPiece,
 }
 
 /// The events of a whole output: `text` fed to `parser` in one piece, then finished.
@@ -60,5 +86,9 @@ impl<P: StreamParser + ?Sized> StreamParser for Box<P> {
 
     fn finish_cut(&mut self) -> Vec<Event> {
         (**self).finish_cut()
+    }
+
+    fn set_pacing(&mut self, pacing: Pacing) {
+        (**self).set_pacing(pacing);
     }
 }

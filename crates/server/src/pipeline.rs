@@ -12,7 +12,7 @@ use axum::http::{header, StatusCode};
 use axum::response::Response;
 use tokio::sync::mpsc;
 use toolbridge_chat::ChatRequest;
-use toolbridge_dialect::StreamParser;
+use toolbridge_dialect::{Pacing, StreamParser};
 use toolbridge_engine::{Engine, Generation};
 
 use crate::admission::Permit;
@@ -49,7 +49,16 @@ pub(crate) struct Admitted {
 impl Admitted {
     /// Starts generating on `engine` (the served one, or one wrapping it) within the
     /// server's budget, counted in its metrics ([`generate::start`]).
-    pub(crate) fn start(self, state: &AppState, engine: Arc<dyn Engine>) -> mpsc::Receiver<Step> {
+    /// Where the engine holds the model to the call grammar, calls stream as the model
+    /// writes them ([`Pacing`]); elsewhere each is sent once whole.
+    pub(crate) fn start(
+        mut self,
+        state: &AppState,
+        engine: Arc<dyn Engine>,
+    ) -> mpsc::Receiver<Step> {
+        if self.generation.constraint.is_some() && engine.unenforced(&self.generation).is_none() {
+            self.parser.set_pacing(Pacing::Timed);
+        }
         generate::start(
             engine,
             self.generation,

@@ -39,10 +39,13 @@
 //! bounded by [`MAX_PROSE`] instead, so prose after a marker cannot hold the output back
 //! for long. Past its bound a region is not a call, read whole or in pieces alike.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::events::Event;
-use crate::parser::StreamParser;
+use crate::parser::{Pacing, StreamParser};
+use crate::toolkit::cut::{calls_so_far, closing_of, cut_calls, CutCalls};
 use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
 use crate::toolkit::pycall::{Bracket, BracketScanner};
 use crate::toolkit::tag_scan::first_bytes;
@@ -248,7 +251,12 @@ impl Pat {
     /// at the first place in the completion that captures text: in the JSON value, the
     /// delimited text or the name the output ended in, or the first such item after it.
     /// `None` when the text cannot be completed to a match.
-    fn closing(&self, text: &str, at: usize, mark: &mut Option<&str>) -> Option<Closing> {
+    pub(crate) fn closing(
+        &self,
+        text: &str,
+        at: usize,
+        mark: &mut Option<&str>,
+    ) -> Option<Closing> {
         let rest = text.get(at..)?;
         if rest.is_empty() {
             return self.closing_from_nothing(mark).map(Closing::Completed);
@@ -570,7 +578,7 @@ impl Resume {
 
 /// How a pattern takes the text the output ended in ([`Pat::closing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Closing {
+pub(crate) enum Closing {
     /// It matches the text up to this byte, as it is.
     Matched(usize),
     /// It matches all of the text with this appended.
@@ -793,6 +801,32 @@ pub struct FramedParser {
     /// The engine said the token limit cut the output ([`StreamParser::finish_cut`]): a
     /// region the output ends in is a call cut short.
     output_cut: bool,
+    /// The calls of the region being read that were sent before it was whole, in order.
+    streamed: VecDeque<Streamed>,
+    pace: Pace,
+}
+
+/// A call sent while its region was still being written: what of it has been sent.
+#[derive(Debug)]
+struct Streamed {
+    index: u32,
+    name: String,
+    sent: String,
+    ended: bool,
+}
+
+impl Streamed {
+    /// Whether `call`, read later, is this call with more of its arguments (or all). Its
+    /// id is not compared: an id the model writes after the arguments comes too late for
+    /// the call's start, and the call keeps the one it was sent with.
+    fn goes_on_as(&self, call: &Call) -> bool {
+        call.name == self.name
+            && if self.ended {
+                call.arguments == self.sent
+            } else {
+                call.arguments.starts_with(&self.sent)
+            }
+    }
 }
 
 /// Cloned on every piece ([`FramedParser::run`]), so its closing marker is shared, not
@@ -828,6 +862,8 @@ impl FramedParser {
             calls_end_reasoning: false,
             captures: Vec::new(),
             output_cut: false,
+            streamed: VecDeque::new(),
+            pace: Pace::default(),
         }
     }
 
@@ -1035,9 +1071,9 @@ impl FramedParser {
     /// 1 KB one does (1 MB ÷ 1 KB, 1-byte pieces: Cohere 1.47 → 1.04, Granite 1.58 → 0.92,
     /// Hermes 1.88 → 0.85; full table in `benches/parse-results.md`).
     fn scan_region(&mut self, marker: usize, ended: bool) -> bool {
-        let (marker_text, region, inline) = match &self.markers[marker] {
-            (text, Action::Call(region)) => (text, region, false),
-            (text, Action::Inline(region)) => (text, region, true),
+        let (region, inline) = match &self.markers[marker] {
+            (_, Action::Call(region)) => (region, false),
+            (_, Action::Inline(region)) => (region, true),
             _ => {
                 self.mode = Mode::Content;
                 return true;
@@ -1051,19 +1087,36 @@ impl FramedParser {
             && self.output_cut
             && region.body.matches(text, 0, false, &mut Vec::new()) == Match::Partial;
         let calls = match matched {
-            Match::Partial if self.pending.len() <= MAX_REGION && !ended => return false,
+            Match::Partial if self.pending.len() <= MAX_REGION && !ended => {
+                if !inline && !region.body.may_hold_prose() && self.pace.due() {
+                    let so_far = calls_so_far(region, text);
+                    self.pace.read();
+                    if let Some(so_far) = so_far {
+                        self.stream_calls(so_far);
+                    }
+                }
+                return false;
+            }
             _ if cut => cut_calls(region, text).map(|calls| (text.len(), calls)),
+            Match::Partial if !inline && !region.body.may_hold_prose() => {
+                let at = floor_char_boundary(text, MAX_REGION);
+                cut_calls(region, &text[..at]).map(|calls| (at, calls.ended()))
+            }
             Match::Full(end) if end <= MAX_REGION => {
                 (region.decode)(&self.captures).map(|whole| (end, CutCalls { whole, cut: None }))
             }
             Match::Full(_) | Match::Partial | Match::No => None,
         };
+        let region_len = text.len();
         self.captures.clear();
         self.region.clear();
         self.mode = Mode::Content;
         let virtual_marker = std::mem::take(&mut self.virtual_marker);
         let in_reasoning = self.region_in_reasoning.take();
         let prose = inline || region.body.may_hold_prose();
+        if calls.as_ref().is_none_or(|(_, calls)| calls.is_empty()) {
+            self.end_streamed();
+        }
         match (calls, in_reasoning) {
             // A region that calls nothing (a stray section marker) is layout: the
             // reasoning it was opened in goes on.
@@ -1075,24 +1128,26 @@ impl FramedParser {
                 self.pending.take(end);
                 self.emit_calls(calls.whole);
                 if let Some(call) = calls.cut {
-                    self.open_call(call);
+                    self.write_call(call, false);
                 }
+                self.end_streamed();
             }
             (_, Some(close)) => {
-                self.events.push(Event::Reasoning(marker_text.clone()));
+                self.events
+                    .push(Event::Reasoning(self.markers[marker].0.clone()));
                 self.mode = Mode::Reasoning { close };
             }
-            (_, None) if cut && !prose && !text.is_empty() => {
+            (_, None) if cut && !prose && region_len > 0 => {
                 // A marker is never content: a region the output ended in that holds no
                 // call (its name was cut, or it is no call) is dropped with its marker,
                 // and the blank before it is layout, as before a call. A marker with
                 // nothing after it at the very end stays text: it may be prose (`[`).
-                self.pending.take(text.len());
+                self.pending.take(region_len);
                 self.writer.end_of_call();
             }
             (_, None) if virtual_marker => {}
             (_, None) => {
-                let text = marker_text.clone();
+                let text = self.markers[marker].0.clone();
                 if inline {
                     self.pending.take(text.len());
                 }
@@ -1109,99 +1164,152 @@ impl FramedParser {
                 self.writer.write_apart(&call.arguments, &mut self.events);
                 continue;
             }
-            let index = self.open_call(call);
+            self.write_call(call, true);
+        }
+    }
+
+    /// Writes `call`, ended if `end`: as the rest of the call the region sent in its place
+    /// while it was being written, or as a new call.
+    fn write_call(&mut self, call: Call, end: bool) {
+        let index = match self.streamed.pop_front() {
+            Some(streamed) if streamed.goes_on_as(&call) => {
+                if streamed.ended {
+                    return;
+                }
+                self.send_arguments(streamed.index, &call.arguments[streamed.sent.len()..]);
+                streamed.index
+            }
+            Some(streamed) => {
+                self.end_call_as_sent(streamed);
+                self.open_call(call)
+            }
+            None => self.open_call(call),
+        };
+        if end {
             self.events.push(Event::ToolCallEnd { index });
         }
     }
 
     /// Starts `call` with its arguments, and leaves it open; its index.
     fn open_call(&mut self, call: Call) -> u32 {
-        self.writer.end_of_call();
-        let index = self.next_index;
-        self.next_index = self.next_index.saturating_add(1);
-        self.events.push(Event::ToolCallStart {
-            index,
-            id: call.id,
-            name: call.name,
-        });
+        let index = self.start_call(call.id, call.name);
         self.events.push(Event::ToolCallArguments {
             index,
             fragment: call.arguments,
         });
         index
     }
+
+    fn start_call(&mut self, id: Option<String>, name: String) -> u32 {
+        self.writer.end_of_call();
+        let index = self.next_index;
+        self.next_index = self.next_index.saturating_add(1);
+        self.events.push(Event::ToolCallStart { index, id, name });
+        index
+    }
+
+    fn send_arguments(&mut self, index: u32, fragment: &str) {
+        if !fragment.is_empty() {
+            self.events.push(Event::ToolCallArguments {
+                index,
+                fragment: fragment.to_string(),
+            });
+        }
+    }
+
+    /// Sends what the region being written decides so far: its whole calls, and the name
+    /// and decided arguments of the one being written, each as the part not sent yet.
+    /// Calls after a text between calls wait for the region to be whole.
+    fn stream_calls(&mut self, so_far: CutCalls) {
+        let whole = so_far.whole.into_iter().map(|call| (call, true));
+        let calls = whole.chain(so_far.cut.map(|call| (call, false)));
+        for (n, (call, end)) in calls.enumerate() {
+            if call.is_text() {
+                return;
+            }
+            if n == self.streamed.len() {
+                let index = self.start_call(call.id.clone(), call.name.clone());
+                self.streamed.push_back(Streamed {
+                    index,
+                    name: call.name.clone(),
+                    sent: String::new(),
+                    ended: false,
+                });
+            }
+            let Some(streamed) = self.streamed.get_mut(n) else {
+                return;
+            };
+            if streamed.ended || !streamed.goes_on_as(&call) {
+                continue;
+            }
+            let index = streamed.index;
+            let fragment = call.arguments[streamed.sent.len()..].to_string();
+            streamed.sent.push_str(&fragment);
+            streamed.ended = end;
+            self.send_arguments(index, &fragment);
+            if end {
+                self.events.push(Event::ToolCallEnd { index });
+            }
+        }
+    }
+
+    /// Ends the calls sent while the region was being written that its reading did not
+    /// carry on (it is no call after all, or read otherwise).
+    fn end_streamed(&mut self) {
+        while let Some(streamed) = self.streamed.pop_front() {
+            self.end_call_as_sent(streamed);
+        }
+    }
+
+    /// Ends a call sent in part with the arguments sent, closed to a whole JSON value: a
+    /// client has them already, and cannot take them back.
+    fn end_call_as_sent(&mut self, streamed: Streamed) {
+        if streamed.ended {
+            return;
+        }
+        self.send_arguments(streamed.index, &closing_of(&streamed.sent));
+        self.events.push(Event::ToolCallEnd {
+            index: streamed.index,
+        });
+    }
 }
 
-/// Written where the output ended, when a region cut by the token limit is completed
-/// ([`Pat::closing`]): where it lands in the decoded calls says which call was cut and how
-/// far its name and arguments were written. Private-use characters, which JSON writes
-/// unescaped and no name holds.
-const CUT_MARK: &str = "\u{E000}cut\u{E001}";
-
-/// The calls of a region: those written whole, and the one the output ended in.
 #[derive(Debug, Default)]
-struct CutCalls {
-    whole: Vec<Call>,
-    cut: Option<Call>,
+struct Pace {
+    pacing: Pacing,
+    /// When the next reading may be.
+    next: Option<Instant>,
+    /// When the reading [`Pace::due`] allowed began.
+    started: Option<Instant>,
 }
 
-impl CutCalls {
-    fn is_empty(&self) -> bool {
-        self.whole.is_empty() && self.cut.is_none()
+impl Pace {
+    fn due(&mut self) -> bool {
+        match self.pacing {
+            Pacing::Whole => false,
+            Pacing::EveryPiece => true,
+            Pacing::Timed => {
+                let now = Instant::now();
+                let due = self.next.is_none_or(|next| now >= next);
+                self.started = due.then_some(now);
+                due
+            }
+        }
+    }
+
+    /// A reading [`Pace::due`] allowed is done: the next waits sixteen times as long as it
+    /// took, and at least [`MIN_READING_GAP`].
+    fn read(&mut self) {
+        if let Some(started) = self.started.take() {
+            let now = Instant::now();
+            self.next =
+                Some(now + (now - started) * 16).map(|next| next.max(now + MIN_READING_GAP));
+        }
     }
 }
 
-/// The calls in `text`, a region of `region`'s the output ended in while its pattern could
-/// still match: the text is completed ([`Pat::closing`]) and decoded as a whole region is.
-/// The call [`CUT_MARK`] lands in is the one the output ended in; it keeps its arguments as
-/// written up to the mark (the completion's own text before the mark taken off them), and
-/// calls after it are dropped. A call whose name holds the mark has no name yet: it is
-/// dropped too, since a client can do nothing with a call it cannot name. Where the mark
-/// landed outside every call (in a key the decoder does not read), the last call is the
-/// cut one, its arguments as decoded. `None` when the completed text is no call either.
-fn cut_calls(region: &Region, text: &str) -> Option<CutCalls> {
-    if text.contains(CUT_MARK) {
-        return None;
-    }
-    let mut mark = Some(CUT_MARK);
-    let completion = match region.body.closing(text, 0, &mut mark)? {
-        Closing::Completed(completion) => completion,
-        Closing::Matched(end) if end == text.len() => String::new(),
-        Closing::Matched(_) => return None,
-    };
-    let captures = region.body.captures_of(&[text, &completion].concat())?;
-    let mut whole = (region.decode)(&captures)?;
-    let marked = whole
-        .iter()
-        .position(|call| call.name.contains(CUT_MARK) || call.arguments.contains(CUT_MARK));
-    let cut = match marked {
-        Some(at) => whole
-            .drain(at..)
-            .next()
-            .filter(|call| !call.is_text() && !call.name.contains(CUT_MARK))
-            .map(|call| Call {
-                arguments: written_part(&call.arguments, &completion),
-                ..call
-            }),
-        None if mark.is_none() => whole.pop(),
-        None => None,
-    };
-    Some(CutCalls { whole, cut })
-}
-
-/// The part of `arguments` before [`CUT_MARK`], less the end of `completion`'s text
-/// before the mark that it ends with: the completion's own text, where the decoder kept
-/// the text as written (`{"a": 1` completed as `{"a": 1,"<mark>":null}`).
-fn written_part(arguments: &str, completion: &str) -> String {
-    let before = arguments.split(CUT_MARK).next().unwrap_or_default();
-    let added = completion.split(CUT_MARK).next().unwrap_or_default();
-    let ours = (1..=added.len())
-        .rev()
-        .filter_map(|len| added.get(added.len() - len..))
-        .find(|end| before.ends_with(end))
-        .map_or(0, str::len);
-    before[..before.len() - ours].to_string()
-}
+/// The least time between two readings of a region being written ([`Pacing::Timed`]).
+const MIN_READING_GAP: Duration = Duration::from_millis(1);
 
 /// Text read but not yet decided, read from `start` on: deciding its front moves a mark,
 /// not the text after it. Draining the front of the buffer on every decision made a 1 MB
@@ -1246,6 +1354,15 @@ impl Held {
         self.start = (from + len).min(self.text.len());
         self.text.get(from..self.start).unwrap_or("")
     }
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// A region's text as its pattern reads it: at most [`MAX_REGION`] bytes and a character,
@@ -1294,6 +1411,10 @@ impl StreamParser for FramedParser {
     fn finish_cut(&mut self) -> Vec<Event> {
         self.output_cut = true;
         self.finish()
+    }
+
+    fn set_pacing(&mut self, pacing: Pacing) {
+        self.pace.pacing = pacing;
     }
 }
 
@@ -1405,6 +1526,13 @@ mod tests {
             match (out.last_mut(), event) {
                 (Some(Event::Content(a)), Event::Content(b)) => a.push_str(&b),
                 (Some(Event::Reasoning(a)), Event::Reasoning(b)) => a.push_str(&b),
+                (
+                    Some(Event::ToolCallArguments { index, fragment }),
+                    Event::ToolCallArguments {
+                        index: next,
+                        fragment: more,
+                    },
+                ) if *index == next => fragment.push_str(&more),
                 (_, event) => out.push(event),
             }
         }
@@ -1412,7 +1540,16 @@ mod tests {
     }
 
     fn parse_pieced(text: &str, cuts: &[usize]) -> Vec<Event> {
-        let mut parser = parser();
+        parse_pieced_by(parser(), Pacing::Whole, text, cuts)
+    }
+
+    fn parse_pieced_by(
+        mut parser: FramedParser,
+        pacing: Pacing,
+        text: &str,
+        cuts: &[usize],
+    ) -> Vec<Event> {
+        parser.set_pacing(pacing);
         let mut events = Vec::new();
         let mut last = 0;
         for &cut in cuts {
@@ -1610,12 +1747,30 @@ mod tests {
     }
 
     #[test]
-    fn a_region_past_the_bound_is_content_whole_and_in_pieces() {
+    fn a_region_past_the_bound_is_a_call_cut_there_whole_and_in_pieces() {
         let pad = "x".repeat(MAX_REGION);
-        let text = format!("<a>{{\"name\": \"f\", \"pad\": \"{pad}\"}}</a>");
-        let pieces: Vec<usize> = (0..text.len()).step_by(1000).collect();
-        assert_eq!(parse_pieced(&text, &[]), [Event::Content(text.clone())]);
-        assert_eq!(parse_pieced(&text, &pieces), [Event::Content(text.clone())]);
+        let text = format!("<a>{{\"name\": \"f\", \"arguments\": {{\"pad\": \"{pad}\"}}}}</a>");
+        // Each piece is read whole (every piece, as tests read): pieces of a megabyte.
+        let pieces: Vec<usize> = (0..text.len()).step_by(1 << 20).collect();
+        let bound = "<a>".len() + MAX_REGION;
+        let written = &text[text.find("{\"pad").expect("arguments")..bound];
+        let expected = [
+            Event::ToolCallStart {
+                index: 0,
+                id: None,
+                name: "f".into(),
+            },
+            Event::ToolCallArguments {
+                index: 0,
+                fragment: format!("{written}\"}}"),
+            },
+            Event::ToolCallEnd { index: 0 },
+            Event::Content(text[bound..].to_string()),
+        ];
+        let read =
+            |cuts: &[usize]| parse_pieced_by(written_parser(), Pacing::EveryPiece, &text, cuts);
+        assert_eq!(read(&[]), expected);
+        assert_eq!(read(&pieces), expected);
     }
 
     /// A Hermes-like parser: `<a>` opens a call object read as the model wrote it.
@@ -1697,6 +1852,48 @@ mod tests {
                 "cut at {end}: {written:?}, not {expected:?}"
             );
         }
+    }
+
+    /// The events of `text` fed one char at a time to `parser`, read on every piece.
+    fn char_by_char(mut parser: FramedParser, text: &str) -> Vec<Vec<Event>> {
+        parser.set_pacing(Pacing::EveryPiece);
+        let mut out: Vec<Vec<Event>> = text
+            .char_indices()
+            .map(|(at, c)| parser.push(&text[at..at + c.len_utf8()]))
+            .collect();
+        out.push(parser.finish());
+        out
+    }
+
+    #[test]
+    fn a_call_streams_its_name_once_written_and_its_arguments_as_they_come() {
+        let arguments = r#"{"path": "a.py", "n": 12, "content": "line one\nline \"two\" é"}"#;
+        let text = format!("<a>{{\"name\": \"write\", \"arguments\": {arguments}}}</a>");
+        let steps = char_by_char(written_parser(), &text);
+        let name_written = text.find("write\"").expect("name") + "write\"".len();
+        let started = steps
+            .iter()
+            .position(|events| matches!(events.first(), Some(Event::ToolCallStart { .. })))
+            .expect("a start");
+        assert_eq!(
+            started + 1,
+            name_written,
+            "the name is sent with its last char"
+        );
+        let fragments: Vec<&str> = steps
+            .iter()
+            .flatten()
+            .filter_map(|event| match event {
+                Event::ToolCallArguments { fragment, .. } => Some(fragment.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(fragments.concat(), arguments);
+        assert!(fragments.len() >= 30, "{fragments:?}");
+        // A number is sent once a byte after it says it is whole.
+        assert!(fragments.iter().all(|fragment| !fragment.ends_with('1')));
+        let whole = joined(parse_all(&mut written_parser(), &text));
+        assert_eq!(joined(steps.concat()), whole);
     }
 
     #[test]

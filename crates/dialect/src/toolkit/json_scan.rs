@@ -307,6 +307,11 @@ impl JsonScanner {
         )
     }
 
+    /// Whether the text scanned so far ends inside a string (a key or a value).
+    pub fn in_string(&self) -> bool {
+        matches!(self.state, State::InString { .. })
+    }
+
     /// How many objects and arrays the scanner is inside now.
     pub fn depth(&self) -> usize {
         self.containers.len()

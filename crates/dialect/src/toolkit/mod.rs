@@ -31,6 +31,8 @@
 //!   argument fragments meanwhile.
 //! - [`off_format`]: calls a model wrote as fenced or bare JSON, read out of content.
 //! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
+//! - [`cut`]: a call region read before it is whole: cut by the token limit, or streamed
+//!   while the model writes it.
 //! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
 //!   whole by a small pattern, the parser most native families are made of.
 //! - [`gemma_notation`]: Google's argument notation (bare keys, `<|"|>` or `<escape>`
@@ -45,6 +47,7 @@
 pub mod attributes;
 pub mod call_json;
 pub mod choice;
+pub mod cut;
 pub mod framed;
 pub mod gemma_notation;
 pub mod grammar_parts;

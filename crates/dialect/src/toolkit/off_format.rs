@@ -27,7 +27,7 @@ use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{self, Options};
 
 use crate::events::Event;
-use crate::parser::StreamParser;
+use crate::parser::{Pacing, StreamParser};
 use crate::toolkit::json_scan::{JsonScanner, Scan};
 use crate::toolkit::reread::{read_all, Step};
 
@@ -270,6 +270,10 @@ impl<P: StreamParser> StreamParser for OffFormatCalls<P> {
     fn finish_cut(&mut self) -> Vec<Event> {
         let events = self.inner.finish_cut();
         self.end(events)
+    }
+
+    fn set_pacing(&mut self, pacing: Pacing) {
+        self.inner.set_pacing(pacing);
     }
 }
 

@@ -33,6 +33,7 @@
 
 use std::collections::HashMap;
 
+use crate::toolkit::cut::{CUT_MARK, HELD_MARK};
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 
@@ -136,7 +137,10 @@ impl ParameterTypes {
             let (Value::String(text), Some(schema)) = (&*value, properties.get(key)) else {
                 continue;
             };
-            if let Some(typed) = fitted(text, schema).filter(|typed| typed != value) {
+            if let Some(typed) = held(text, Some(schema)).or_else(|| fitted(text, schema)) {
+                if typed == *value {
+                    continue;
+                }
                 *value = typed;
                 changed = true;
             }
@@ -153,6 +157,9 @@ impl ParameterTypes {
 
 /// `text` as the value `schema` reads it; see the module docs.
 pub fn typed_value(text: &str, schema: Option<&Value>) -> Value {
+    if let Some(held) = held(text, schema) {
+        return held;
+    }
     match schema {
         Some(schema) if !alternatives(schema, 0).is_empty() => {
             fitted(text, schema).unwrap_or_else(|| Value::String(text.to_string()))
@@ -167,6 +174,9 @@ pub fn typed_value(text: &str, schema: Option<&Value>) -> Value {
 /// `null` declared JSON for a string parameter is the string), as vLLM's schema-aware type
 /// fixer reads them.
 pub fn declared_value(text: &str, string: bool, schema: Option<&Value>) -> Value {
+    if !string && text.contains(CUT_MARK) {
+        return Value::String(HELD_MARK.to_string());
+    }
     let typed = schema.filter(|schema| !alternatives(schema, 0).is_empty());
     match (string, typed) {
         (true, Some(schema)) if !may_be_string(schema) => typed_value(text, Some(schema)),
@@ -176,6 +186,23 @@ pub fn declared_value(text: &str, string: bool, schema: Option<&Value>) -> Value
             _ => typed_value(text, schema),
         },
     }
+}
+
+/// [`HELD_MARK`] for a value the output was cut in ([`CUT_MARK`] in its text) whose type
+/// the rest of its text may still change, so that its arguments written so far stop before
+/// it ([`crate::toolkit::cut`]): any value but one only a string can be, or, untyped, one
+/// whose text so far may still be JSON (`12`, `tr`, `[1`).
+fn held(text: &str, schema: Option<&Value>) -> Option<Value> {
+    let (before, _) = text.split_once(CUT_MARK)?;
+    let stays_text = match schema.filter(|schema| !alternatives(schema, 0).is_empty()) {
+        Some(schema) => alternatives(schema, 0)
+            .iter()
+            .all(|alternative| matches!(alternative, Alternative::Type("string"))),
+        None => before
+            .trim_start()
+            .starts_with(|c: char| !"-0123456789tfnTFN[{\"'".contains(c)),
+    };
+    (!stays_text).then(|| Value::String(HELD_MARK.to_string()))
 }
 
 /// Whether `schema` allows a string: a `string` type among its alternatives, or a string

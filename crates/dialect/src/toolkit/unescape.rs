@@ -11,7 +11,7 @@
 use std::mem;
 
 use crate::events::Event;
-use crate::parser::StreamParser;
+use crate::parser::{Pacing, StreamParser};
 
 /// Drops the backslash of each `\_`; see the module docs.
 #[derive(Debug, Clone, Default)]
@@ -81,6 +81,10 @@ impl<P: StreamParser> StreamParser for Unescaped<P> {
         let mut events = self.inner.push(self.unescaper.finish());
         events.extend(self.inner.finish_cut());
         events
+    }
+
+    fn set_pacing(&mut self, pacing: Pacing) {
+        self.inner.set_pacing(pacing);
     }
 }
 

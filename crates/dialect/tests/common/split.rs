@@ -5,7 +5,7 @@
 //! loses or garbles a call for some user.
 
 use toolbridge_chat::Message;
-use toolbridge_dialect::{assemble, EventOrder, SequentialIds, StreamParser};
+use toolbridge_dialect::{assemble, EventOrder, Pacing, SequentialIds, StreamParser};
 
 /// Makes a fresh parser for each reading of the text.
 pub type MakeParser<'a> = &'a dyn Fn() -> Box<dyn StreamParser + Send>;
@@ -66,11 +66,35 @@ pub fn ended_however_pieced(make: MakeParser, text: &str, end: End) -> Message {
         .char_indices()
         .map(|(at, c)| &text[at..at + c.len_utf8()]);
     assert_eq!(
-        message_ended(make().as_mut(), chars, end),
+        message_ended(make().as_mut(), chars.clone(), end),
         whole,
         "char by char: {text:?}"
     );
+    if only_calls(&whole) {
+        let mut parser = make();
+        parser.set_pacing(Pacing::EveryPiece);
+        assert_eq!(
+            without_ids(message_ended(parser.as_mut(), chars, end)),
+            without_ids(whole.clone()),
+            "char by char, calls streamed as written: {text:?}"
+        );
+    }
     whole
+}
+
+/// Whether `message` is calls and no text: an output a grammar held to the call syntax,
+/// which the server streams call by call as the model writes it ([`Pacing`]).
+fn only_calls(message: &Message) -> bool {
+    !message.calls().is_empty() && message.content_text().trim().is_empty()
+}
+
+/// `message` with its calls' ids taken out: an id the model writes after a call's arguments
+/// comes too late for a call streamed as written, which keeps a generated one.
+fn without_ids(mut message: Message) -> Message {
+    for call in message.tool_calls.iter_mut().flatten() {
+        call.id = None;
+    }
+    message
 }
 
 /// The message `make()`'s parsers read from `text`: the same whole and in pieces of each of
