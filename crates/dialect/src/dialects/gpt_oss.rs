@@ -178,6 +178,12 @@ fn is_header_tail(text: &str) -> bool {
 }
 
 impl Native for GptOss {
+    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
+    /// (typed values, tag trees, one call a line), so each is sent once whole.
+    fn streams_calls(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         match self {
             GptOss::OpenAi => "gpt_oss",

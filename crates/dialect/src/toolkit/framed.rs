@@ -803,6 +803,9 @@ pub struct FramedParser {
     output_cut: bool,
     /// The calls of the region being read that were sent before it was whole, in order.
     streamed: VecDeque<Streamed>,
+    /// Whether the family's calls may be sent before they are whole
+    /// ([`FramedParser::streaming`]).
+    streams: bool,
     pace: Pace,
 }
 
@@ -863,6 +866,7 @@ impl FramedParser {
             captures: Vec::new(),
             output_cut: false,
             streamed: VecDeque::new(),
+            streams: false,
             pace: Pace::default(),
         }
     }
@@ -897,6 +901,14 @@ impl FramedParser {
     /// its region, for families whose models call before they close their reasoning.
     pub fn calls_end_reasoning(mut self) -> Self {
         self.calls_end_reasoning = true;
+        self
+    }
+
+    /// This parser, with calls sent as the model writes them where the pacing asks for it
+    /// ([`Pacing`]), if `streams`: for families whose decoders read a call so far as they
+    /// read it whole ([`crate::toolkit::cut`]).
+    pub fn streaming(mut self, streams: bool) -> Self {
+        self.streams = streams;
         self
     }
 
@@ -1088,7 +1100,7 @@ impl FramedParser {
             && region.body.matches(text, 0, false, &mut Vec::new()) == Match::Partial;
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => {
-                if !inline && !region.body.may_hold_prose() && self.pace.due() {
+                if self.streams && !inline && !region.body.may_hold_prose() && self.pace.due() {
                     let so_far = calls_so_far(region, text);
                     self.pace.read();
                     if let Some(so_far) = so_far {
@@ -1783,7 +1795,7 @@ mod tests {
                 )?])
             }),
         };
-        FramedParser::new(vec![("<a>".into(), Action::Call(region))])
+        FramedParser::new(vec![("<a>".into(), Action::Call(region))]).streaming(true)
     }
 
     /// The call a text the token limit cut at `end` reads to, as (name, arguments, ended),

@@ -64,6 +64,12 @@ pub trait Native: Send + Sync {
         false
     }
 
+    /// Whether a call can be sent while the model writes it ([`FramedParser::streaming`]):
+    /// the family's decoder reads a call so far as it reads it whole.
+    fn streams_calls(&self) -> bool {
+        true
+    }
+
     /// Whether the grammar waits for a trigger; by default unless a call is forced.
     fn lazy(&self, forced: bool) -> bool {
         !forced
@@ -268,7 +274,10 @@ fn framed_parser<N: Native>(
     prompt: Option<&str>,
     markers: Vec<(String, Action)>,
 ) -> FramedParser {
-    let parser = family.start(prompt).parser(markers);
+    let parser = family
+        .start(prompt)
+        .parser(markers)
+        .streaming(family.streams_calls());
     if family.calls_end_reasoning() {
         parser.calls_end_reasoning()
     } else {

@@ -49,13 +49,13 @@ pub const TOOL_CALL_TAGS: Tags = ("<tool_call>", "</tool_call>");
 
 /// The parser for `<tool_call>` output at the start of a model's output.
 pub fn parser() -> FramedParser {
-    FramedParser::new(markers(TOOL_CALL_TAGS))
+    FramedParser::new(markers(TOOL_CALL_TAGS)).streaming(true)
 }
 
 /// The parser for output that begins inside the reasoning, because the prompt itself
 /// ended with `<think>` (QwQ's generation prompt is `<|im_start|>assistant\n<think>\n`).
 pub fn parser_in_reasoning() -> FramedParser {
-    FramedParser::in_reasoning(markers(TOOL_CALL_TAGS), "</think>")
+    FramedParser::in_reasoning(markers(TOOL_CALL_TAGS), "</think>").streaming(true)
 }
 
 /// `<think>` at the start, and `open` opening a call: the object, then optionally `close`.
