@@ -185,26 +185,20 @@ fn decided_arguments<'a>(arguments: &'a str, completion: &str) -> &'a str {
     let finished_a_token = !completion.starts_with(CUT_MARK) && completion.contains(CUT_MARK);
     match written_before_mark(arguments) {
         Some(_) if finished_a_token => "",
-        Some(before) => open_part(without_trailing_blank(before)),
+        Some(before) => open_part(before),
         None => "",
     }
 }
 
-/// `text` less its last byte where it is a whole JSON value: the brace that closes the
-/// arguments is sent with the call's end, never before.
+/// `text`, JSON cut off somewhere, as far as it is sent: less the blanks (written or
+/// escaped) that end the string it stops in, which a decoder may trim, and less its last
+/// byte where it is a whole value: the brace that closes the arguments is sent with the
+/// call's end, never before.
 fn open_part(text: &str) -> &str {
     let mut scanner = JsonScanner::new();
-    match scanner.push(text) {
-        Scan::Complete { .. } => &text[..text.len() - 1],
-        _ => text,
+    if let Scan::Complete { .. } = scanner.push(text) {
+        return &text[..text.len() - 1];
     }
-}
-
-/// `text`, JSON cut off somewhere, less the blanks (written or escaped) that end the string
-/// it stops in, if it stops in one.
-fn without_trailing_blank(text: &str) -> &str {
-    let mut scanner = JsonScanner::new();
-    scanner.push(text);
     if !scanner.in_string() {
         return text;
     }

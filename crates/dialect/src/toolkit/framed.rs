@@ -19,6 +19,12 @@
 //!   in order; anything else gives the opening marker back as content and reads the text
 //!   after it again, as content (a call may start inside it). So a call is never emitted
 //!   garbled, and text that is no call comes out as written.
+//! - In families whose decoders read a call so far as they read it whole
+//!   ([`FramedParser::streaming`]), and where the pacing asks for it ([`Pacing`]: the server
+//!   does where a grammar holds the model to the call syntax), a region still being written
+//!   is read on the way ([`crate::toolkit::cut`]): a call's start goes out once its name is
+//!   written, and its arguments as far as no later text can change them; the region read
+//!   whole carries the same calls on.
 //! - Reasoning runs to its closing marker, or to a marker that opens the answer
 //!   ([`Action::Answer`]); whitespace right after it is dropped. A call
 //!   written inside reasoning is reasoning, except in families whose models start calling
@@ -37,7 +43,8 @@
 //! ([`MAX_REGION`]) cuts is a genuine long call, and it is large. Patterns that match any
 //! text, and so may hold prose ([`Pat::Rest`], a [`Pat::Until`] right after a marker), are
 //! bounded by [`MAX_PROSE`] instead, so prose after a marker cannot hold the output back
-//! for long. Past its bound a region is not a call, read whole or in pieces alike.
+//! for long. Past its bound a region is a call cut there (as the token limit cuts one), and
+//! a region that may hold prose is content, read whole or in pieces alike.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -1110,7 +1117,9 @@ impl FramedParser {
                 return false;
             }
             _ if cut => cut_calls(region, text).map(|calls| (text.len(), calls)),
-            Match::Partial if !inline && !region.body.may_hold_prose() => {
+            Match::Partial
+                if self.pending.len() > MAX_REGION && !inline && !region.body.may_hold_prose() =>
+            {
                 let at = floor_char_boundary(text, MAX_REGION);
                 cut_calls(region, &text[..at]).map(|calls| (at, calls.ended()))
             }

@@ -194,11 +194,12 @@ pub fn declared_value(text: &str, string: bool, schema: Option<&Value>) -> Value
 /// whose text so far may still be JSON (`12`, `tr`, `[1`).
 fn held(text: &str, schema: Option<&Value>) -> Option<Value> {
     let (before, _) = text.split_once(CUT_MARK)?;
-    let stays_text = match schema.filter(|schema| !alternatives(schema, 0).is_empty()) {
-        Some(schema) => alternatives(schema, 0)
+    let alternatives = schema.map_or_else(Vec::new, |schema| alternatives(schema, 0));
+    let stays_text = match alternatives.is_empty() {
+        false => alternatives
             .iter()
             .all(|alternative| matches!(alternative, Alternative::Type("string"))),
-        None => before
+        true => before
             .trim_start()
             .starts_with(|c: char| !"-0123456789tfnTFN[{\"'".contains(c)),
     };
