@@ -21,13 +21,16 @@
 //! least once); a run still going after `PARSE_BENCH_BUDGET_MS` (default 2000) stops there
 //! and its figure, over the bytes read so far, is marked `≤` (it only gets slower).
 //! Arguments that do not start with `-` keep the dialects whose name contains one of them.
-//! `cargo bench -p toolbridge-dialect --bench parse [-- hermes mistral]`.
+//! `--streamed` measures each case twice, back to back: with calls sent whole (the default,
+//! as without a grammar) and with calls streamed as the server streams them under a grammar
+//! ([`Pacing::Timed`]), printed `whole → streamed`.
+//! `cargo bench -p toolbridge-dialect --bench parse [-- hermes mistral] [-- --streamed]`.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use toolbridge_chat::{Arguments, ToolCall};
-use toolbridge_dialect::{Dialect, Registry};
+use toolbridge_dialect::{Dialect, Pacing, Registry};
 
 #[path = "../tests/common/written.rs"]
 mod written;
@@ -115,8 +118,15 @@ fn cpu_seconds() -> Option<f64> {
 
 /// One run: the seconds it took (CPU time, see the module docs) and the bytes it read (all
 /// of them unless over `budget`, in wall time).
-fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration) -> (f64, usize) {
+fn run(
+    dialect: &dyn Dialect,
+    pacing: Pacing,
+    text: &str,
+    piece: Option<usize>,
+    budget: Duration,
+) -> (f64, usize) {
     let mut parser = dialect.parser();
+    parser.set_pacing(pacing);
     let cpu_start = cpu_seconds();
     let start = Instant::now();
     let took = || match (cpu_start, cpu_seconds()) {
@@ -146,13 +156,14 @@ fn run(dialect: &dyn Dialect, text: &str, piece: Option<usize>, budget: Duration
 /// MB/s over runs of at least [`REPEAT_FOR`] in all, and whether a run was cut short.
 fn measure(
     dialect: &dyn Dialect,
+    pacing: Pacing,
     text: &str,
     piece: Option<usize>,
     budget: Duration,
 ) -> (f64, bool) {
     let (mut seconds, mut bytes) = (0.0, 0);
     while seconds < REPEAT_FOR.as_secs_f64() {
-        let (took, read) = run(dialect, text, piece, budget);
+        let (took, read) = run(dialect, pacing, text, piece, budget);
         seconds += took;
         bytes += read;
         if read < text.len() {
@@ -176,6 +187,11 @@ fn main() {
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(2), Duration::from_millis);
+    let pacings = if std::env::args().any(|arg| arg == "--streamed") {
+        vec![Pacing::Whole, Pacing::Timed]
+    } else {
+        vec![Pacing::Whole]
+    };
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| !arg.starts_with('-'))
@@ -209,11 +225,23 @@ fn main() {
                 let Some(text) = output(syntax, size, shape) else {
                     continue;
                 };
-                let rates: Vec<(f64, bool)> = PIECES
+                let rates: Vec<Vec<(f64, bool)>> = PIECES
                     .iter()
-                    .map(|&piece| measure(dialect, &text, piece, budget))
+                    .map(|&piece| {
+                        pacings
+                            .iter()
+                            .map(|&pacing| measure(dialect, pacing, &text, piece, budget))
+                            .collect()
+                    })
                     .collect();
-                let per_byte = 1e3 / rates[2].0;
+                let cell = |rates: &[(f64, bool)]| {
+                    rates
+                        .iter()
+                        .map(|&rate| figure(rate))
+                        .collect::<Vec<_>>()
+                        .join(" → ")
+                };
+                let per_byte = 1e3 / rates[2].last().map_or(f64::NAN, |rate| rate.0);
                 let ratio = match per_byte_1kb {
                     None => {
                         per_byte_1kb = Some(per_byte);
@@ -224,9 +252,9 @@ fn main() {
                 };
                 println!(
                     "| {name} | {label} | {size_label} | {} | {} | {} | {ratio} |",
-                    figure(rates[0]),
-                    figure(rates[1]),
-                    figure(rates[2]),
+                    cell(&rates[0]),
+                    cell(&rates[1]),
+                    cell(&rates[2]),
                 );
             }
         }

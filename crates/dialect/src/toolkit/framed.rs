@@ -1107,9 +1107,13 @@ impl FramedParser {
             && region.body.matches(text, 0, false, &mut Vec::new()) == Match::Partial;
         let calls = match matched {
             Match::Partial if self.pending.len() <= MAX_REGION && !ended => {
-                if self.streams && !inline && !region.body.may_hold_prose() && self.pace.due() {
+                if self.streams
+                    && !inline
+                    && !region.body.may_hold_prose()
+                    && self.pace.due(text.len())
+                {
                     let so_far = calls_so_far(region, text);
-                    self.pace.read();
+                    self.pace.read(text.len());
                     if let Some(so_far) = so_far {
                         self.stream_calls(so_far);
                     }
@@ -1298,39 +1302,72 @@ impl FramedParser {
 #[derive(Debug, Default)]
 struct Pace {
     pacing: Pacing,
-    /// When the next reading may be.
-    next: Option<Instant>,
+    /// When the last reading ended.
+    last_read: Option<Instant>,
+    /// What the last reading cost a byte of the region read, in seconds.
+    cost_per_byte: f64,
     /// When the reading [`Pace::due`] allowed began.
     started: Option<Instant>,
+    /// How many pieces go by between two looks at the clock: one while pieces come further
+    /// apart than [`MIN_READING_GAP`] (a model's tokens), doubling up to
+    /// [`MOST_PIECES_UNTIMED`] while they come closer (a burst, a benchmark), where a look at
+    /// the clock on every piece cost more than the reading.
+    look_every: u32,
+    /// Pieces gone by since the last look.
+    unlooked: u32,
+    last_look: Option<Instant>,
 }
 
 impl Pace {
-    fn due(&mut self) -> bool {
+    /// Whether to read a region of `len` bytes now: when the time since the last reading is
+    /// sixteen times what this one will cost (the last one's cost a byte, at this length),
+    /// and at least [`MIN_READING_GAP`]; so readings take at most a seventeenth of the time
+    /// however fast the region grows.
+    fn due(&mut self, len: usize) -> bool {
         match self.pacing {
             Pacing::Whole => false,
             Pacing::EveryPiece => true,
             Pacing::Timed => {
+                self.unlooked += 1;
+                if self.unlooked < self.look_every {
+                    return false;
+                }
+                self.unlooked = 0;
                 let now = Instant::now();
-                let due = self.next.is_none_or(|next| now >= next);
+                let close = self
+                    .last_look
+                    .is_some_and(|last| now - last < MIN_READING_GAP);
+                self.look_every = match close {
+                    true => (self.look_every * 2).clamp(1, MOST_PIECES_UNTIMED),
+                    false => 1,
+                };
+                self.last_look = Some(now);
+                let wait = MIN_READING_GAP.max(Duration::from_secs_f64(
+                    16.0 * self.cost_per_byte * len as f64,
+                ));
+                let due = self.last_read.is_none_or(|last| now - last >= wait);
                 self.started = due.then_some(now);
                 due
             }
         }
     }
 
-    /// A reading [`Pace::due`] allowed is done: the next waits sixteen times as long as it
-    /// took, and at least [`MIN_READING_GAP`].
-    fn read(&mut self) {
+    /// A reading of `len` bytes that [`Pace::due`] allowed is done.
+    fn read(&mut self, len: usize) {
         if let Some(started) = self.started.take() {
             let now = Instant::now();
-            self.next =
-                Some(now + (now - started) * 16).map(|next| next.max(now + MIN_READING_GAP));
+            self.cost_per_byte = (now - started).as_secs_f64() / len.max(1) as f64;
+            self.last_read = Some(now);
         }
     }
 }
 
 /// The least time between two readings of a region being written ([`Pacing::Timed`]).
 const MIN_READING_GAP: Duration = Duration::from_millis(1);
+
+/// The most pieces that go by without a look at the clock ([`Pace`]): after a burst, a
+/// model's next tokens wait at most this many pieces for their reading.
+const MOST_PIECES_UNTIMED: u32 = 8;
 
 /// Text read but not yet decided, read from `start` on: deciding its front moves a mark,
 /// not the text after it. Draining the front of the buffer on every decision made a 1 MB
