@@ -187,41 +187,89 @@ pub fn argument_chain(
 }
 
 /// A string value as text: anything without `end`, the start of its closing tag, so that
-/// tag ends it. `end`'s first character (`<`) appears in it only there; a run of it is one
-/// step, so `<<` and `<</` are text while `<</parameter>` still ends the value (and, more
-/// strictly than needed, a partial `end` is not followed by another `<`).
+/// tag ends it, and nothing more strictly (`<|<` and `<</` are text; `]]` may end a CDATA
+/// value). `end` is a run of its first character (`<`, `]]`) and then characters other
+/// than that one, as every closing tag is: such an `end` never overlaps itself, so the
+/// first `end` after the value is the one that closes it. The value is read as runs of the
+/// first character, each followed by as much of the rest of `end` as matches and then a
+/// character that breaks the match.
 pub fn text_value(end: &str) -> Expr {
     let chars: Vec<char> = end.chars().collect();
     let first = chars.first().copied().unwrap_or('<');
-    let runs = || Expr::repeat(Expr::literal(first.to_string()), 1, None);
-    // After `end`'s first `i` characters: a character that breaks the match, or the next
-    // one and on, never the whole of `end`.
-    let mut after = none_of([first, chars.last().copied().unwrap_or(first)]);
-    let mut partial: Option<Expr> = None;
-    for &c in chars.iter().skip(1).rev().skip(1) {
-        after = Expr::group(Expr::Alt(vec![
-            none_of([first, c]),
-            Expr::Seq(vec![Expr::literal(c.to_string()), after]),
-        ]));
-        let tail = match partial {
-            Some(tail) => Expr::Seq(vec![Expr::literal(c.to_string()), tail]),
-            None => Expr::literal(c.to_string()),
-        };
-        partial = Some(Expr::optional(Expr::group(tail)));
+    let run = chars.iter().take_while(|&&c| c == first).count().max(1);
+    let run_length = u32::try_from(run).unwrap_or(u32::MAX);
+    let other = || none_of([first]);
+    let others = || Expr::repeat(other(), 0, None);
+    let broken_by = |c: char| Expr::Seq(vec![none_of([first, c]), others()]);
+    // After the whole run and `end`'s characters up to `at`: a character that breaks
+    // the match, or the next one and on (never the last), or, past the run, nothing
+    // (the next run or the value's end follows).
+    let mut after: Option<Expr> = None;
+    for at in (run..chars.len()).rev() {
+        let mut ways = vec![broken_by(chars[at])];
+        if let Some(next) = after.take().filter(|_| at + 1 < chars.len()) {
+            ways.push(Expr::Seq(vec![Expr::literal(chars[at].to_string()), next]));
+        }
+        let ways = Expr::group(Expr::Alt(ways));
+        after = Some(match at > run {
+            true => Expr::optional(ways),
+            false => ways,
+        });
     }
-    let ending = match partial {
-        Some(partial) => Expr::Seq(vec![runs(), partial]),
-        None => runs(),
-    };
+    let full_run = Expr::repeat(Expr::literal(first.to_string()), run_length, None);
+    let mut segments = vec![match after {
+        Some(after) => Expr::Seq(vec![full_run, after]),
+        None => full_run,
+    }];
+    if run > 1 {
+        let short_run = Expr::repeat(Expr::literal(first.to_string()), 1, Some(run_length - 1));
+        segments.push(Expr::Seq(vec![short_run, Expr::repeat(other(), 1, None)]));
+    }
     Expr::Seq(vec![
-        Expr::repeat(
-            Expr::group(Expr::Alt(vec![
-                none_of([first]),
-                Expr::Seq(vec![runs(), after]),
-            ])),
-            0,
-            None,
-        ),
-        Expr::optional(Expr::group(ending)),
+        others(),
+        Expr::repeat(Expr::group(Expr::Alt(segments)), 0, None),
+        Expr::repeat(Expr::literal(first.to_string()), 0, None),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use toolbridge_grammar::check::Validator;
+
+    use super::*;
+
+    /// Every string up to `length` characters over `alphabet`.
+    fn strings(alphabet: &[char], length: usize) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..length {
+            last = last
+                .iter()
+                .flat_map(|text| alphabet.iter().map(move |&c| format!("{text}{c}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn a_text_value_is_exactly_the_text_without_its_end() {
+        for end in ["</p>", "<|c|>a", "]]>", "]<"] {
+            let mut grammar = Grammar::new("root");
+            grammar.set_rule("root", text_value(end));
+            let validator = Validator::from_grammar(&grammar)
+                .unwrap_or_else(|error| panic!("{end}: compiles: {error}"));
+            let mut alphabet: Vec<char> = end.chars().collect();
+            alphabet.sort_unstable();
+            alphabet.dedup();
+            alphabet.push('x');
+            for text in strings(&alphabet, 6) {
+                assert_eq!(
+                    validator.accepts(&text),
+                    !text.contains(end),
+                    "{end}: {text:?}"
+                );
+            }
+        }
+    }
 }
