@@ -81,12 +81,6 @@ impl GemmaCalls {
 }
 
 impl Native for GemmaCalls {
-    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
-    /// (typed values, tag trees, one call a line), so each is sent once whole.
-    fn streams_calls(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &'static str {
         match self {
             GemmaCalls::Gemma4 => "gemma4",

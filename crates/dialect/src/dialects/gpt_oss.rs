@@ -37,6 +37,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
+use crate::toolkit::cut::CUT_MARK;
 use crate::toolkit::framed::{is_name_char, Action, Call, Pat, Region, MAX_REGION};
 use crate::toolkit::grammar_parts::{free_text, grammar_of, one_or_more, per_tool, words};
 use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
@@ -167,23 +168,23 @@ fn addressed(header: &str, message: &str) -> Option<Vec<Call>> {
 }
 
 /// Whether `text` is what may follow a recipient or a channel in a header: at most a
-/// channel's name and a constraint (`commentary <|constrain|>json`, ` json`).
+/// channel's name and a constraint (`commentary <|constrain|>json`, ` json`). A header
+/// the output was cut in ([`CUT_MARK`]) may end in a constraint's tag half written.
 fn is_header_tail(text: &str) -> bool {
+    let (text, cut) = match text.split_once(CUT_MARK) {
+        Some((before, _)) => (before, true),
+        None => (text, false),
+    };
     let words: Vec<&str> = text.split_whitespace().collect();
     words.len() <= 3
-        && words.iter().all(|word| {
+        && words.iter().enumerate().all(|(n, word)| {
+            let half_written = cut && n + 1 == words.len() && CONSTRAIN.starts_with(word);
             let word = word.strip_prefix(CONSTRAIN).unwrap_or(word);
-            word.is_empty() || word.chars().all(is_name_char)
+            half_written || word.is_empty() || word.chars().all(is_name_char)
         })
 }
 
 impl Native for GptOss {
-    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
-    /// (typed values, tag trees, one call a line), so each is sent once whole.
-    fn streams_calls(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &'static str {
         match self {
             GptOss::OpenAi => "gpt_oss",

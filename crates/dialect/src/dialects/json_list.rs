@@ -295,12 +295,6 @@ pub const FIREFUNCTION_V1: JsonList = JsonList {
 };
 
 impl Native for JsonList {
-    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
-    /// (typed values, tag trees, one call a line), so each is sent once whole.
-    fn streams_calls(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &'static str {
         self.name
     }

@@ -43,12 +43,6 @@ const MAX_NAME: usize = 256;
 pub struct MiniMaxM3;
 
 impl Native for MiniMaxM3 {
-    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
-    /// (typed values, tag trees, one call a line), so each is sent once whole.
-    fn streams_calls(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &'static str {
         "minimax_m3"
     }

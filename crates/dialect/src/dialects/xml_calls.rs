@@ -545,12 +545,6 @@ impl XmlCalls {
 }
 
 impl Native for XmlCalls {
-    /// Not yet: its calls read so far do not yet always begin the whole call's arguments
-    /// (typed values, tag trees, one call a line), so each is sent once whole.
-    fn streams_calls(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &'static str {
         match self {
             XmlCalls::Qwen3Coder => "qwen3_coder",

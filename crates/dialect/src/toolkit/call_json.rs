@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::toolkit::cut::CUT_MARK;
 use crate::toolkit::framed::Call;
 
 /// The key names one family writes its calls with.
@@ -107,10 +108,13 @@ pub fn bare_call(value: &Value) -> Option<Call> {
 }
 
 /// The arguments as JSON object text: an object, a string holding one, or `{}` for none.
+/// Where the output was cut before them ([`CUT_MARK`] in their place), the mark: none
+/// are written yet.
 pub fn arguments_text(arguments: &Value) -> Option<String> {
     match arguments {
         Value::Null => Some(String::from("{}")),
         Value::Object(_) => serde_json::to_string(arguments).ok(),
+        Value::String(text) if text.starts_with(CUT_MARK) => Some(CUT_MARK.to_string()),
         Value::String(text) => match serde_json::from_str::<Value>(text).ok()? {
             object @ Value::Object(_) => serde_json::to_string(&object).ok(),
             _ => None,

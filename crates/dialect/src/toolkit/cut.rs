@@ -14,7 +14,8 @@
 //! one's, and the whole call's with every reading's, since a client cannot take back a
 //! fragment. So [`calls_so_far`] sends less than a cut call keeps: nothing where the
 //! completion had to finish a token of the model's (a number, a `true`, an escape, the
-//! quote a key needs), and no blank at the end of a string, which a decoder may trim.
+//! quote a key needs, a closing tag begun), no blank at the end of a string, which a
+//! decoder may trim, and no call's end.
 
 use crate::toolkit::framed::{Call, Closing, Region};
 use crate::toolkit::json_scan::{JsonScanner, Scan};
@@ -82,22 +83,40 @@ pub fn cut_calls(region: &Region, text: &str) -> Option<CutCalls> {
     })
 }
 
-/// The calls in `text`, a region still being written, as far as they are decided: the
-/// whole ones, and the one being written with the part of its arguments that no later text
-/// can change (possibly none yet). `None` while the text decides no call.
-pub fn calls_so_far(region: &Region, text: &str) -> Option<CutCalls> {
+/// The calls in `text`, a region still being written, as far as they are decided: each
+/// with the part of its arguments that no later text can change (possibly none yet), and
+/// none ended, not even one the reading finds whole: the closing brace is sent with the
+/// call's end, once the region is decided (a mark in an argument's key may read as a call
+/// whose arguments end there). Where the completion had to finish a token of the model's
+/// first (a number, a `tr`, an escape, the `</` that may open a closing tag or be text),
+/// the last call's arguments are not decided at all. `None` while the text decides no call.
+pub fn calls_so_far(region: &Region, text: &str) -> Option<Vec<Call>> {
     let read = read_cut(region, text)?;
-    let cut = read.cut.map(|call| Call {
-        arguments: match read.mark_outside {
-            true => String::new(),
-            false => decided_arguments(&call.arguments, &read.completion).to_string(),
-        },
-        ..call
-    });
-    Some(CutCalls {
-        whole: read.whole,
-        cut,
-    })
+    let finished_a_token = !read.completion.is_empty() && !read.completion.starts_with(CUT_MARK);
+    let mut calls: Vec<Call> = read
+        .whole
+        .into_iter()
+        .map(|call| Call {
+            arguments: open_part(&call.arguments).to_string(),
+            ..call
+        })
+        .collect();
+    match read.cut {
+        Some(call) => calls.push(Call {
+            arguments: match read.mark_outside || finished_a_token {
+                true => String::new(),
+                false => decided_arguments(&call.arguments).to_string(),
+            },
+            ..call
+        }),
+        None if finished_a_token => {
+            if let Some(last) = calls.last_mut() {
+                last.arguments.clear();
+            }
+        }
+        None => {}
+    }
+    Some(calls)
 }
 
 /// A region's text completed and decoded, the call the mark landed in apart.
@@ -176,18 +195,10 @@ fn without_completion(before: &str, completion: &str) -> String {
     before[..before.len() - ours].to_string()
 }
 
-/// The part of `arguments` (decoded from a text completed by `completion`) that the rest
-/// of the model's text cannot change: the text before the mark, but only where the
-/// completion wrote nothing before it (else the model's last token, a number or an escape,
-/// was finished by the completion, and may go on otherwise), and without blanks ending an
-/// open string.
-fn decided_arguments<'a>(arguments: &'a str, completion: &str) -> &'a str {
-    let finished_a_token = !completion.starts_with(CUT_MARK) && completion.contains(CUT_MARK);
-    match written_before_mark(arguments) {
-        Some(_) if finished_a_token => "",
-        Some(before) => open_part(before),
-        None => "",
-    }
+/// The part of `arguments` that the rest of the model's text cannot change: the text
+/// before the mark, without blanks ending an open string.
+fn decided_arguments(arguments: &str) -> &str {
+    written_before_mark(arguments).map_or("", open_part)
 }
 
 /// `text`, JSON cut off somewhere, as far as it is sent: less the blanks (written or

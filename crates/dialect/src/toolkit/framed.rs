@@ -54,7 +54,7 @@ use crate::events::Event;
 use crate::parser::{Pacing, StreamParser};
 use crate::toolkit::cut::{calls_so_far, closing_of, cut_calls, CutCalls};
 use crate::toolkit::json_scan::{Ending, JsonScanner, Scan};
-use crate::toolkit::pycall::{Bracket, BracketScanner};
+use crate::toolkit::pycall::{self, Bracket, BracketScanner};
 use crate::toolkit::tag_scan::first_bytes;
 
 /// The longest call region held back, in bytes; a longer one is content. An agent writes a
@@ -281,8 +281,11 @@ impl Pat {
                 scanner.push(rest);
                 scanner.closing(mark)?
             }
-            Pat::Literal => return None,
-            Pat::Until { delim, .. } => match held_prefix(rest, delim) {
+            Pat::Literal => pycall::closing(rest, mark)?,
+            // Text that may be the start of one of the other ends (`<parameter` before its
+            // `=`) is neither the text's nor an end's yet: no completion reads it right.
+            Pat::Until { delim, ends, .. } => match held_prefix(rest, delim) {
+                held if ends.iter().any(|end| held_prefix(rest, end) > held) => return None,
                 0 => [mark.take().unwrap_or(""), delim].concat(),
                 held => delim.get(held..)?.to_string(),
             },
@@ -822,7 +825,6 @@ struct Streamed {
     index: u32,
     name: String,
     sent: String,
-    ended: bool,
 }
 
 impl Streamed {
@@ -830,12 +832,7 @@ impl Streamed {
     /// id is not compared: an id the model writes after the arguments comes too late for
     /// the call's start, and the call keeps the one it was sent with.
     fn goes_on_as(&self, call: &Call) -> bool {
-        call.name == self.name
-            && if self.ended {
-                call.arguments == self.sent
-            } else {
-                call.arguments.starts_with(&self.sent)
-            }
+        call.name == self.name && call.arguments.starts_with(&self.sent)
     }
 }
 
@@ -1198,9 +1195,6 @@ impl FramedParser {
     fn write_call(&mut self, call: Call, end: bool) {
         let index = match self.streamed.pop_front() {
             Some(streamed) if streamed.goes_on_as(&call) => {
-                if streamed.ended {
-                    return;
-                }
                 self.send_arguments(streamed.index, &call.arguments[streamed.sent.len()..]);
                 streamed.index
             }
@@ -1242,13 +1236,11 @@ impl FramedParser {
         }
     }
 
-    /// Sends what the region being written decides so far: its whole calls, and the name
-    /// and decided arguments of the one being written, each as the part not sent yet.
-    /// Calls after a text between calls wait for the region to be whole.
-    fn stream_calls(&mut self, so_far: CutCalls) {
-        let whole = so_far.whole.into_iter().map(|call| (call, true));
-        let calls = whole.chain(so_far.cut.map(|call| (call, false)));
-        for (n, (call, end)) in calls.enumerate() {
+    /// Sends what the region being written decides so far: each call's name and decided
+    /// arguments, as the part not sent yet. No call ends before the region is decided
+    /// ([`FramedParser::write_call`]); calls after a text between calls wait for it too.
+    fn stream_calls(&mut self, calls: Vec<Call>) {
+        for (n, call) in calls.into_iter().enumerate() {
             if call.is_text() {
                 return;
             }
@@ -1258,23 +1250,18 @@ impl FramedParser {
                     index,
                     name: call.name.clone(),
                     sent: String::new(),
-                    ended: false,
                 });
             }
             let Some(streamed) = self.streamed.get_mut(n) else {
                 return;
             };
-            if streamed.ended || !streamed.goes_on_as(&call) {
+            if !streamed.goes_on_as(&call) {
                 continue;
             }
             let index = streamed.index;
             let fragment = call.arguments[streamed.sent.len()..].to_string();
             streamed.sent.push_str(&fragment);
-            streamed.ended = end;
             self.send_arguments(index, &fragment);
-            if end {
-                self.events.push(Event::ToolCallEnd { index });
-            }
         }
     }
 
@@ -1289,9 +1276,6 @@ impl FramedParser {
     /// Ends a call sent in part with the arguments sent, closed to a whole JSON value: a
     /// client has them already, and cannot take them back.
     fn end_call_as_sent(&mut self, streamed: Streamed) {
-        if streamed.ended {
-            return;
-        }
         self.send_arguments(streamed.index, &closing_of(&streamed.sent));
         self.events.push(Event::ToolCallEnd {
             index: streamed.index,
@@ -1320,9 +1304,9 @@ struct Pace {
 
 impl Pace {
     /// Whether to read a region of `len` bytes now: when the time since the last reading is
-    /// sixteen times what this one will cost (the last one's cost a byte, at this length),
-    /// and at least [`MIN_READING_GAP`]; so readings take at most a seventeenth of the time
-    /// however fast the region grows.
+    /// [`READING_SHARE`] times what this one will cost (the last one's cost a byte, at this
+    /// length), and at least [`MIN_READING_GAP`]; so readings take at most a 33rd of the
+    /// time however fast the region grows.
     fn due(&mut self, len: usize) -> bool {
         match self.pacing {
             Pacing::Whole => false,
@@ -1343,7 +1327,7 @@ impl Pace {
                 };
                 self.last_look = Some(now);
                 let wait = MIN_READING_GAP.max(Duration::from_secs_f64(
-                    16.0 * self.cost_per_byte * len as f64,
+                    READING_SHARE * self.cost_per_byte * len as f64,
                 ));
                 let due = self.last_read.is_none_or(|last| now - last >= wait);
                 self.started = due.then_some(now);
@@ -1365,9 +1349,15 @@ impl Pace {
 /// The least time between two readings of a region being written ([`Pacing::Timed`]).
 const MIN_READING_GAP: Duration = Duration::from_millis(1);
 
+/// How many times a reading's cost the time between two readings is at least ([`Pace`]).
+/// At 16, streamed parsing cost 5–20% more than whole in 1-byte pieces (bench parse
+/// `--streamed`), where readings at memory speed are pure cost.
+const READING_SHARE: f64 = 32.0;
+
 /// The most pieces that go by without a look at the clock ([`Pace`]): after a burst, a
-/// model's next tokens wait at most this many pieces for their reading.
-const MOST_PIECES_UNTIMED: u32 = 8;
+/// model's next tokens wait at most this many pieces for their reading. At 8, the looks
+/// alone cost a few percent in 1-byte pieces.
+const MOST_PIECES_UNTIMED: u32 = 64;
 
 /// Text read but not yet decided, read from `start` on: deciding its front moves a mark,
 /// not the text after it. Draining the front of the buffer on every decision made a 1 MB

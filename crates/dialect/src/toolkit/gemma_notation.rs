@@ -17,6 +17,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::toolkit::cut::CUT_MARK;
+
 /// One spelling of the notation: the token that opens and closes a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Notation {
@@ -38,6 +40,7 @@ impl Notation {
         let mut reader = Reader {
             rest: text.trim(),
             quote: self.quote,
+            cut: false,
         };
         let value = reader.value(0)?;
         match (reader.rest.trim().is_empty(), value) {
@@ -72,6 +75,9 @@ impl Notation {
 struct Reader<'a> {
     rest: &'a str,
     quote: &'static str,
+    /// The output was cut in a string read ([`CUT_MARK`]): every object and array open
+    /// ends there, with its closing bracket if the text that closes the region has it.
+    cut: bool,
 }
 
 impl Reader<'_> {
@@ -98,6 +104,9 @@ impl Reader<'_> {
         if self.eat(self.quote) {
             return self.quoted().map(Value::String);
         }
+        if self.cut_in_quote() {
+            return self.cut_text(self.quote).map(Value::String);
+        }
         if self.eat("{") {
             return self.object(depth);
         }
@@ -107,11 +116,39 @@ impl Reader<'_> {
         self.scalar()
     }
 
-    /// A string's text after its opening quote token, and that closing one.
+    /// A string's text after its opening quote token, and that closing one; or, where
+    /// the output was cut in it, its text up to the cut.
     fn quoted(&mut self) -> Option<String> {
-        let (text, rest) = self.rest.split_once(self.quote)?;
+        let Some((text, rest)) = self.rest.split_once(self.quote) else {
+            return self.cut_text(self.quote);
+        };
         self.rest = rest;
         Some(text.to_string())
+    }
+
+    /// Where the output was cut in what the rest begins with: its text up to
+    /// [`CUT_MARK`], less a start of `token` that the text ends with (the token may be on
+    /// its way), and the mark; read up to past the mark.
+    fn cut_text(&mut self, token: &str) -> Option<String> {
+        let (before, after) = self.rest.split_once(CUT_MARK)?;
+        let partial = (1..token.len())
+            .rev()
+            .find(|&len| {
+                token
+                    .get(..len)
+                    .is_some_and(|start| before.ends_with(start))
+            })
+            .unwrap_or(0);
+        self.rest = after;
+        self.cut = true;
+        Some([&before[..before.len() - partial], CUT_MARK].concat())
+    }
+
+    /// Whether the output was cut in a quote token that opens a value.
+    fn cut_in_quote(&self) -> bool {
+        self.rest
+            .split_once(CUT_MARK)
+            .is_some_and(|(before, _)| !before.is_empty() && self.quote.starts_with(before))
     }
 
     fn object(&mut self, depth: usize) -> Option<Value> {
@@ -128,7 +165,7 @@ impl Reader<'_> {
             // A string ends at its quote token (or, bare, at a `,` anyway).
             let quoted = value.is_string();
             members.insert(key, value);
-            if self.eat("}") {
+            if self.eat("}") || self.cut {
                 return Some(Value::Object(members));
             }
             if !self.eat(",") && !quoted {
@@ -144,7 +181,7 @@ impl Reader<'_> {
         }
         loop {
             items.push(self.value(depth + 1)?);
-            if self.eat("]") {
+            if self.eat("]") || self.cut {
                 return Some(Value::Array(items));
             }
             if !self.eat(",") {
@@ -229,5 +266,37 @@ mod tests {
                 .cloned()
         );
         assert_eq!(FUNCTION_GEMMA.parse_object("{a:1 b:2}"), None);
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A region read on its way: the argument text up to the mark, closed by the region.
+    fn cut(notation: Notation, written: &str) -> Option<Map<String, Value>> {
+        notation.parse_object(&format!("{{{written}{CUT_MARK}}}"))
+    }
+
+    #[test]
+    fn a_string_the_output_was_cut_in_reads_up_to_the_cut() {
+        let q = GEMMA4.quote;
+        let held = |text: &str| json!({"a": 1, "b": format!("{text}{CUT_MARK}")});
+        for (written, text) in [
+            (format!("a:1,b:{q}Par"), "Par"),
+            (format!("a:1,b:{q}Par<|\""), "Par"),
+            ("a:1,b:<|".to_string(), ""),
+            (format!("a:1,b:{q}"), ""),
+        ] {
+            assert_eq!(
+                cut(GEMMA4, &written),
+                held(text).as_object().cloned(),
+                "{written}"
+            );
+        }
+        let nested = cut(GEMMA4, &format!("a:{{b:[{q}x{q},{q}y"));
+        let expected = json!({"a": {"b": ["x", format!("y{CUT_MARK}")]}});
+        assert_eq!(nested, expected.as_object().cloned());
     }
 }

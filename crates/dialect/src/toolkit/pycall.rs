@@ -18,6 +18,8 @@
 //! - [`BracketScanner`] finds, in streamed text, where a bracketed literal that starts at the
 //!   first byte fed to it ends, tracking strings (both quote kinds, escapes) and nesting, so
 //!   a parser can hold a candidate list until it is complete whatever the cut.
+//! - [`closing`] closes a literal cut off in the middle, so a list being written reads as
+//!   far as it goes.
 //! - [`write_call`] writes a call back in Python syntax (`f(a=1, b='x')`), Python's `repr`
 //!   of each value, as templates render past pythonic calls.
 //!
@@ -499,16 +501,7 @@ fn brackets_balance(text: &str) -> bool {
     for c in text.chars() {
         match c {
             '(' | '[' | '{' => open.push(c),
-            ')' | ']' | '}' => {
-                let expected = match c {
-                    ')' => '(',
-                    ']' => '[',
-                    _ => '{',
-                };
-                if open.pop() != Some(expected) {
-                    return false;
-                }
-            }
+            ')' | ']' | '}' if open.pop() != Some(opener_of(c)) => return false,
             _ => {}
         }
     }
@@ -579,6 +572,55 @@ impl BracketScanner {
     }
 }
 
+/// The text that closes `text`, a bracketed literal cut off in a string (leading blanks
+/// allowed), with `mark` (taken) where it was cut: the quote and brackets still open.
+/// `None` anywhere else (no literal, a cut in an escape, or outside every string, where a
+/// value such as `2` may still go on and nothing in Python's syntax can hold the mark).
+pub fn closing(text: &str, mark: &mut Option<&str>) -> Option<String> {
+    let body = text.trim_start();
+    if !body.starts_with(['[', '{']) {
+        return None;
+    }
+    let mut open = Vec::new();
+    let (mut quote, mut escaped) = (None, false);
+    for c in body.chars() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '[' | '(' | '{' if open.len() < MAX_DEPTH => open.push(c),
+            ']' | ')' | '}' if open.pop() != Some(opener_of(c)) => return None,
+            '[' | '(' | '{' => return None,
+            _ => {}
+        }
+    }
+    let quote = quote.filter(|_| !escaped)?;
+    let mut out: String = mark.take().into_iter().collect();
+    out.push(quote);
+    out.extend(open.iter().rev().map(|&c| match c {
+        '[' => ']',
+        '(' => ')',
+        _ => '}',
+    }));
+    Some(out)
+}
+
+/// The bracket a closing one closes.
+fn opener_of(closer: char) -> char {
+    match closer {
+        ')' => '(',
+        ']' => '[',
+        _ => '{',
+    }
+}
+
 /// A Python number literal's value (`1_000`, `+2`, `1e-3`), or `None`.
 fn number_value(token: &str) -> Option<Value> {
     let text = token.replace('_', "");
@@ -609,6 +651,20 @@ mod tests {
         // Two calls are never glued into one string.
         let positional = "[search(query='x'), get_weather('Paris', unit='celsius')]";
         assert_eq!(parse_calls(positional), None);
+    }
+
+    #[test]
+    fn a_literal_cut_off_is_closed_with_the_mark_in_its_string() {
+        let closed = |text: &str| closing(text, &mut Some("<cut>"));
+        assert_eq!(closed("[f(a='Par").as_deref(), Some("<cut>')]"));
+        assert_eq!(
+            closed(" [f(a={\"k\": [1, \"x").as_deref(),
+            Some("<cut>\"]})]")
+        );
+        assert_eq!(closed("[f(a=1, b=").as_deref(), None);
+        assert_eq!(closed("[f(a='it\\").as_deref(), None);
+        assert_eq!(closed("[f(a=1]").as_deref(), None);
+        assert_eq!(closed("f(a=1").as_deref(), None);
     }
 
     #[test]

@@ -126,18 +126,24 @@ impl ParameterTypes {
     }
 
     /// `arguments` (a JSON object's text) with each string value typed as `name`'s schema
-    /// reads it; `None` when nothing changes.
+    /// reads it; `None` when nothing changes. A value the output was cut in is held
+    /// ([`held`]) by its schema, or where there is none, unless it can only be text.
     pub fn retype(&self, name: &str, arguments: &str) -> Option<String> {
-        let properties = self.properties(name)?;
+        let properties = self.properties(name);
+        if properties.is_none() && !arguments.contains(CUT_MARK) {
+            return None;
+        }
         let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(arguments) else {
             return None;
         };
         let mut changed = false;
         for (key, value) in members.iter_mut() {
-            let (Value::String(text), Some(schema)) = (&*value, properties.get(key)) else {
+            let Value::String(text) = &*value else {
                 continue;
             };
-            if let Some(typed) = held(text, Some(schema)).or_else(|| fitted(text, schema)) {
+            let schema = properties.and_then(|properties| properties.get(key));
+            let typed = held(text, schema).or_else(|| fitted(text, schema?));
+            if let Some(typed) = typed {
                 if typed == *value {
                     continue;
                 }
