@@ -473,6 +473,42 @@ fn concurrent_generations_share_the_batch_and_both_complete() {
     assert_eq!(alone, results[0].0);
 }
 
+/// A prompt seen on one slot is not evaluated again on another: two requests sharing a
+/// long system prompt, at once, each find it cached, whichever slot each lands in (the
+/// second is copied the first's cache), and each answers as it does alone.
+#[test]
+fn a_prompt_seen_on_one_slot_is_reused_on_another() {
+    let engine = engine(2);
+    let system = format!(
+        "{ASSISTANT} {}",
+        "Answer in one short sentence, name the country and its capital, and never invent facts. "
+            .repeat(8)
+    );
+    let first = chat(&system, "What is the capital of France?");
+    let second = chat(&system, "What is the capital of Italy?");
+    let (_, seen) = run(&engine, &greedy(first.clone(), 4));
+    let (expected, _) = run(&engine, &greedy(second.clone(), 16));
+    let results: Vec<(String, Completion)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = [greedy(first, 160), greedy(second, 16)]
+            .into_iter()
+            .map(|generation| {
+                let engine = &engine;
+                scope.spawn(move || run(engine, &generation))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let system_tokens = seen.usage.prompt_tokens - 16;
+    for (_, completion) in &results {
+        assert!(
+            completion.usage.cached_tokens >= system_tokens,
+            "{:?}: the shared {system_tokens} tokens were evaluated again",
+            completion.usage
+        );
+    }
+    assert_eq!(results[1].0, expected);
+}
+
 #[test]
 fn a_prompt_extending_the_last_one_reuses_its_cache() {
     let engine = engine(1);

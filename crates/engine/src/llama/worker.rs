@@ -22,6 +22,10 @@ use super::{
 };
 use crate::{EngineError, FinishReason, ModelInfo, Usage};
 
+/// The least gain, in prompt tokens, for which a slot's cache is copied into another
+/// ([`Worker::copy_prefix`]): below it, evaluating them costs about what the copy does.
+const MIN_COPIED_PREFIX: usize = 64;
+
 /// Makes the context for `model`, reports what is served (or the failure) on `ready`,
 /// then serves `jobs` until the engine is dropped.
 pub(super) fn run(
@@ -138,8 +142,10 @@ impl<'m> Worker<'m> {
 
     /// Drops the slot's cache after the prefix it shares with `prompt` and returns that
     /// prefix's length. The last prompt token is always evaluated again: its logits are
-    /// where generation starts.
+    /// where generation starts. Where another slot (busy or not) holds a longer prefix of
+    /// the prompt, that slot's cache is copied in first ([`Worker::copy_prefix`]).
     fn reuse_prefix(&mut self, index: usize, prompt: &[LlamaToken]) -> usize {
+        self.copy_prefix(index, prompt);
         let slot = &mut self.slots[index];
         let mut keep = slot.shared_prefix(prompt).min(prompt.len() - 1);
         let from = u32::try_from(keep).ok();
@@ -154,6 +160,45 @@ impl<'m> Worker<'m> {
         }
         slot.cached.truncate(keep);
         keep
+    }
+
+    /// Copies into slot `index` the cache of the slot holding the longest prefix of
+    /// `prompt`, where that is longer than its own by at least [`MIN_COPIED_PREFIX`]
+    /// tokens: a prompt seen on one slot is not evaluated again on another (4 streams
+    /// sharing a system prompt and tools, as llama-server's `--cache-ram` restores). Each
+    /// sequence has its own cache stream, so llama.cpp copies the whole stream, at the
+    /// next decode and before it: a buffer copy of one sequence's cache (the default
+    /// model: 12 KB a token), bounded by the context per sequence, against evaluating
+    /// the prefix again.
+    fn copy_prefix(&mut self, index: usize, prompt: &[LlamaToken]) {
+        let own = self.slots[index].shared_prefix(prompt);
+        let donor = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|&(other, _)| other != index)
+            .map(|(other, slot)| (slot.shared_prefix(prompt), other))
+            .max();
+        let Some((shared, donor)) = donor.filter(|&(shared, _)| shared >= own + MIN_COPIED_PREFIX)
+        else {
+            return;
+        };
+        let (from, to) = (self.slots[donor].seq_id, self.slots[index].seq_id);
+        let _ = self.context.kv_cache_seq_rm(to, None, None);
+        self.slots[index].cached.clear();
+        if self
+            .context
+            .copy_kv_cache_seq(from, to, None, None)
+            .is_err()
+        {
+            return;
+        }
+        let keep = u32::try_from(shared).ok();
+        if self.context.kv_cache_seq_rm(to, keep, None).is_err() {
+            let _ = self.context.kv_cache_seq_rm(to, None, None);
+            return;
+        }
+        self.slots[index].cached = prompt[..shared].to_vec();
     }
 
     /// Ends cancelled generations, decodes one batch, and samples for every sequence
