@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use toolbridge_chat::{ChatRequest, Message, Tool};
 use toolbridge_dialect::{
-    dialects::hermes_dialect::Hermes, toolkit::native::NativeDialect, ChatTemplate, Dialect,
-    Prepared,
+    dialects::hermes_dialect::Hermes, toolkit::native::NativeDialect, ChatTemplate, Dialect, Event,
+    Pacing, Prepared,
 };
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::lark;
@@ -211,6 +211,121 @@ fn the_grammar_constrains_a_bare_or_fenced_call_once_it_starts() {
     }
 }
 
+/// The events of `text` read char by char, with the grammar enforced (calls streamed),
+/// then finished (`cut`: by the token limit).
+fn streamed_events(text: &str, cut: bool) -> Vec<Vec<Event>> {
+    let mut parser = prepared().parser;
+    parser.set_pacing(Pacing::EveryPiece);
+    let mut events: Vec<Vec<Event>> = text
+        .char_indices()
+        .map(|(at, c)| parser.push(&text[at..at + c.len_utf8()]))
+        .collect();
+    events.push(if cut {
+        parser.finish_cut()
+    } else {
+        parser.finish()
+    });
+    events
+}
+
+fn arguments_sent(events: &[Vec<Event>]) -> Vec<String> {
+    events
+        .iter()
+        .flatten()
+        .filter_map(|event| match event {
+            Event::ToolCallArguments { fragment, .. } => Some(fragment.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A call opened the way the grammar's triggers open it is held to a call by the grammar,
+/// so where it is enforced the call streams: its start with the name's closing quote, its
+/// arguments as they come, as the model wrote them, compact or pretty-printed.
+#[test]
+fn a_call_held_to_the_grammar_streams_as_written() {
+    for (text, arguments) in [
+        (
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 12}}",
+            "{\"city\": \"Paris\", \"days\": 12}",
+        ),
+        (
+            "```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"city\": \"Oslo\"\n  }\n}\n```",
+            "{\n    \"city\": \"Oslo\"\n  }",
+        ),
+    ] {
+        let events = streamed_events(text, false);
+        let name_end = text.find("get_weather").expect("a name") + "get_weather".len();
+        let started = events
+            .iter()
+            .position(|step| step.iter().any(|e| matches!(e, Event::ToolCallStart { .. })));
+        assert_eq!(started, Some(name_end), "the start comes with the name's quote: {text}");
+        let sent = arguments_sent(&events);
+        assert!(sent.len() >= 10, "{sent:?}");
+        assert_eq!(sent.concat(), arguments);
+        assert_eq!(calls(&parsed(text))[0].1, serde_json::from_str::<Value>(arguments).expect("JSON"));
+        let whole: Vec<Event> = {
+            let mut parser = prepared().parser;
+            let mut events = parser.push(text);
+            events.extend(parser.finish());
+            events
+        };
+        assert_eq!(arguments_sent(&[whole]).concat(), arguments, "whole as streamed");
+    }
+}
+
+/// A streamed call the token limit cuts ends with the arguments written so far, closed;
+/// one the engine let break the grammar ends as sent, and the text after it is read afresh.
+#[test]
+fn a_streamed_call_cut_off_ends_with_its_arguments_so_far() {
+    let cut = streamed_events(
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+        true,
+    );
+    assert_eq!(arguments_sent(&cut).concat(), "{\"city\": \"Par\"}");
+    assert!(
+        cut.iter()
+            .flatten()
+            .all(|e| !matches!(e, Event::Content(_))),
+        "{cut:?}"
+    );
+    let broken = streamed_events(
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"]} Done.",
+        false,
+    );
+    assert_eq!(arguments_sent(&broken).concat(), "{\"city\": \"Rome\"}");
+    let content: String = broken
+        .iter()
+        .flatten()
+        .filter_map(|e| match e {
+            Event::Content(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(content, "]} Done.");
+}
+
+/// Without an enforced grammar nothing is sent before the object is decided: a near miss
+/// stays content.
+#[test]
+fn a_call_is_streamed_only_where_the_grammar_is_enforced() {
+    let text = "{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}}";
+    let mut parser = prepared().parser;
+    let mut events: Vec<Event> = text
+        .char_indices()
+        .flat_map(|(at, c)| parser.push(&text[at..at + c.len_utf8()]))
+        .collect();
+    events.extend(parser.finish());
+    let content: String = events
+        .iter()
+        .map(|e| match e {
+            Event::Content(text) => text.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(content, text);
+}
+
 proptest! {
     // Each cut prepares a fresh parser, which compiles the tool's schema for its first
     // candidate: a few cases cover the alphabet.
@@ -224,5 +339,24 @@ proptest! {
         if message.calls().is_empty() {
             prop_assert_eq!(message.content_text(), text);
         }
+    }
+
+    /// Calls the grammar admits, in each layout it admits, read the same streamed char by
+    /// char as whole (the shared harness), with any city a JSON string can hold.
+    #[test]
+    fn calls_held_to_the_grammar_stream_as_they_read_whole(
+        city in any::<String>(),
+        days in proptest::option::of(0u32..400),
+        layout in 0usize..3,
+    ) {
+        let city = serde_json::to_string(&city).expect("JSON");
+        let days = days.map(|days| format!(", \"days\": {days}")).unwrap_or_default();
+        let text = match layout {
+            0 => format!("{{\"name\": \"get_weather\", \"arguments\": {{\"city\": {city}{days}}}}}"),
+            1 => format!("```json\n{{\n  \"name\": \"get_weather\",\n  \"arguments\": {{\"city\": {city}{days}}}\n}}\n```"),
+            _ => format!("Sure.\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": {city}{days}}}}}\n"),
+        };
+        let message = parsed(&text);
+        prop_assert_eq!(message.calls().len(), 1);
     }
 }

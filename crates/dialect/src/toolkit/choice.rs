@@ -13,7 +13,7 @@ use toolbridge_chat::{ChatRequest, Tool};
 use crate::dialect::{Constraint, Prepared};
 use crate::error::{unknown_tool, DialectError, DialectErrorKind};
 use crate::parser::StreamParser;
-use crate::toolkit::off_format::{DeclaredTools, OffFormatCalls};
+use crate::toolkit::off_format::{held_openings, DeclaredTools, OffFormatCalls};
 
 /// The tool choice of a request, settled.
 pub struct Choice<'a> {
@@ -71,21 +71,27 @@ impl<'a> Choice<'a> {
             Some(constraint(&self.callable, self.lazy(), self.parallel)?)
         };
         Ok(Prepared {
-            parser: self.wrap(parser),
+            parser: self.wrap(parser, constraint.as_ref()),
             prompt,
             constraint,
             stop: request.stop_sequences().to_vec(),
         })
     }
 
-    /// `parser` wrapped to read off-format calls of the callable tools, when there are any.
-    pub fn wrap(&self, parser: Box<dyn StreamParser + Send>) -> Box<dyn StreamParser + Send> {
+    /// `parser` wrapped to read off-format calls of the callable tools, when there are any;
+    /// those `constraint` holds to a call once opened are streamed.
+    pub fn wrap(
+        &self,
+        parser: Box<dyn StreamParser + Send>,
+        constraint: Option<&Constraint>,
+    ) -> Box<dyn StreamParser + Send> {
         if self.callable.is_empty() {
             parser
         } else {
             Box::new(OffFormatCalls::new(
                 parser,
                 DeclaredTools::new(&self.callable),
+                held_openings(constraint),
             ))
         }
     }

@@ -252,7 +252,10 @@ impl<N: Native> Dialect for NativeDialect<N> {
             ))
         };
         let markers = family.markers(&choice.callable);
-        let parser = choice.wrap(Box::new(framed_parser(family, Some(&prompt), markers)));
+        let parser = choice.wrap(
+            Box::new(framed_parser(family, Some(&prompt), markers)),
+            constraint.as_ref(),
+        );
         let mut stop = request.stop_sequences().to_vec();
         stop.extend(family.stops());
         Ok(Prepared {

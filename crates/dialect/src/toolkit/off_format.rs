@@ -20,15 +20,33 @@
 //! Blank space after a call is the layout of a list of calls (one object per line, one
 //! fenced block per call), not something the model said: it is held, dropped when another
 //! call or the end follows, and given back as content only when text follows it.
+//!
+//! A call's arguments are the text the model wrote them with, as a tagged call's are.
+//!
+//! Streamed calls: a lazy grammar may trigger on a call's opening written bare
+//! (`{"name": "`, Hermes' [`crate::dialects::hermes_dialect`]), and hold the rest of the
+//! object to a call of a declared tool. Where that grammar is enforced (a [`Pacing`] other
+//! than whole), a candidate that starts with such an opening is a call by construction, so
+//! it is sent as the model writes it: its start once the name is a declared tool's, then its
+//! arguments' text as it comes ([`FieldStream`]). A begun call that the text breaks off
+//! anyway (the token limit, the end, or an engine that did not hold to the grammar) ends
+//! with the arguments sent, closed to a whole JSON value, and its text is the call's, not
+//! content; what follows is read afresh.
 
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use toolbridge_chat::Tool;
 use toolbridge_grammar::check::Validator;
 use toolbridge_grammar::schema::{self, Options};
+use toolbridge_grammar::{Constraint, Trigger};
 
 use crate::events::Event;
 use crate::parser::{Pacing, StreamParser};
-use crate::toolkit::json_scan::{JsonScanner, Scan};
+use crate::toolkit::cut::closing_of;
+use crate::toolkit::framed::MAX_REGION;
+use crate::toolkit::json_scan::{FieldStream, JsonScanner, Scan};
 use crate::toolkit::reread::{read_all, Step};
 
 /// The longest candidate held back, in bytes; a longer one is content.
@@ -64,18 +82,51 @@ impl DeclaredTools {
         DeclaredTools { tools }
     }
 
-    /// The call `object` stands for: `{"name": <declared>, "arguments": <fitting>}`
-    /// (`parameters` is taken for `arguments`, as Llama 3.x writes it); nothing else.
-    fn call(&mut self, object: &Value) -> Option<(String, String)> {
-        let Value::Object(members) = object else {
+    /// The call `text`, a JSON object, stands for: `{"name": <declared>, "arguments":
+    /// <fitting>}` (`parameters` is taken for `arguments`, as Llama 3.x writes it); nothing
+    /// else. Its arguments are an object's text as written, or one written in a string.
+    fn call(&mut self, text: &str) -> Option<(String, String)> {
+        let Value::Object(members) = serde_json::from_str(text).ok()? else {
             return None;
         };
         let name = members.get("name")?.as_str()?;
-        let arguments = call_arguments(members)?;
+        let arguments = call_arguments(&members)?;
         let tool = self.tools.iter_mut().find(|tool| tool.name == name)?;
-        let text = serde_json::to_string(&arguments).ok()?;
-        tool.accepts(&arguments).then(|| (name.to_string(), text))
+        let written = written_object(text).or_else(|| serde_json::to_string(&arguments).ok())?;
+        tool.accepts(&arguments)
+            .then(|| (name.to_string(), written))
     }
+
+    fn declares(&self, name: &str) -> bool {
+        self.tools.iter().any(|tool| tool.name == name)
+    }
+}
+
+/// The arguments of the call object `text` as written, where they are an object.
+fn written_object(text: &str) -> Option<String> {
+    let members: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let arguments = members.get("arguments").or(members.get("parameters"))?;
+    arguments
+        .get()
+        .starts_with('{')
+        .then(|| arguments.get().to_string())
+}
+
+/// The openings of a call written bare that `constraint` holds to a call once written: its
+/// triggers that open a JSON object, where it is lazy (a grammar followed from the first
+/// byte leaves no content to find calls in).
+pub fn held_openings(constraint: Option<&Constraint>) -> Vec<String> {
+    let Some(constraint) = constraint.filter(|constraint| constraint.is_lazy()) else {
+        return Vec::new();
+    };
+    constraint
+        .triggers()
+        .iter()
+        .filter_map(|trigger| match trigger {
+            Trigger::Word(word) if word.starts_with('{') => Some(word.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 impl DeclaredTool {
@@ -161,6 +212,10 @@ pub struct OffFormatCalls<P> {
     inner: P,
     tools: DeclaredTools,
     scanner: CandidateScanner,
+    /// The openings the request's grammar holds to a call ([`held_openings`]).
+    openings: Vec<String>,
+    /// The call being sent as it is written, if one is.
+    begun: Option<BegunCall>,
     /// The index the next call gets, the inner parser's and ours numbered together.
     next_index: u32,
     /// The inner parser's call indexes, and the index each call got here.
@@ -168,12 +223,23 @@ pub struct OffFormatCalls<P> {
     layout: CallLayout,
 }
 
+/// A call sent before it was whole: what of it has been sent.
+struct BegunCall {
+    index: u32,
+    name: String,
+    sent: String,
+}
+
 impl<P: StreamParser> OffFormatCalls<P> {
-    pub fn new(inner: P, tools: DeclaredTools) -> Self {
+    /// `inner`'s content read again for calls of `tools`; those opened by one of
+    /// `openings` are streamed where the pacing says the grammar is enforced.
+    pub fn new(inner: P, tools: DeclaredTools, openings: Vec<String>) -> Self {
         OffFormatCalls {
             inner,
             tools,
             scanner: CandidateScanner::default(),
+            openings,
+            begun: None,
             next_index: 0,
             renumbered: Vec::new(),
             layout: CallLayout::default(),
@@ -202,20 +268,63 @@ impl<P: StreamParser> OffFormatCalls<P> {
         for item in found {
             match item {
                 Found::Content(text) => out.push(Event::Content(text)),
-                Found::Call { name, arguments } => {
+                Found::Call { name, arguments } => self.emit_call(name, arguments, out),
+                Found::Begun { name } => {
                     let index = self.take_index();
                     out.push(Event::ToolCallStart {
                         index,
                         id: None,
-                        name,
+                        name: name.clone(),
                     });
-                    out.push(Event::ToolCallArguments {
+                    self.begun = Some(BegunCall {
                         index,
-                        fragment: arguments,
+                        name,
+                        sent: String::new(),
                     });
-                    out.push(Event::ToolCallEnd { index });
                 }
+                Found::Arguments(fragment) => {
+                    if let Some(begun) = &mut self.begun {
+                        begun.sent.push_str(&fragment);
+                        out.push(Event::ToolCallArguments {
+                            index: begun.index,
+                            fragment,
+                        });
+                    }
+                }
+                Found::BrokenOff => self.end_begun(out),
             }
+        }
+    }
+
+    /// A whole call: the rest of the one begun for it, or a new one.
+    fn emit_call(&mut self, name: String, arguments: String, out: &mut Vec<Event>) {
+        let index = match self.begun.take() {
+            Some(begun) if begun.name == name && arguments.starts_with(&begun.sent) => {
+                push_arguments(out, begun.index, &arguments[begun.sent.len()..]);
+                begun.index
+            }
+            begun => {
+                self.begun = begun;
+                self.end_begun(out);
+                let index = self.take_index();
+                out.push(Event::ToolCallStart {
+                    index,
+                    id: None,
+                    name,
+                });
+                push_arguments(out, index, &arguments);
+                index
+            }
+        };
+        out.push(Event::ToolCallEnd { index });
+    }
+
+    /// Ends the call begun, if one is, with the arguments sent closed to a whole value: a
+    /// client has them already, and cannot take them back.
+    fn end_begun(&mut self, out: &mut Vec<Event>) {
+        if let Some(begun) = self.begun.take() {
+            push_arguments(out, begun.index, &closing_of(&begun.sent));
+            out.push(Event::ToolCallEnd { index: begun.index });
         }
     }
 
@@ -273,7 +382,21 @@ impl<P: StreamParser> StreamParser for OffFormatCalls<P> {
     }
 
     fn set_pacing(&mut self, pacing: Pacing) {
+        self.scanner.streamed_openings = match pacing {
+            Pacing::Whole => Vec::new(),
+            Pacing::Timed | Pacing::EveryPiece => self.openings.clone(),
+        };
         self.inner.set_pacing(pacing);
+    }
+}
+
+/// Arguments sent, where there are any.
+fn push_arguments(out: &mut Vec<Event>, index: u32, fragment: &str) {
+    if !fragment.is_empty() {
+        out.push(Event::ToolCallArguments {
+            index,
+            fragment: fragment.to_string(),
+        });
     }
 }
 
@@ -328,7 +451,19 @@ impl CallLayout {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Found {
     Content(String),
-    Call { name: String, arguments: String },
+    /// A whole call (the end of the one begun, if it is that one).
+    Call {
+        name: String,
+        arguments: String,
+    },
+    /// A call held to the grammar begins: its name is written.
+    Begun {
+        name: String,
+    },
+    /// More of the begun call's arguments.
+    Arguments(String),
+    /// The begun call's text broke off before it was whole.
+    BrokenOff,
 }
 
 const FENCE: &str = "```";
@@ -339,6 +474,9 @@ struct CandidateScanner {
     /// The text of the candidate being read (empty when none is).
     held: String,
     state: Candidate,
+    /// The openings of calls sent as they are written (none unless the grammar holding
+    /// them to a call is enforced).
+    streamed_openings: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -349,7 +487,11 @@ enum Candidate {
     /// Inside a fence opening, before its `{`.
     FenceOpening,
     /// Inside the object; `fenced` when a fence opened it.
-    Object { scanner: JsonScanner, fenced: bool },
+    Object {
+        scanner: JsonScanner,
+        fenced: bool,
+        streamed: Streamed,
+    },
     /// A fenced call's object is complete; its closing fence may follow.
     FenceClosing { name: String, arguments: String },
 }
@@ -384,6 +526,7 @@ impl CandidateScanner {
             Candidate::Object {
                 scanner: JsonScanner::new(),
                 fenced: false,
+                streamed: Streamed::default(),
             }
         } else {
             Candidate::FenceOpening
@@ -402,6 +545,7 @@ impl CandidateScanner {
                     self.state = Candidate::Object {
                         scanner: JsonScanner::new(),
                         fenced: true,
+                        streamed: Streamed::default(),
                     };
                     return Step::Read(at);
                 }
@@ -419,28 +563,75 @@ impl CandidateScanner {
         tools: &mut DeclaredTools,
         found: &mut Vec<Found>,
     ) -> Step {
-        let Candidate::Object { scanner, fenced } = &mut self.state else {
+        let Candidate::Object {
+            scanner, fenced, ..
+        } = &mut self.state
+        else {
             return Step::Read(0);
         };
         let fenced = *fenced;
-        match scanner.push(text) {
-            Scan::NeedMore => {
-                self.held.push_str(text);
-                if self.held.len() > MAX_CANDIDATE {
-                    return Step::Again(text.len(), self.give_back_first(found));
-                }
-                Step::Read(text.len())
+        let scan = scanner.push(text);
+        let read = match scan {
+            Scan::NeedMore => text,
+            Scan::Complete { rest_at } => split_at(text, rest_at).0,
+            Scan::Invalid { at } => split_at(text, at).0,
+        };
+        self.held.push_str(read);
+        self.stream(read, tools, found);
+        let begun = self.is_begun();
+        match scan {
+            Scan::NeedMore if self.held.len() > max_candidate(begun) => {
+                Step::Again(text.len(), self.give_back_first(found))
             }
-            Scan::Invalid { at } => {
-                let (read, _) = split_at(text, at);
-                self.held.push_str(read);
-                Step::Again(read.len(), self.give_back_first(found))
-            }
-            Scan::Complete { rest_at } => {
-                let (read, _) = split_at(text, rest_at);
-                self.held.push_str(read);
+            Scan::NeedMore => Step::Read(text.len()),
+            Scan::Invalid { .. } => Step::Again(read.len(), self.give_back_first(found)),
+            Scan::Complete { .. } => {
                 self.decide_object(fenced, tools, found);
                 Step::Read(read.len())
+            }
+        }
+    }
+
+    fn is_begun(&self) -> bool {
+        matches!(
+            self.state,
+            Candidate::Object {
+                streamed: Streamed::Begun { .. },
+                ..
+            }
+        )
+    }
+
+    /// Sends what `read`, just added to the candidate object, makes of the call it streams:
+    /// its start once its opening and name are written, then its arguments.
+    fn stream(&mut self, read: &str, tools: &DeclaredTools, found: &mut Vec<Found>) {
+        let Candidate::Object { streamed, .. } = &mut self.state else {
+            return;
+        };
+        match streamed {
+            Streamed::No => {}
+            Streamed::Begun { arguments } => {
+                if let Some(fragment) = arguments_read(arguments, read) {
+                    found.push(Found::Arguments(fragment));
+                }
+            }
+            Streamed::Undecided => {
+                let object = &self.held[self.held.find('{').unwrap_or(0)..];
+                match streamed_call(object, &self.streamed_openings, tools) {
+                    Ok(name) => {
+                        found.push(Found::Begun { name });
+                        let mut arguments = Some(ObjectArguments {
+                            field: FieldStream::new("arguments"),
+                            begun: false,
+                        });
+                        if let Some(fragment) = arguments_read(&mut arguments, object) {
+                            found.push(Found::Arguments(fragment));
+                        }
+                        *streamed = Streamed::Begun { arguments };
+                    }
+                    Err(true) => {}
+                    Err(false) => *streamed = Streamed::No,
+                }
             }
         }
     }
@@ -448,9 +639,9 @@ impl CandidateScanner {
     /// The candidate's object is complete: a call, or content whole.
     fn decide_object(&mut self, fenced: bool, tools: &mut DeclaredTools, found: &mut Vec<Found>) {
         let object_start = self.held.find('{').unwrap_or(0);
-        let call = serde_json::from_str::<Value>(&self.held[object_start..])
-            .ok()
-            .and_then(|object| tools.call(&object));
+        let call = tools.call(&self.held[object_start..]);
+        let begun = self.is_begun();
+        self.state = Candidate::None;
         match call {
             Some((name, arguments)) if fenced => {
                 self.held.clear();
@@ -458,13 +649,13 @@ impl CandidateScanner {
             }
             Some((name, arguments)) => {
                 self.held.clear();
-                self.state = Candidate::None;
                 found.push(Found::Call { name, arguments });
             }
-            None => {
-                found.push(Found::Content(std::mem::take(&mut self.held)));
-                self.state = Candidate::None;
+            None if begun => {
+                self.held.clear();
+                found.push(Found::BrokenOff);
             }
+            None => found.push(Found::Content(std::mem::take(&mut self.held))),
         }
     }
 
@@ -497,9 +688,14 @@ impl CandidateScanner {
     }
 
     /// The candidate is none: its first character is content, and the rest of it is
-    /// returned, to be read again.
+    /// returned, to be read again. A begun call's text is the call's: it breaks off there.
     fn give_back_first(&mut self, found: &mut Vec<Found>) -> String {
         let held = std::mem::take(&mut self.held);
+        if self.is_begun() {
+            self.state = Candidate::None;
+            found.push(Found::BrokenOff);
+            return String::new();
+        }
         self.state = Candidate::None;
         let first = held.chars().next().map_or(0, char::len_utf8);
         found.push(Found::Content(held[..first].to_string()));
@@ -511,8 +707,13 @@ impl CandidateScanner {
     fn interrupt(&mut self) -> Vec<Found> {
         let mut found = Vec::new();
         self.end_fenced_call(&mut found);
+        let held = std::mem::take(&mut self.held);
+        if self.is_begun() {
+            found.push(Found::BrokenOff);
+        } else {
+            found.push(Found::Content(held));
+        }
         self.state = Candidate::None;
-        found.push(Found::Content(std::mem::take(&mut self.held)));
         merge_content(found)
     }
 
@@ -538,6 +739,50 @@ impl CandidateScanner {
         merge_content(found)
     }
 }
+
+/// Whether a candidate object is sent as it is written.
+#[derive(Debug, Default)]
+enum Streamed {
+    /// Not known yet: its opening or its name is not written yet.
+    #[default]
+    Undecided,
+    /// No: it is read whole.
+    No,
+    /// Its call is begun; its arguments are read by `arguments` while they are an object
+    /// (a string holding one is sent whole).
+    Begun { arguments: Option<ObjectArguments> },
+}
+
+/// A streamed call's `arguments` member, sent while it is written.
+#[derive(Debug)]
+struct ObjectArguments {
+    field: FieldStream,
+    /// Whether its first byte was read (an object's `{`).
+    begun: bool,
+}
+
+/// How far a candidate object `text` is a call sent as written: one of `openings`, then the
+/// name of a declared tool and its closing quote.
+fn streamed_call(text: &str, openings: &[String], tools: &DeclaredTools) -> Result<String, bool> {
+    let Some(opening) = openings
+        .iter()
+        .find(|opening| text.starts_with(opening.as_str()))
+    else {
+        let may_open = openings.iter().any(|opening| opening.starts_with(text));
+        return Err(may_open);
+    };
+    let after = &text[opening.len()..];
+    match after.find(['"', '\\']) {
+        Some(end) if after[end..].starts_with('"') && tools.declares(&after[..end]) => {
+            Ok(after[..end].to_string())
+        }
+        Some(_) => Err(false),
+        None => Err(after.len() <= MAX_NAME),
+    }
+}
+
+/// The longest tool name a streamed call is looked for with; OpenAI allows 64 bytes.
+const MAX_NAME: usize = 256;
 
 /// How far a text is a fence opening.
 enum Opening {
@@ -566,6 +811,31 @@ fn fence_opening(held: &str) -> Opening {
         "" if held.len() < MAX_FENCE_OPENING => Opening::Partial,
         "{" => Opening::Object,
         _ => Opening::Not,
+    }
+}
+
+/// The arguments' text in `read`, while they are an object: once they turn out to be
+/// something else (a string holding one), `arguments` is dropped and they are sent whole.
+fn arguments_read(arguments: &mut Option<ObjectArguments>, read: &str) -> Option<String> {
+    let reading = arguments.as_mut()?;
+    let fragment = reading.field.push(read).fragment;
+    if fragment.is_empty() {
+        return None;
+    }
+    if !reading.begun && !fragment.starts_with('{') {
+        *arguments = None;
+        return None;
+    }
+    reading.begun = true;
+    Some(fragment.to_string())
+}
+
+/// The longest candidate held: a call begun under the grammar is bounded as a call region.
+fn max_candidate(begun: bool) -> usize {
+    if begun {
+        MAX_REGION
+    } else {
+        MAX_CANDIDATE
     }
 }
 
