@@ -165,6 +165,10 @@ pub struct ServeArgs {
         conflicts_with = "engine"
     )]
     n_gpu_layers: u32,
+    /// Sample every token, even where a call grammar leaves one way on; by default those
+    /// tokens are taken in one batch (under greedy decoding the answer is the same).
+    #[arg(long = "no-forced-tokens-ahead", conflicts_with = "engine")]
+    no_forced_tokens_ahead: bool,
 }
 
 impl ServeArgs {
@@ -369,6 +373,7 @@ fn load_engine(
         gpu_layers: args.n_gpu_layers,
         parallel: args.parallel.unwrap_or(1),
         progress: true,
+        forced_tokens_ahead: !args.no_forced_tokens_ahead,
     })
     .with_context(|| format!("cannot load {}", model.display()))?;
     println!(

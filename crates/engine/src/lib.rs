@@ -129,6 +129,9 @@ pub struct Timings {
     pub prompt_ms: f64,
     /// Generating, after the prompt.
     pub generation_ms: f64,
+    /// Generated tokens a grammar forced, taken without a decode step of their own (as
+    /// llama-server's timings count accepted draft tokens).
+    pub forced_tokens: u32,
 }
 
 /// How a generation ended.

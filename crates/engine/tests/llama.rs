@@ -338,6 +338,56 @@ fn a_forced_call_constraint_starts_the_call_at_once() {
     assert!(text.contains("\"get_weather\""), "{text:?}");
 }
 
+/// Tokens the grammar forces are taken in one batch, and the answer under greedy decoding
+/// is the one sampling every token gives: forced calls, a lazy call, a JSON schema.
+#[test]
+fn forced_tokens_taken_ahead_leave_the_greedy_answer_as_it_was() {
+    let ahead = engine(1);
+    let one_by_one = LlamaEngine::load(LlamaOptions {
+        context_length: Some(2048),
+        forced_tokens_ahead: false,
+        ..LlamaOptions::new(model_path())
+    })
+    .expect("the model loads");
+    let mut json = Grammar::new("root");
+    json.set_rule("root", Expr::Json(person_schema()));
+    let cases = [
+        (
+            weather_call_constraint(false),
+            chat(&weather_tool_system(), "Weather in Oslo?"),
+        ),
+        (
+            weather_call_constraint(false),
+            chat(&weather_tool_system(), "Hello there!"),
+        ),
+        (
+            weather_call_constraint(true),
+            chat(&weather_tool_system(), "What is the weather in Paris?"),
+        ),
+        (
+            Constraint::new(json, Vec::new(), false),
+            chat(ASSISTANT, "Tell me about a famous scientist."),
+        ),
+    ];
+    let mut forced = 0;
+    for (constraint, prompt) in cases {
+        let generation = Generation {
+            constraint: Some(constraint),
+            ..greedy(prompt, 80)
+        };
+        let (text, completion) = run(&ahead, &generation);
+        let (sampled, each) = run(&one_by_one, &generation);
+        assert_eq!(text, sampled);
+        assert_eq!(
+            completion.usage.completion_tokens, each.usage.completion_tokens,
+            "{text:?}"
+        );
+        assert_eq!(each.timings.forced_tokens, 0);
+        forced += completion.timings.forced_tokens;
+    }
+    assert!(forced >= 12, "{forced} tokens forced");
+}
+
 #[test]
 fn a_repeated_constraint_comes_from_the_cache_and_generates_the_same() {
     let engine = engine(1);
@@ -507,6 +557,47 @@ fn a_prompt_seen_on_one_slot_is_reused_on_another() {
         );
     }
     assert_eq!(results[1].0, expected);
+}
+
+/// Two prompts sharing a prefix longer than a batch arrive together: it is evaluated on
+/// one slot, and the other waits for it and copies it, then answers as it does alone.
+#[test]
+fn prompts_arriving_together_evaluate_their_shared_prefix_once() {
+    let engine = engine(2);
+    let system = format!(
+        "{ASSISTANT} {}",
+        "Answer in one short sentence, name the country and its capital, and never invent facts. "
+            .repeat(40)
+    );
+    let prompts = [
+        chat(&system, "What is the capital of France?"),
+        chat(&system, "What is the capital of Italy?"),
+    ];
+    let together: Vec<(String, Completion)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = prompts
+            .iter()
+            .map(|prompt| {
+                let (engine, generation) = (&engine, greedy(prompt.clone(), 16));
+                scope.spawn(move || run(engine, &generation))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let system_tokens = together[0].1.usage.prompt_tokens - 16;
+    assert!(system_tokens > 512, "the prefix spans more than one batch");
+    let copied = together
+        .iter()
+        .filter(|(_, completion)| completion.usage.cached_tokens >= system_tokens)
+        .count();
+    assert_eq!(
+        copied,
+        1,
+        "one of the two copies the shared {system_tokens} tokens: {:?}",
+        together.iter().map(|(_, c)| c.usage).collect::<Vec<_>>()
+    );
+    for (prompt, (answer, _)) in prompts.iter().zip(&together) {
+        assert_eq!(&run(&engine, &greedy(prompt.clone(), 16)).0, answer);
+    }
 }
 
 #[test]

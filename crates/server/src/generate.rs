@@ -409,6 +409,7 @@ fn log(outcome: &Result<Completion, EngineError>, preparation: &Preparation) {
                 prompt_ms = round_ms(timings.prompt_ms),
                 first_piece_ms = round_ms(timings.first_piece_ms),
                 generation_ms = round_ms(timings.generation_ms),
+                forced_tokens = timings.forced_tokens,
                 "generation"
             );
         }

@@ -1,7 +1,9 @@
 //! llguidance over the model's own vocabulary. The token trie is built once at load (it
 //! walks every token). Control tokens are marked special in the trie, so only a grammar
 //! that names one (`<|python_tag|>`) admits it, and every end-of-generation token counts
-//! as EOS, so a finished grammar lets the model end the way it was trained to.
+//! as EOS, so a finished grammar lets the model end the way it was trained to. Text is
+//! tokenized by the model's own tokenizer, so the tokens llguidance forces where the
+//! grammar leaves one way on are the ones the model would read for that text.
 //!
 //! A constraint is compiled on the caller's thread, never the decode thread, and kept:
 //! a grammar is a function of the tools, `tool_choice`, the dialect and the response
@@ -23,7 +25,7 @@ use std::time::Instant;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
-use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
+use llguidance::toktrie::{TokEnv, TokRxInfo, TokTrie, TokenId, TokenizerEnv};
 use llguidance::{Matcher, ParserFactory};
 use toolbridge_grammar::Constraint;
 
@@ -88,7 +90,7 @@ impl Cache {
 }
 
 impl Constrainer {
-    pub(super) fn new(model: &LlamaModel) -> Result<Self, EngineError> {
+    pub(super) fn new(model: &Arc<LlamaModel>) -> Result<Self, EngineError> {
         let mut factory = ParserFactory::new_simple(&token_env(model)).map_err(|error| {
             EngineError::new(EngineErrorKind::Backend, format!("llguidance: {error}"))
         })?;
@@ -166,7 +168,7 @@ fn refused(compile: &Compile) -> EngineError {
 /// control token) as its special text behind toktrie's special-token marker; every
 /// end-of-generation token registered as EOS. Walks the whole vocabulary (~150k tokens
 /// for Qwen, a few hundred milliseconds), so it runs once per model.
-fn token_env(model: &LlamaModel) -> TokEnv {
+fn token_env(model: &Arc<LlamaModel>) -> TokEnv {
     let vocab = model.vocab();
     let eot = vocab.eot();
     let primary_end = if eot.0 >= 0 { eot } else { vocab.eos() };
@@ -186,7 +188,36 @@ fn token_env(model: &LlamaModel) -> TokEnv {
     }
     let info = TokRxInfo::new(words.len() as u32, token_id(primary_end));
     let trie = TokTrie::from(&info, &words).with_eos_tokens(&ends);
-    Arc::new(ApproximateTokEnv::new(trie))
+    Arc::new(ModelTokens {
+        model: Arc::clone(model),
+        trie,
+    })
+}
+
+/// The vocabulary's trie, and the model's tokenizer for text (special tokens not parsed:
+/// llguidance marks those itself).
+struct ModelTokens {
+    model: Arc<LlamaModel>,
+    trie: TokTrie,
+}
+
+impl TokenizerEnv for ModelTokens {
+    fn tok_trie(&self) -> &TokTrie {
+        &self.trie
+    }
+
+    /// Text that is not UTF-8 (a char cut by the forced bytes' end) is left to the trie.
+    fn tokenize_bytes(&self, text: &[u8]) -> Vec<TokenId> {
+        if std::str::from_utf8(text).is_err() {
+            return self.trie.greedy_tokenize(text);
+        }
+        self.model
+            .vocab()
+            .tokenize(text, false, false)
+            .into_iter()
+            .map(token_id)
+            .collect()
+    }
 }
 
 fn marked_special(text: Vec<u8>) -> Vec<u8> {

@@ -58,6 +58,9 @@ pub struct LlamaOptions {
     pub parallel: usize,
     /// Show a loading progress bar on stderr.
     pub progress: bool,
+    /// Take the tokens a call grammar forces (the only way on, as llguidance computes them)
+    /// in one batch instead of sampling them one by one ([`worker`]'s `advance`).
+    pub forced_tokens_ahead: bool,
 }
 
 /// The context per sequence when none is asked for, unless the model was trained on less:
@@ -80,6 +83,7 @@ impl LlamaOptions {
             gpu_layers: 0,
             parallel: 1,
             progress: false,
+            forced_tokens_ahead: true,
         }
     }
 }

@@ -89,6 +89,30 @@ impl TokenSampler {
         matcher.compute_mask().map(Some).map_err(constraint_error)
     }
 
+    /// The tokens the grammar admits as the only way on from here, taken as if picked
+    /// (llguidance's fast-forward tokens: the grammar's forced text, tokenized as the
+    /// model's tokenizer would, less a last token a longer one could replace). They are
+    /// recorded in the chain (for the penalties) and the matcher. Empty without a grammar,
+    /// before a lazy one's trigger, or where it leaves a choice.
+    pub(super) fn forced(&mut self) -> Vec<LlamaToken> {
+        let Some(matcher) = self
+            .matcher
+            .as_mut()
+            .filter(|matcher| !matcher.is_stopped())
+        else {
+            return Vec::new();
+        };
+        let forced: Vec<LlamaToken> = matcher
+            .consume_ff_tokens()
+            .into_iter()
+            .filter_map(|id| Some(LlamaToken(i32::try_from(id).ok()?)))
+            .collect();
+        for &token in &forced {
+            self.chain.accept(token);
+        }
+        forced
+    }
+
     /// Whether a pick costs next to nothing: plain greedy (~13 µs), whose grammar check
     /// is one token's (a mask only when the grammar refuses the pick, which is rare).
     pub(super) fn is_cheap(&self) -> bool {

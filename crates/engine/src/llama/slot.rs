@@ -49,6 +49,11 @@ pub(super) struct Sequence {
     pub(super) max_tokens: u32,
     admitted: Instant,
     first_token: Option<Instant>,
+    /// Tokens taken where the grammar forced them.
+    pub(super) forced_tokens: u32,
+    /// The slot evaluating a longer prefix of this prompt, and how long: this prompt
+    /// waits for it to be cached there, then copies it ([`super::worker`]).
+    pub(super) waits_for: Option<(usize, usize)>,
 }
 
 impl Sequence {
@@ -69,7 +74,14 @@ impl Sequence {
             max_tokens,
             admitted: Instant::now(),
             first_token: None,
+            forced_tokens: 0,
+            waits_for: None,
         }
+    }
+
+    /// Whether part of the prompt is still to be evaluated: no token is generated yet.
+    pub(super) fn is_prompt_pending(&self) -> bool {
+        self.first_token.is_none() && !self.pending.is_empty()
     }
 
     pub(super) fn is_cancelled(&self) -> bool {
@@ -106,6 +118,7 @@ impl Sequence {
                 queue_ms: millis(self.admitted - self.job.queued),
                 prompt_ms: millis(first_token - self.admitted),
                 generation_ms: millis(now - first_token),
+                forced_tokens: self.forced_tokens,
                 ..Timings::default()
             },
         };

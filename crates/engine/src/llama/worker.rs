@@ -5,6 +5,17 @@
 //! id. One decode evaluates them all, and each sequence whose last token was in the batch
 //! samples its next one. A prompt longer than the batch is evaluated over several steps
 //! while the other sequences keep generating.
+//!
+//! Where a call grammar leaves the model one way on (a call's `{"name": "`, the rest of a
+//! tool's name once its first letters decide it, `", "arguments": {"`), those tokens are
+//! taken as if sampled and evaluated with the sampled one in the next batch, rather than
+//! one decode step each ([`Worker::advance`]).
+//!
+//! A prompt prefix is evaluated once: a slot whose cache holds a longer prefix of a new
+//! prompt has it copied in ([`Worker::copy_prefix`]), and a prompt arriving while another
+//! slot is still evaluating a longer prefix of it waits for that evaluation and then
+//! copies it ([`Worker::release_waiting`]): agents' sessions often start together with
+//! the same long system prompt and tools.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -62,6 +73,8 @@ struct Worker<'m> {
     context_per_sequence: usize,
     /// Threads that sample a batch's sequences side by side (the decode threads).
     sampling_threads: usize,
+    /// [`LlamaOptions::forced_tokens_ahead`].
+    forced_tokens_ahead: bool,
     info: ModelInfo,
 }
 
@@ -81,6 +94,7 @@ impl<'m> Worker<'m> {
             batch: LlamaBatch::new(BATCH_TOKENS as usize, 1),
             context_per_sequence: context_per_sequence as usize,
             sampling_threads: threads(options),
+            forced_tokens_ahead: options.forced_tokens_ahead,
             info: model_info(options, model, context_per_sequence),
             context,
         })
@@ -123,12 +137,84 @@ impl<'m> Worker<'m> {
             self.model.n_vocab(),
             job.matcher.take(),
         );
-        let sequence = Sequence::new(job, prompt[reused..].to_vec(), sampler, usage);
+        let mut sequence = Sequence::new(job, prompt[reused..].to_vec(), sampler, usage);
         if sequence.max_tokens == 0 {
             sequence.finish(FinishReason::Length);
             return;
         }
+        sequence.waits_for = self.prefix_being_evaluated(index, &prompt, reused);
         self.slots[index].sequence = Some(sequence);
+    }
+
+    /// The slot (other than `index`) evaluating a prefix of `prompt` at least
+    /// [`MIN_COPIED_PREFIX`] tokens longer than the `reused` one, and that prefix's length.
+    fn prefix_being_evaluated(
+        &self,
+        index: usize,
+        prompt: &[LlamaToken],
+        reused: usize,
+    ) -> Option<(usize, usize)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|&(other, _)| other != index)
+            .filter_map(|(other, slot)| {
+                let sequence = slot.sequence.as_ref()?;
+                let cached = slot.shared_prefix(prompt);
+                if sequence.waits_for.is_some()
+                    || !sequence.is_prompt_pending()
+                    || cached < slot.cached.len()
+                {
+                    return None;
+                }
+                let pending = sequence
+                    .pending
+                    .iter()
+                    .zip(&prompt[cached..])
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                Some((
+                    (cached + pending).min(prompt.len().saturating_sub(1)),
+                    other,
+                ))
+            })
+            .max()
+            .filter(|&(shared, _)| shared >= reused + MIN_COPIED_PREFIX)
+            .map(|(shared, other)| (other, shared))
+    }
+
+    /// Lets the prompts waiting for another slot's evaluation go on once it has cached
+    /// what they wait for, or stopped evaluating it: each copies what it can
+    /// ([`Worker::reuse_prefix`]) and evaluates the rest.
+    fn release_waiting(&mut self) {
+        for index in 0..self.slots.len() {
+            let Some((donor, shared)) = self.slots[index]
+                .sequence
+                .as_ref()
+                .and_then(|s| s.waits_for)
+            else {
+                continue;
+            };
+            let donor_slot = &self.slots[donor];
+            let still_evaluating = donor_slot.cached.len() < shared
+                && donor_slot.sequence.as_ref().is_some_and(|sequence| {
+                    sequence.waits_for.is_none() && sequence.is_prompt_pending()
+                });
+            if still_evaluating {
+                continue;
+            }
+            let slot = &mut self.slots[index];
+            let Some(mut sequence) = slot.sequence.take() else {
+                continue;
+            };
+            let mut prompt = slot.cached.clone();
+            prompt.append(&mut sequence.pending);
+            let reused = self.reuse_prefix(index, &prompt);
+            sequence.pending = prompt[reused..].to_vec();
+            sequence.usage.cached_tokens = count(reused);
+            sequence.waits_for = None;
+            self.slots[index].sequence = Some(sequence);
+        }
     }
 
     fn best_free_slot(&self, prompt: &[LlamaToken]) -> Option<usize> {
@@ -205,6 +291,7 @@ impl<'m> Worker<'m> {
     /// whose logits it produced.
     fn step(&mut self) {
         self.end_cancelled();
+        self.release_waiting();
         let fed = match self.fill_batch() {
             Ok(fed) if fed.is_empty() => return,
             Ok(fed) => fed,
@@ -308,7 +395,10 @@ impl<'m> Worker<'m> {
             .slots
             .iter()
             .enumerate()
-            .filter_map(|(index, slot)| Some((index, slot.sequence.as_ref()?.pending.len())))
+            .filter_map(|(index, slot)| {
+                let sequence = slot.sequence.as_ref().filter(|s| s.waits_for.is_none())?;
+                Some((index, sequence.pending.len()))
+            })
             .collect();
         order.sort_by_key(|&(_, pending)| pending);
         let mut room = BATCH_TOKENS as usize;
@@ -342,7 +432,8 @@ impl<'m> Worker<'m> {
         Ok(fed)
     }
 
-    /// Takes the token picked for the sequence in `index` and decides whether it ends.
+    /// Takes the token picked for the sequence in `index`, and the tokens the grammar
+    /// forces after it, and decides whether the generation ends.
     fn advance(&mut self, index: usize, pick: Result<LlamaToken, EngineError>) {
         let vocab = self.model.vocab();
         let slot = &mut self.slots[index];
@@ -358,20 +449,32 @@ impl<'m> Worker<'m> {
                 return;
             }
         };
-        sequence.count_token();
-        let ending = if vocab.is_eog(token)
-            || sequence.emit(&vocab.token_to_piece(token, true, None))
-            || sequence.sampler.grammar_finished()
-        {
-            Some(FinishReason::Stop)
-        } else if sequence.usage.completion_tokens >= sequence.max_tokens
-            || slot.cached.len() + 1 >= self.context_per_sequence
-        {
-            Some(FinishReason::Length)
-        } else {
-            sequence.pending.push(token);
-            None
-        };
+        let mut taken = vec![token];
+        if self.forced_tokens_ahead && !vocab.is_eog(token) {
+            taken.extend(sequence.sampler.forced());
+        }
+        let last = taken.len() - 1;
+        let mut ending = None;
+        for (n, token) in taken.into_iter().enumerate() {
+            sequence.count_token();
+            sequence.forced_tokens += u32::from(n > 0);
+            ending = if vocab.is_eog(token)
+                || sequence.emit(&vocab.token_to_piece(token, true, None))
+                || (n == last && sequence.sampler.grammar_finished())
+            {
+                Some(FinishReason::Stop)
+            } else if sequence.usage.completion_tokens >= sequence.max_tokens
+                || slot.cached.len() + sequence.pending.len() + 1 >= self.context_per_sequence
+            {
+                Some(FinishReason::Length)
+            } else {
+                sequence.pending.push(token);
+                None
+            };
+            if ending.is_some() {
+                break;
+            }
+        }
         if let Some(reason) = ending {
             if let Some(sequence) = slot.sequence.take() {
                 sequence.finish(reason);
