@@ -1,6 +1,7 @@
 //! `toolbridge bench`: measurements that need real data, run on demand rather than in
 //! tests, because timings belong in benchmarks and the data is large.
 
+mod agent;
 mod bfcl;
 mod load;
 mod mask_time;
@@ -35,6 +36,9 @@ enum Which {
     /// One workload against two OpenAI-compatible servers side by side: decode, prompt
     /// evaluation, first token with tools, concurrent streams; ratios printed.
     Serve(serve::ServeArgs),
+    /// Coding-agent sessions against two servers side by side: several at once, each a
+    /// conversation of turns over a shared long system prompt and twelve tools.
+    Agent(agent::AgentArgs),
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -45,5 +49,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Which::MaskTime(args) => mask_time::run(args),
         Which::Proxy(args) => proxy::run(args),
         Which::Serve(args) => serve::run(args),
+        Which::Agent(args) => agent::run(args),
     }
 }

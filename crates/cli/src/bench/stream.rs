@@ -89,6 +89,16 @@ pub(super) fn chat_chunk(event: &Value) -> Seen {
 
 /// Posts `body` to `url` and reads its server-sent events with `read`.
 pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) -> Result<Timing> {
+    timed_events(agent, url, body, read).map(|(timing, _)| timing)
+}
+
+/// [`timed`], with the events the stream sent, for a caller that reads the answer too.
+pub(super) fn timed_events(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &Value,
+    read: Reader,
+) -> Result<(Timing, Vec<Value>)> {
     let started = Instant::now();
     let response = match agent.post(url).send_json(body) {
         Ok(response) => response,
@@ -103,6 +113,7 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
     let mut first = None;
     let (mut first_content, mut first_call_name, mut call_end) = (None, None, None);
     let mut counts = Seen::default();
+    let mut events = Vec::new();
     for line in BufReader::new(response.into_reader()).lines() {
         let line = line?;
         let Some(data) = line.strip_prefix("data: ") else {
@@ -112,6 +123,7 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
             continue;
         };
         let seen = read(&event);
+        events.push(event);
         let now = started.elapsed();
         if seen.output {
             first.get_or_insert(now);
@@ -128,7 +140,7 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
         counts.completion_tokens = seen.completion_tokens.or(counts.completion_tokens);
         counts.prompt_tokens = seen.prompt_tokens.or(counts.prompt_tokens);
     }
-    Ok(Timing {
+    let timing = Timing {
         first_output: first.with_context(|| format!("{url}: no output"))?,
         first_content,
         first_call_name,
@@ -138,7 +150,8 @@ pub(super) fn timed(agent: &ureq::Agent, url: &str, body: &Value, read: Reader) 
             .completion_tokens
             .with_context(|| format!("{url}: no token count"))?,
         prompt_tokens: counts.prompt_tokens.unwrap_or_default(),
-    })
+    };
+    Ok((timing, events))
 }
 
 /// The median of `values` (NaN for none).
