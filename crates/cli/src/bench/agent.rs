@@ -58,8 +58,11 @@ struct Run {
 }
 
 pub fn run(args: &AgentArgs) -> Result<()> {
+    // A new connection per request, as `bench serve` does: a server may close an idle one
+    // just as it is reused (llama-server did, between two turns).
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(1800))
+        .max_idle_connections(0)
         .build();
     println!(
         "bench agent: {} against {}, {} sessions of {} turns, {} tools, a {}-rule system prompt",
