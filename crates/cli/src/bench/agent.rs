@@ -20,7 +20,9 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
 use super::serve::{endpoint, nonce};
-use super::stream::{chat_chunk, median, timed_events, Timing};
+use super::stream::{
+    add_call_delta, at_once, chat_chunk, median, timed_events, StreamedCall, Timing,
+};
 
 #[derive(clap::Args)]
 pub struct AgentArgs {
@@ -136,24 +138,15 @@ fn millis(seconds: f64) -> String {
 fn run_sessions(agent: &ureq::Agent, url: &str, args: &AgentArgs) -> Result<Run> {
     let system = format!("{} {}", nonce(), system_prompt(args.rules));
     let started = Instant::now();
-    let sessions: Vec<Result<Session>> = std::thread::scope(|scope| {
-        let running: Vec<_> = (0..args.sessions)
+    let sessions = at_once(
+        (0..args.sessions)
             .map(|index| {
                 let system = &system;
-                scope.spawn(move || run_session(agent, url, args, system, index))
+                move || run_session(agent, url, args, system, index)
             })
-            .collect();
-        running
-            .into_iter()
-            .map(|thread| {
-                thread
-                    .join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a session thread panicked")))
-            })
-            .collect()
-    });
+            .collect(),
+    )?;
     let wall = started.elapsed();
-    let sessions = sessions.into_iter().collect::<Result<Vec<_>>>()?;
     Ok(Run {
         calls: sessions.iter().map(|s| s.calls).sum(),
         prompt_tokens: sessions
@@ -200,7 +193,8 @@ fn run_session(
         });
         let (timing, events) = timed_events(agent, url, &request, chat_chunk)
             .with_context(|| format!("session {index}, turn {}", turn + 1))?;
-        let answer = Answer::of(&events);
+        let answer =
+            Answer::of(&events).with_context(|| format!("session {index}, turn {}", turn + 1))?;
         session.turns.push(timing);
         if answer.calls.is_empty() {
             messages.push(json!({"role": "assistant", "content": answer.text}));
@@ -212,7 +206,7 @@ fn run_session(
         for (n, call) in answer.calls.iter().enumerate() {
             messages.push(json!({
                 "role": "tool",
-                "tool_call_id": call.id(n),
+                "tool_call_id": call_id(call, n),
                 "content": tool_result(&call.name),
             }));
         }
@@ -235,25 +229,11 @@ const TASKS: [&str; 4] = [
 #[derive(Default)]
 struct Answer {
     text: String,
-    calls: Vec<CallSent>,
-}
-
-#[derive(Default)]
-struct CallSent {
-    id: Option<String>,
-    name: String,
-    arguments: String,
-}
-
-impl CallSent {
-    /// The call's id, or one made up for a server that sent none.
-    fn id(&self, n: usize) -> String {
-        self.id.clone().unwrap_or_else(|| format!("call_{n}"))
-    }
+    calls: Vec<StreamedCall>,
 }
 
 impl Answer {
-    fn of(events: &[Value]) -> Answer {
+    fn of(events: &[Value]) -> Result<Answer> {
         let mut answer = Answer::default();
         for event in events {
             let delta = &event["choices"][0]["delta"];
@@ -261,22 +241,10 @@ impl Answer {
                 answer.text.push_str(text);
             }
             for call in delta["tool_calls"].as_array().into_iter().flatten() {
-                let index = call["index"].as_u64().unwrap_or(0) as usize;
-                if answer.calls.len() <= index {
-                    answer.calls.resize_with(index + 1, CallSent::default);
-                }
-                let sent = &mut answer.calls[index];
-                if let Some(id) = call["id"].as_str() {
-                    sent.id = Some(id.to_string());
-                }
-                let function = &call["function"];
-                sent.name
-                    .push_str(function["name"].as_str().unwrap_or_default());
-                sent.arguments
-                    .push_str(function["arguments"].as_str().unwrap_or_default());
+                add_call_delta(&mut answer.calls, call)?;
             }
         }
-        answer
+        Ok(answer)
     }
 
     /// The assistant message the answer is in the conversation's history.
@@ -286,12 +254,21 @@ impl Answer {
             .iter()
             .enumerate()
             .map(|(n, call)| {
-                json!({"id": call.id(n), "type": "function",
+                json!({"id": call_id(call, n), "type": "function",
                        "function": {"name": call.name, "arguments": call.arguments}})
             })
             .collect();
         let content = (!self.text.is_empty()).then_some(self.text.as_str());
         json!({"role": "assistant", "content": content, "tool_calls": calls})
+    }
+}
+
+/// The call's id, or one made up for a server that sent none.
+fn call_id(call: &StreamedCall, n: usize) -> String {
+    if call.id.is_empty() {
+        format!("call_{n}")
+    } else {
+        call.id.clone()
     }
 }
 
@@ -385,7 +362,7 @@ mod tests {
             json!({"choices": [{"delta": {"tool_calls": [{"index": 0,
                 "function": {"arguments": "\"src/dates.rs\"}"}}]}}]}),
         ];
-        let answer = Answer::of(&events);
+        let answer = Answer::of(&events).expect("well formed");
         assert_eq!(answer.calls.len(), 1);
         assert_eq!(answer.calls[0].name, "read_file");
         assert_eq!(answer.calls[0].arguments, "{\"path\": \"src/dates.rs\"}");
@@ -396,6 +373,6 @@ mod tests {
     fn the_system_prompt_and_tools_are_an_agents() {
         assert_eq!(tools().as_array().map(Vec::len), Some(12));
         let prompt = system_prompt(120);
-        assert_eq!(prompt.lines().count(), 122);
+        assert_eq!(prompt.lines().count(), 121);
     }
 }

@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 use toolbridge_chat::bfcl::{self, Answer, Question};
 use toolbridge_chat::{Arguments, ToolCall};
 
+use super::stream::add_call_delta;
+
 #[derive(clap::Args)]
 pub struct BfclArgs {
     /// The server's base URL (its `/v1/chat/completions` is asked).
@@ -168,7 +170,7 @@ fn ask(
 
 /// The calls of a server-sent-events stream, put together per `index` as OpenAI's SDKs do.
 fn streamed_calls(reader: impl BufRead) -> Result<Vec<ToolCall>> {
-    let mut calls: Vec<(String, String, String)> = Vec::new();
+    let mut calls = Vec::new();
     for line in reader.lines() {
         let line = line?;
         let Some(data) = line.strip_prefix("data:").map(str::trim) else {
@@ -186,35 +188,13 @@ fn streamed_calls(reader: impl BufRead) -> Result<Vec<ToolCall>> {
             .into_iter()
             .flatten()
         {
-            add_delta(&mut calls, delta)?;
+            add_call_delta(&mut calls, delta)?;
         }
     }
     Ok(calls
         .into_iter()
-        .map(|(id, name, arguments)| ToolCall::new(id, name, Arguments::Text(arguments)))
+        .map(|call| ToolCall::new(call.id, call.name, Arguments::Text(call.arguments)))
         .collect())
-}
-
-fn add_delta(calls: &mut Vec<(String, String, String)>, delta: &Value) -> Result<()> {
-    let index = delta["index"]
-        .as_u64()
-        .context("a tool-call delta without an index")? as usize;
-    if index > calls.len() {
-        bail!("tool-call delta index {index} skips one");
-    }
-    if index == calls.len() {
-        calls.push(Default::default());
-    }
-    let call = &mut calls[index];
-    let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
-    if call.0.is_empty() {
-        call.0 = text(&delta["id"]);
-    }
-    if call.1.is_empty() {
-        call.1 = text(&delta["function"]["name"]);
-    }
-    call.2.push_str(&text(&delta["function"]["arguments"]));
-    Ok(())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use super::stream::{chat_chunk, median, timed, Timing};
+use super::stream::{at_once, chat_chunk, median, timed, Timing};
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -153,20 +153,12 @@ fn measure(
 
 /// Sends `requests` at once, each on its own thread.
 fn together(agent: &ureq::Agent, url: &str, requests: &[Value]) -> Result<Vec<Timing>> {
-    std::thread::scope(|scope| {
-        let running: Vec<_> = requests
+    at_once(
+        requests
             .iter()
-            .map(|request| scope.spawn(|| timed(agent, url, request, chat_chunk)))
-            .collect();
-        running
-            .into_iter()
-            .map(|thread| {
-                thread
-                    .join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a request thread panicked")))
-            })
-            .collect()
-    })
+            .map(|request| move || timed(agent, url, request, chat_chunk))
+            .collect(),
+    )
 }
 
 fn figures() -> Vec<Figure> {

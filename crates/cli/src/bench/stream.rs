@@ -154,6 +154,56 @@ pub(super) fn timed_events(
     Ok((timing, events))
 }
 
+/// A call put together from a chat stream's `tool_calls` deltas.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct StreamedCall {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) arguments: String,
+}
+
+/// Adds one `tool_calls` delta to `calls`, per `index` as OpenAI's SDKs do: the id and name
+/// from the first delta that has them, the arguments' pieces joined. An index that skips
+/// one is an error.
+pub(super) fn add_call_delta(calls: &mut Vec<StreamedCall>, delta: &Value) -> Result<()> {
+    let index = delta["index"]
+        .as_u64()
+        .context("a tool-call delta without an index")? as usize;
+    if index > calls.len() {
+        bail!("tool-call delta index {index} skips one");
+    }
+    if index == calls.len() {
+        calls.push(StreamedCall::default());
+    }
+    let call = &mut calls[index];
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+    if call.id.is_empty() {
+        call.id = text(&delta["id"]);
+    }
+    if call.name.is_empty() {
+        call.name = text(&delta["function"]["name"]);
+    }
+    call.arguments
+        .push_str(&text(&delta["function"]["arguments"]));
+    Ok(())
+}
+
+/// Runs each of `jobs` on its own thread, all at once; their results in order, or the
+/// first error (a thread that panicked is one).
+pub(super) fn at_once<T: Send, F: FnOnce() -> Result<T> + Send>(jobs: Vec<F>) -> Result<Vec<T>> {
+    std::thread::scope(|scope| {
+        let running: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+        running
+            .into_iter()
+            .map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
+            })
+            .collect()
+    })
+}
+
 /// The median of `values` (NaN for none).
 pub(super) fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
