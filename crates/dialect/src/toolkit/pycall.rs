@@ -511,7 +511,8 @@ fn brackets_balance(text: &str) -> bool {
 /// Where a bracketed literal ends, in streamed text; see the module docs.
 #[derive(Debug, Clone, Default)]
 pub struct BracketScanner {
-    depth: usize,
+    /// The brackets open, innermost last.
+    open: Vec<char>,
     quote: Option<char>,
     escaped: bool,
     started: bool,
@@ -549,16 +550,16 @@ impl BracketScanner {
             }
             match c {
                 '\'' | '"' if self.started => self.quote = Some(c),
-                '[' | '(' | '{' => {
+                '[' | '(' | '{' if self.open.len() < MAX_DEPTH => {
                     self.started = true;
-                    self.depth += 1;
-                    if self.depth > MAX_DEPTH {
+                    self.open.push(c);
+                }
+                '[' | '(' | '{' => return Bracket::Invalid { at },
+                ']' | ')' | '}' if self.started => {
+                    if self.open.pop() != Some(opener_of(c)) {
                         return Bracket::Invalid { at };
                     }
-                }
-                ']' | ')' | '}' if self.started => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
+                    if self.open.is_empty() {
                         return Bracket::Complete {
                             rest_at: at + c.len_utf8(),
                         };
@@ -570,46 +571,38 @@ impl BracketScanner {
         }
         Bracket::NeedMore
     }
+
+    /// What closes the literal read so far where it was cut inside a string: `mark`
+    /// (taken), the quote, then the brackets still open. `None` outside every string or
+    /// in an escape.
+    pub fn closing(&self, mark: &mut Option<&str>) -> Option<String> {
+        let quote = self.quote.filter(|_| !self.escaped)?;
+        let mut out: String = mark.take().into_iter().collect();
+        out.push(quote);
+        out.extend(self.open.iter().rev().map(|&c| match c {
+            '[' => ']',
+            '(' => ')',
+            _ => '}',
+        }));
+        Some(out)
+    }
 }
 
 /// The text that closes `text`, a bracketed literal cut off in a string (leading blanks
 /// allowed), with `mark` (taken) where it was cut: the quote and brackets still open.
-/// `None` anywhere else (no literal, a cut in an escape, or outside every string, where a
-/// value such as `2` may still go on and nothing in Python's syntax can hold the mark).
+/// `None` anywhere else (no literal, a whole one, a cut in an escape, or outside every
+/// string, where a value such as `2` may still go on and nothing in Python's syntax can
+/// hold the mark).
 pub fn closing(text: &str, mark: &mut Option<&str>) -> Option<String> {
     let body = text.trim_start();
     if !body.starts_with(['[', '{']) {
         return None;
     }
-    let mut open = Vec::new();
-    let (mut quote, mut escaped) = (None, false);
-    for c in body.chars() {
-        if let Some(q) = quote {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                _ if c == q => quote = None,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' => quote = Some(c),
-            '[' | '(' | '{' if open.len() < MAX_DEPTH => open.push(c),
-            ']' | ')' | '}' if open.pop() != Some(opener_of(c)) => return None,
-            '[' | '(' | '{' => return None,
-            _ => {}
-        }
+    let mut scanner = BracketScanner::new();
+    match scanner.push(body) {
+        Bracket::NeedMore => scanner.closing(mark),
+        Bracket::Complete { .. } | Bracket::Invalid { .. } => None,
     }
-    let quote = quote.filter(|_| !escaped)?;
-    let mut out: String = mark.take().into_iter().collect();
-    out.push(quote);
-    out.extend(open.iter().rev().map(|&c| match c {
-        '[' => ']',
-        '(' => ')',
-        _ => '}',
-    }));
-    Some(out)
 }
 
 /// The bracket a closing one closes.
