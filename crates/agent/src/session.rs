@@ -75,7 +75,7 @@ const SHOWN_CHARS: usize = 400;
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Event::Call { name, arguments } => write!(f, "→ {name}({arguments})"),
+            Event::Call { name, arguments } => write!(f, "→ {name}({})", compact(arguments)),
             Event::Result { name, result } => {
                 let mark = if result.is_error { "✗" } else { "←" };
                 write!(
@@ -207,9 +207,14 @@ fn answer_now_line(task: &str) -> String {
 /// A call's identity: its name and its arguments as JSON (so spacing does not count).
 fn call_key(call: &ToolCall) -> (String, String) {
     let arguments = call.function.arguments.as_json_string();
-    let arguments = serde_json::from_str::<serde_json::Value>(&arguments)
-        .map_or_else(|_| arguments.into_owned(), |value| value.to_string());
-    (call.name().to_owned(), arguments)
+    (call.name().to_owned(), compact(&arguments))
+}
+
+/// Arguments printed compactly where they are JSON (a model may spread them over lines),
+/// as they are otherwise.
+fn compact(arguments: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(arguments)
+        .map_or_else(|_| arguments.to_owned(), |value| value.to_string())
 }
 
 /// The assistant's reply as it goes back into the conversation.
