@@ -24,13 +24,18 @@
 //! `--streamed` measures each case twice, back to back: with calls sent whole (the default,
 //! as without a grammar) and with calls streamed as the server streams them under a grammar
 //! ([`Pacing::Timed`]), printed `whole → streamed`.
+//! The `off-format` rows are calls written as bare JSON objects, one per line, read by the
+//! Hermes parser a request with the `write_file` tool prepares (`toolkit/off_format.rs`):
+//! streamed, they are the calls a lazy grammar's trigger held to a call.
 //! `cargo bench -p toolbridge-dialect --bench parse [-- hermes mistral] [-- --streamed]`.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use toolbridge_chat::{Arguments, ToolCall};
-use toolbridge_dialect::{Dialect, Pacing, Registry};
+use toolbridge_chat::{Arguments, ChatRequest, Message, Tool, ToolCall};
+use toolbridge_dialect::dialects::hermes_dialect::Hermes;
+use toolbridge_dialect::toolkit::native::NativeDialect;
+use toolbridge_dialect::{ChatTemplate, Dialect, Pacing, Registry, StreamParser};
 
 #[path = "../tests/common/written.rs"]
 mod written;
@@ -68,10 +73,67 @@ fn note(index: usize, content: String) -> ToolCall {
     )
 }
 
+/// Makes a fresh parser for each run.
+type MakeParser<'a> = &'a dyn Fn() -> Box<dyn StreamParser + Send>;
+
 /// `syntax`'s output of about `size` bytes in `shape`; `None` where the syntax carries one
 /// call per answer and `shape` asks for many.
 fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
-    let text = |calls: &[ToolCall]| format!("{CONTENT}{}", written::written(syntax, calls));
+    if shape_fits(syntax, shape) {
+        written_output(&|calls| written::written(syntax, calls), size, shape)
+    } else {
+        None
+    }
+}
+
+fn shape_fits(syntax: &str, shape: Shape) -> bool {
+    !matches!(shape, Shape::ManyCalls) || !written::ONE_CALL.contains(&syntax)
+}
+
+/// Calls as bare JSON objects, one per line.
+fn bare_calls(calls: &[ToolCall]) -> String {
+    calls
+        .iter()
+        .map(|call| {
+            format!(
+                "{{\"name\": \"{}\", \"arguments\": {}}}",
+                call.name(),
+                call.function.arguments.as_json_string()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The parser a request with the `write_file` tool prepares for Hermes, which reads calls
+/// written off-format.
+fn off_format_parser() -> Box<dyn StreamParser + Send> {
+    let template = ChatTemplate::new(
+        "{% for m in messages %}{{ m.content }}\n{% endfor %}{{ tools | tojson }}",
+        "",
+        "",
+    )
+    .expect("compiles");
+    let tool: Tool = serde_json::from_value(serde_json::json!({"type": "function", "function": {
+        "name": "write_file",
+        "parameters": {"type": "object", "required": ["path", "content"], "properties": {
+            "path": {"type": "string"}, "content": {"type": "string"}}}}}))
+    .expect("a tool");
+    let mut request = ChatRequest::new("m", vec![Message::user("Save the notes.")]);
+    request.tools = Some(vec![tool]);
+    NativeDialect(Hermes::Qwen)
+        .prepare(&request, &template)
+        .expect("prepares")
+        .parser
+}
+
+/// An output written by `write` of about `size` bytes in `shape`.
+fn written_output(
+    write: &dyn Fn(&[ToolCall]) -> String,
+    size: usize,
+    shape: Shape,
+) -> Option<String> {
+    let text = |calls: &[ToolCall]| format!("{CONTENT}{}", write(calls));
     match shape {
         Shape::OneLongCall => {
             let frame = text(&[note(0, String::new())]).len();
@@ -79,7 +141,6 @@ fn output(syntax: &str, size: usize, shape: Shape) -> Option<String> {
             let len = (size.saturating_sub(frame) as f64 * size as f64 / probe as f64) as usize;
             Some(text(&[note(0, prose(len))]))
         }
-        Shape::ManyCalls if written::ONE_CALL.contains(&syntax) => None,
         Shape::ManyCalls => {
             let one = text(&[note(0, prose(200))]).len() - CONTENT.len();
             let count = (size.saturating_sub(CONTENT.len()) / one).max(1);
@@ -119,13 +180,13 @@ fn cpu_seconds() -> Option<f64> {
 /// One run: the seconds it took (CPU time, see the module docs) and the bytes it read (all
 /// of them unless over `budget`, in wall time).
 fn run(
-    dialect: &dyn Dialect,
+    make: MakeParser,
     pacing: Pacing,
     text: &str,
     piece: Option<usize>,
     budget: Duration,
 ) -> (f64, usize) {
-    let mut parser = dialect.parser();
+    let mut parser = make();
     parser.set_pacing(pacing);
     let cpu_start = cpu_seconds();
     let start = Instant::now();
@@ -155,7 +216,7 @@ fn run(
 
 /// MB/s over runs of at least [`REPEAT_FOR`] in all, and whether a run was cut short.
 fn measure(
-    dialect: &dyn Dialect,
+    make: MakeParser,
     pacing: Pacing,
     text: &str,
     piece: Option<usize>,
@@ -163,7 +224,7 @@ fn measure(
 ) -> (f64, bool) {
     let (mut seconds, mut bytes) = (0.0, 0);
     while seconds < REPEAT_FOR.as_secs_f64() {
-        let (took, read) = run(dialect, pacing, text, piece, budget);
+        let (took, read) = run(make, pacing, text, piece, budget);
         seconds += took;
         bytes += read;
         if read < text.len() {
@@ -215,48 +276,76 @@ fn main() {
         let Some(dialect) = registry.get(name) else {
             continue;
         };
-        for (shape, label) in [
-            (Shape::OneLongCall, "one long call"),
-            (Shape::ManyCalls, "many calls"),
-            (Shape::Content, "content"),
-        ] {
-            let mut per_byte_1kb = None;
-            for (size, size_label) in SIZES {
-                let Some(text) = output(syntax, size, shape) else {
-                    continue;
-                };
-                let rates: Vec<Vec<(f64, bool)>> = PIECES
-                    .iter()
-                    .map(|&piece| {
-                        pacings
-                            .iter()
-                            .map(|&pacing| measure(dialect, pacing, &text, piece, budget))
-                            .collect()
-                    })
-                    .collect();
-                let cell = |rates: &[(f64, bool)]| {
-                    rates
+        let make = || dialect.parser();
+        rows(
+            name,
+            &make,
+            &|size, shape| output(syntax, size, shape),
+            &pacings,
+            budget,
+        );
+    }
+    let off_format = "off-format";
+    if filters.is_empty()
+        || filters
+            .iter()
+            .any(|filter| off_format.contains(filter.as_str()))
+    {
+        let shapes = |size, shape| written_output(&bare_calls, size, shape);
+        rows(off_format, &off_format_parser, &shapes, &pacings, budget);
+    }
+}
+
+/// The table's rows for one parser: each shape at each size, in each piece size and
+/// pacing.
+fn rows(
+    name: &str,
+    make: MakeParser,
+    output: &dyn Fn(usize, Shape) -> Option<String>,
+    pacings: &[Pacing],
+    budget: Duration,
+) {
+    for (shape, label) in [
+        (Shape::OneLongCall, "one long call"),
+        (Shape::ManyCalls, "many calls"),
+        (Shape::Content, "content"),
+    ] {
+        let mut per_byte_1kb = None;
+        for (size, size_label) in SIZES {
+            let Some(text) = output(size, shape) else {
+                continue;
+            };
+            let rates: Vec<Vec<(f64, bool)>> = PIECES
+                .iter()
+                .map(|&piece| {
+                    pacings
                         .iter()
-                        .map(|&rate| figure(rate))
-                        .collect::<Vec<_>>()
-                        .join(" → ")
-                };
-                let per_byte = 1e3 / rates[2].last().map_or(f64::NAN, |rate| rate.0);
-                let ratio = match per_byte_1kb {
-                    None => {
-                        per_byte_1kb = Some(per_byte);
-                        String::new()
-                    }
-                    Some(small) if size == 1 << 20 => format!("{:.2}", per_byte / small),
-                    Some(_) => String::new(),
-                };
-                println!(
-                    "| {name} | {label} | {size_label} | {} | {} | {} | {ratio} |",
-                    cell(&rates[0]),
-                    cell(&rates[1]),
-                    cell(&rates[2]),
-                );
-            }
+                        .map(|&pacing| measure(make, pacing, &text, piece, budget))
+                        .collect()
+                })
+                .collect();
+            let cell = |rates: &[(f64, bool)]| {
+                rates
+                    .iter()
+                    .map(|&rate| figure(rate))
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            };
+            let per_byte = 1e3 / rates[2].last().map_or(f64::NAN, |rate| rate.0);
+            let ratio = match per_byte_1kb {
+                None => {
+                    per_byte_1kb = Some(per_byte);
+                    String::new()
+                }
+                Some(small) if size == 1 << 20 => format!("{:.2}", per_byte / small),
+                Some(_) => String::new(),
+            };
+            println!(
+                "| {name} | {label} | {size_label} | {} | {} | {} | {ratio} |",
+                cell(&rates[0]),
+                cell(&rates[1]),
+                cell(&rates[2]),
+            );
         }
     }
 }
