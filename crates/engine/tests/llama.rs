@@ -77,6 +77,17 @@ fn try_run(
     Ok((text, completion))
 }
 
+/// Runs `generations` at once, each on its own thread; their texts and completions in order.
+fn run_together(engine: &LlamaEngine, generations: Vec<Generation>) -> Vec<(String, Completion)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = generations
+            .into_iter()
+            .map(|generation| scope.spawn(move || run(engine, &generation)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 const ASSISTANT: &str = "You are a helpful assistant.";
 
 #[test]
@@ -503,16 +514,13 @@ fn concurrent_generations_share_the_batch_and_both_complete() {
         chat(ASSISTANT, "Write a poem about the sea."),
         chat(ASSISTANT, "Explain recursion to a child."),
     ];
-    let results: Vec<(String, Completion)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = prompts
+    let results = run_together(
+        &engine,
+        prompts
             .iter()
-            .map(|prompt| {
-                let engine = &engine;
-                scope.spawn(move || run(engine, &greedy(prompt.clone(), 24)))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+            .map(|prompt| greedy(prompt.clone(), 24))
+            .collect(),
+    );
     for (text, completion) in &results {
         assert!(!text.is_empty());
         assert_eq!(completion.finish_reason, FinishReason::Length, "{text:?}");
@@ -538,16 +546,7 @@ fn a_prompt_seen_on_one_slot_is_reused_on_another() {
     let second = chat(&system, "What is the capital of Italy?");
     let (_, seen) = run(&engine, &greedy(first.clone(), 4));
     let (expected, _) = run(&engine, &greedy(second.clone(), 16));
-    let results: Vec<(String, Completion)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = [greedy(first, 160), greedy(second, 16)]
-            .into_iter()
-            .map(|generation| {
-                let engine = &engine;
-                scope.spawn(move || run(engine, &generation))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let results = run_together(&engine, vec![greedy(first, 160), greedy(second, 16)]);
     let system_tokens = seen.usage.prompt_tokens - 16;
     for (_, completion) in &results {
         assert!(
@@ -573,16 +572,13 @@ fn prompts_arriving_together_evaluate_their_shared_prefix_once() {
         chat(&system, "What is the capital of France?"),
         chat(&system, "What is the capital of Italy?"),
     ];
-    let together: Vec<(String, Completion)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = prompts
+    let together = run_together(
+        &engine,
+        prompts
             .iter()
-            .map(|prompt| {
-                let (engine, generation) = (&engine, greedy(prompt.clone(), 16));
-                scope.spawn(move || run(engine, &generation))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+            .map(|prompt| greedy(prompt.clone(), 16))
+            .collect(),
+    );
     let system_tokens = together[0].1.usage.prompt_tokens - 16;
     assert!(system_tokens > 512, "the prefix spans more than one batch");
     let copied = together
