@@ -41,11 +41,12 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::{self, CallKeys};
-use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{
     call_objects, forced_after_reasoning, grammar_of, one_or_more, words, ws,
 };
 use crate::toolkit::native::{after_open, Native, Start};
+use crate::toolkit::pattern::{Pat, Region};
 
 /// The tool Command-R calls when it needs none.
 pub const DIRECTLY_ANSWER: &str = "directly-answer";

@@ -28,12 +28,13 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{
     forced_after_reasoning, grammar_of, one_or_more, per_tool, words,
 };
 use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
 use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 pub const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 pub const CALLS_END: &str = "<｜tool▁calls▁end｜>";

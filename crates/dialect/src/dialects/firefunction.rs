@@ -26,9 +26,10 @@ use toolbridge_template::Clock;
 use crate::dialect::ChatTemplate;
 use crate::error::{json_error, DialectError};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
 use crate::toolkit::native::{render_with, Native, NativeDialect};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 /// What opens the list of calls.
 pub const FUNCTOOLS: &str = "functools[";

@@ -23,10 +23,11 @@ use toolbridge_grammar::{CharClass, ClassItem};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
 use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
 use crate::toolkit::native::{Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 const OPEN: &str = "<function=";
 const CLOSE: &str = "</function>";

@@ -27,12 +27,13 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum};
 use crate::error::DialectError;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::gemma_notation::{Notation, FUNCTION_GEMMA, GEMMA4};
 use crate::toolkit::grammar_parts::{
     argument_chain, forced_after_reasoning, none_of, one_or_more, words, ws, Argument,
 };
 use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 use crate::toolkit::typed_args::ParameterTypes;
 
 const CHANNEL_OPEN: &str = "<|channel>";

@@ -24,9 +24,10 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{grammar_of, per_tool, words};
 use crate::toolkit::native::Native;
+use crate::toolkit::pattern::{Pat, Region};
 
 const FUNCTION_CALL: &str = "<|function_call|>";
 const CALL_MESSAGE: &str = "function call<|role_sep|>";

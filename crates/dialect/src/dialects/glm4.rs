@@ -34,9 +34,10 @@ use crate::dialect::{messages_json, ChatTemplate, RenderInput};
 use crate::error::{template_error, DialectError};
 use crate::rewrite::arguments_text;
 use crate::toolkit::call_json::object_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{grammar_of, per_tool};
 use crate::toolkit::native::{Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 /// The longest tool name read from a metadata line, in bytes.
 const MAX_NAME: usize = 256;

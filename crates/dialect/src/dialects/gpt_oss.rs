@@ -38,10 +38,11 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
 use crate::toolkit::cut::CUT_MARK;
-use crate::toolkit::framed::{is_name_char, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{free_text, grammar_of, one_or_more, per_tool, words};
 use crate::toolkit::history::{history_with_object_arguments, history_with_string_arguments};
 use crate::toolkit::native::Native;
+use crate::toolkit::pattern::{is_name_char, Call, Pat, Region};
 
 const MESSAGE: &str = "<|message|>";
 const CHANNEL: &str = "<|channel|>";

@@ -44,7 +44,7 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{
     call_objects, grammar_of, one_or_more, per_tool, text_without, words, ws,
 };
@@ -52,6 +52,7 @@ use crate::toolkit::history::{
     history_with_object_arguments, history_with_string_arguments, with_empty_content,
 };
 use crate::toolkit::native::{Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 use crate::toolkit::pycall;
 
 /// How the calls sit between the markers.

@@ -24,11 +24,12 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{
     forced_after_reasoning, grammar_of, one_or_more, per_tool, words, ws,
 };
 use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 pub const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 pub const SECTION_END: &str = "<|tool_calls_section_end|>";

@@ -27,7 +27,7 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 use crate::dialect::{string_enum, ChatTemplate};
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region, MAX_PROSE};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{
     call_objects, json_name, none_of, one_or_more, per_tool, reasoning_then, words,
 };
@@ -36,6 +36,7 @@ use crate::toolkit::history::{
 };
 use crate::toolkit::learn::{learn, quote_bare_strings, refusal, Learned, Shape, Strings};
 use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
+use crate::toolkit::pattern::{Call, Pat, Region, MAX_PROSE};
 use crate::toolkit::pycall::{parse_calls, Bracket, BracketScanner};
 use crate::toolkit::pythonic::{keyword_arguments, python_calls_of, pythonic_arguments};
 use crate::toolkit::typed_args::ParameterTypes;

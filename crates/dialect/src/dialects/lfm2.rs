@@ -25,9 +25,10 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
 use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::pattern::{Pat, Region};
 use crate::toolkit::pycall::parse_calls;
 use crate::toolkit::pythonic::{call_list, python_calls_of};
 

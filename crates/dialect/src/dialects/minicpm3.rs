@@ -26,9 +26,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
-use crate::toolkit::framed::{Action, Pat, Region, MAX_PROSE, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, one_or_more, words};
 use crate::toolkit::native::Native;
+use crate::toolkit::pattern::{Pat, Region, MAX_PROSE};
 use crate::toolkit::pythonic::{call_alternatives, calls_by_line, tools_arguments};
 
 pub const CALLS_START: &str = "<|tool_call_start|>";

@@ -25,9 +25,10 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 
 use crate::dialect::{declared_parameters, string_enum};
 use crate::error::DialectError;
-use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{forced_after_reasoning, grammar_of, text_value, words};
 use crate::toolkit::native::{after_open, reasoning_tags, Native, Start};
+use crate::toolkit::pattern::{checked_name, Call, Pat, Region};
 use crate::toolkit::tag_tree::{branch, TagTree, ITEM};
 use crate::toolkit::typed_args::{may_be_string, ParameterTypes};
 

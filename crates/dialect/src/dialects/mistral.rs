@@ -38,10 +38,11 @@ use crate::dialect::{checked_parameters, ChatTemplate};
 use crate::error::DialectError;
 use crate::tool_ids::IdFormat;
 use crate::toolkit::call_json::{self, CallKeys};
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{name_first_call, one_or_more, words};
 use crate::toolkit::history::default_histories;
 use crate::toolkit::native::{reasoning_tags, rendered_past_call, Native};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 /// What opens every call (or list of calls).
 pub const TOOL_CALLS: &str = "[TOOL_CALLS]";

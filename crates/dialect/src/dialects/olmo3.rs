@@ -18,9 +18,10 @@ use toolbridge_chat::Tool;
 use toolbridge_grammar::{Grammar, Trigger};
 
 use crate::error::DialectError;
-use crate::toolkit::framed::{Action, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{forced_after_reasoning, words};
 use crate::toolkit::native::{after_think, think, Native, Start};
+use crate::toolkit::pattern::{Pat, Region};
 use crate::toolkit::pythonic::{call_sequence, calls_by_line};
 
 const CALLS_START: &str = "<function_calls>";

@@ -25,9 +25,10 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::dialect::ChatTemplate;
 use crate::error::{json_error, template_error, template_refused, DialectError};
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, words};
 use crate::toolkit::native::Native;
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 const ACTION: &str = "Action:";
 const INPUT: &str = "Action Input:";

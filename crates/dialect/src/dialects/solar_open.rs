@@ -17,9 +17,10 @@ use toolbridge_grammar::{CharClass, ClassItem, Expr, Grammar, Trigger};
 
 use crate::error::DialectError;
 use crate::toolkit::call_json::arguments_text;
-use crate::toolkit::framed::{Action, Call, Pat, Region};
+use crate::toolkit::framed::Action;
 use crate::toolkit::grammar_parts::{grammar_of, one_or_more, per_tool, reasoning_then, words, ws};
 use crate::toolkit::native::{reasoning_tags, Native};
+use crate::toolkit::pattern::{Call, Pat, Region};
 
 const CALLS: &str = "<|tool_calls|>";
 const CALL_BEGIN: &str = "<|tool_call:begin|>";

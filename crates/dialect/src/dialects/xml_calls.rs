@@ -135,11 +135,12 @@ use crate::dialect::{declared_parameters, string_enum, ChatTemplate};
 use crate::error::DialectError;
 use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
-use crate::toolkit::framed::{checked_name, Action, Call, Pat, Region, MAX_REGION};
+use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{
     free_text, grammar_of, one_or_more, reasoning_then, text_value, words, ws,
 };
 use crate::toolkit::native::{after_open, reasoning_tags, rendered_past_call, Native, Start};
+use crate::toolkit::pattern::{checked_name, Call, Pat, Region};
 use crate::toolkit::typed_args::{declared_value, typed_value, ParameterTypes};
 
 const MAX_NAME: usize = 256;

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::toolkit::cut::CUT_MARK;
-use crate::toolkit::framed::Call;
+use crate::toolkit::pattern::Call;
 
 /// The key names one family writes its calls with.
 #[derive(Debug, Clone, Copy)]

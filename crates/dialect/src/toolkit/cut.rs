@@ -16,9 +16,11 @@
 //! completion had to finish a token of the model's (a number, a `true`, an escape, the
 //! quote a key needs, a closing tag begun), no blank at the end of a string, which a
 //! decoder may trim, and no call's end.
+//!
+//! [`Pat::closing`]: super::pattern::Pat::closing
 
-use crate::toolkit::framed::{Call, Closing, Region};
 use crate::toolkit::json_scan::{JsonScanner, Scan};
+use crate::toolkit::pattern::{Call, Closing, Region};
 
 /// Written where the output ended when a region is completed: where it lands in the
 /// decoded calls says which call was cut and how far its name and arguments were written.

@@ -33,8 +33,10 @@
 //! - [`call_json`]: calls as JSON objects with a family's key names, one or a list.
 //! - [`cut`]: a call region read before it is whole: cut by the token limit, or streamed
 //!   while the model writes it.
+//! - [`pattern`]: a call region's text as a small pattern, matched as far as the text so
+//!   far allows, and the calls its decoder reads out of it.
 //! - [`framed`]: markers that switch content, reasoning and layout, and call regions read
-//!   whole by a small pattern, the parser most native families are made of.
+//!   whole by their pattern, the parser most native families are made of.
 //! - [`gemma_notation`]: Google's argument notation (bare keys, `<|"|>` or `<escape>`
 //!   strings) read into JSON.
 //! - [`prompt_text`]: a system prompt put in front of the request's, tools listed as JSON.
@@ -57,6 +59,7 @@ pub mod json_scan;
 pub mod learn;
 pub mod native;
 pub mod off_format;
+pub mod pattern;
 pub mod prompt_style;
 pub mod prompt_text;
 pub mod pycall;

@@ -10,8 +10,8 @@ use toolbridge_grammar::{Expr, Grammar, Trigger};
 use crate::dialect::declared_parameters;
 use crate::error::DialectError;
 use crate::toolkit::call_json::object_text;
-use crate::toolkit::framed::Call;
 use crate::toolkit::grammar_parts::{argument_chain, Argument};
+use crate::toolkit::pattern::Call;
 use crate::toolkit::pycall::{parse_calls, PyCall};
 
 /// `[f(a=…, b=…), …]` ([`call_list`]), for the families whose calls are bare lists in the

@@ -35,9 +35,10 @@ use crate::error::DialectError;
 use crate::parser::StreamParser;
 use crate::rewrite::{CallWriter, ToolCallTags};
 use crate::toolkit::call_json;
-use crate::toolkit::framed::{Action, FramedParser, Pat, Region};
+use crate::toolkit::framed::{Action, FramedParser};
 use crate::toolkit::grammar_parts::call_objects;
 use crate::toolkit::native::think;
+use crate::toolkit::pattern::{Pat, Region};
 use crate::toolkit::prompt_style::CallSyntax;
 use crate::toolkit::unescape::Unescaped;
 
