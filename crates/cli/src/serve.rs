@@ -37,6 +37,13 @@ use toolbridge_server::{
 use crate::model_source::{self, ModelSource};
 use crate::{default_model, hf};
 
+/// Requests the embedded engine generates at once unless `--parallel` says: llama-server's
+/// default, since agents send several at once. Each slot has its own context
+/// (`--ctx-size`, 8,192 tokens by default), so the KV cache is four contexts: 384 MB for
+/// the default model. A prompt evaluated on one slot is copied, not evaluated again, on
+/// another (the engine's `copy_prefix`), which is what a shared cache would save.
+const EMBEDDED_SLOTS: usize = 4;
+
 #[derive(Args)]
 pub struct ServeArgs {
     /// The model to serve: a GGUF file, an Ollama Modelfile, or the name of a model in
@@ -126,8 +133,8 @@ pub struct ServeArgs {
     /// context, capped by the engine).
     #[arg(short = 'c', long = "ctx-size", conflicts_with = "engine")]
     ctx_size: Option<u32>,
-    /// Requests generated at once, each its own sequence in shared batches (default 1; in
-    /// front of remote engines, as many as the replicas run together).
+    /// Requests generated at once, each its own sequence in shared batches (default 4, as
+    /// llama-server's; in front of remote engines, as many as the replicas run together).
     #[arg(long)]
     parallel: Option<usize>,
     /// Seconds a request may wait for a generation slot before it is answered 503
@@ -289,7 +296,7 @@ fn embedded(args: &ServeArgs) -> Result<Served> {
         engine,
         template,
         alias: model.name,
-        parallel: 1,
+        parallel: EMBEDDED_SLOTS,
         notes: Vec::new(),
     })
 }
@@ -371,7 +378,7 @@ fn load_engine(
         threads: args.threads,
         context_length,
         gpu_layers: args.n_gpu_layers,
-        parallel: args.parallel.unwrap_or(1),
+        parallel: args.parallel.unwrap_or(EMBEDDED_SLOTS),
         progress: true,
         forced_tokens_ahead: !args.no_forced_tokens_ahead,
     })

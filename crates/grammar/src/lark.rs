@@ -2,7 +2,8 @@
 //! become Lark rule names (lowercase, `_` for `-`, made unique), literals become JSON-quoted
 //! strings, character classes become one-character regexes, and an embedded JSON schema
 //! becomes `%json {…}` so llguidance enforces it natively (its objects closed to unlisted
-//! properties as our converter reads them: [`schema::with_closed_objects`]).
+//! properties and its whitespace bounded as our converter reads them:
+//! [`schema::for_llguidance`]).
 //!
 //! A lazy grammar (one that only constrains from a trigger on, as tool calls need) is
 //! printed as free text ending in the trigger, followed by what the grammar's root admits
@@ -124,7 +125,7 @@ fn expr(e: &Expr, names: &LarkNames) -> String {
         Expr::AnyChar => "/(?s:.)/".to_string(),
         Expr::Ref(name) => names.get(name),
         Expr::Token(token) => token_text(token),
-        Expr::Json(schema) => format!("%json {}", schema::with_closed_objects(schema)),
+        Expr::Json(schema) => format!("%json {}", schema::for_llguidance(schema)),
         Expr::Seq(items) if items.is_empty() => "\"\"".to_string(),
         Expr::Seq(items) => items
             .iter()

@@ -46,6 +46,10 @@ pub(super) fn is_reserved_name(name: &str) -> bool {
     name == "root" || PRIMITIVES.contains(&name) || STRING_FORMATS.contains(&name)
 }
 
+/// [`space_rule`] as a regex, for llguidance's `whitespace_pattern` (it matches what is
+/// there, the empty alternative being the option not to skip).
+pub(super) const SPACE_PATTERN: &str = r"( |\n[ \t]{0,20})";
+
 /// `| " " | "\n" [ \t]{0,20}`: the whitespace allowed between JSON tokens. (Newer
 /// llama.cpp writes `"\n"{1,2}`; the reference cases predate that.)
 pub(super) fn space_rule() -> Expr {

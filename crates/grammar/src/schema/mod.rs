@@ -35,7 +35,6 @@
 
 mod builtins;
 mod charset;
-mod closed;
 mod converter;
 mod embedded;
 mod exact;
@@ -44,6 +43,7 @@ mod formats;
 mod instance;
 mod int_range;
 mod keywords;
+mod llguidance_schema;
 mod matcher;
 mod merge;
 mod negate;
@@ -60,8 +60,8 @@ mod tests;
 
 use serde_json::Value;
 
-pub use closed::with_closed_objects;
 pub use embedded::expand_embedded;
+pub use llguidance_schema::for_llguidance;
 pub use rebase::{detached, nest};
 
 use crate::error::schema_error;

@@ -1,27 +1,48 @@
-//! Object schemas closed for llguidance, so an embedded schema means one language
-//! wherever it is read.
+//! An embedded schema as llguidance is to read it, so that it means one language wherever
+//! it is read: in our converter (the GBNF a llama.cpp server gets, the parser's check of a
+//! call) and in llguidance's `%json`, which reads a schema differently on two points.
 //!
-//! An object schema that lists `properties` and says nothing of `additionalProperties`
-//! admits no other property in our converter (llama.cpp's rule, [`super::Options`]'s
-//! `extra_properties_by_default: false`); llguidance's `%json` follows JSON Schema there
-//! and admits any other property. Measured with Qwen2.5-Coder-0.5B under a forced tool
-//! grammar: `{"artist": "Taylor Swift", "duration": 20, "duration2": 15}`, which the
-//! engine let through and the parser, checking with our converter, refused as a call.
-//! Printing an embedded schema for llguidance with those objects closed
-//! (`"additionalProperties": false`) makes the two agree.
-//!
-//! The branches of an `allOf` are left open: each would reject the others' properties,
-//! where our converter merges them into one object.
+//! - **Objects.** An object schema that lists `properties` and says nothing of
+//!   `additionalProperties` admits no other property in our converter (llama.cpp's rule,
+//!   [`super::Options`]'s `extra_properties_by_default: false`); llguidance follows JSON
+//!   Schema there and admits any other property. Measured with Qwen2.5-Coder-0.5B under a
+//!   forced tool grammar: `{"artist": "Taylor Swift", "duration": 20, "duration2": 15}`,
+//!   which the engine let through and the parser, checking with our converter, refused as
+//!   a call. So those objects are closed (`"additionalProperties": false`). The branches
+//!   of an `allOf` are left open: each would reject the others' properties, where our
+//!   converter merges them into one object.
+//! - **Whitespace.** Between JSON tokens our converter admits what llama.cpp's does
+//!   ([`super::builtins::SPACE_PATTERN`]); llguidance admits any run of whitespace. A
+//!   model held to a call could then write blanks until its token limit, and one did: a
+//!   forced `get_weather` call of a random-weight model (the GPU check's) ended at 400
+//!   tokens as `{"name": "get_weather", "arguments": {` and blanks. So the schema carries
+//!   llguidance's `whitespace_pattern` option (`x-guidance`, which replaces any the
+//!   request's schema carried).
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+use super::builtins::SPACE_PATTERN;
 
 /// How deep subschemas are followed; deeper ones are left as written (serde_json refuses
 /// JSON nested past 128 levels anyway).
 const MAX_DEPTH: usize = 256;
 
-/// `schema` with every object schema that lists properties, and leaves other properties
-/// unsaid, closed to them; see the module docs.
-pub fn with_closed_objects(schema: &Value) -> Value {
+/// `schema` as llguidance is to read it: every object schema that lists properties, and
+/// leaves other properties unsaid, closed to them, and whitespace between tokens bounded
+/// as ours is; see the module docs.
+pub fn for_llguidance(schema: &Value) -> Value {
+    let mut schema = with_closed_objects(schema);
+    if schema == Value::Bool(true) {
+        schema = Value::Object(Map::new());
+    }
+    if let Value::Object(members) = &mut schema {
+        let options = json!({ "whitespace_pattern": SPACE_PATTERN });
+        members.insert("x-guidance".into(), options);
+    }
+    schema
+}
+
+fn with_closed_objects(schema: &Value) -> Value {
     let mut schema = schema.clone();
     close(&mut schema, true, 0);
     schema
@@ -136,6 +157,19 @@ mod tests {
         ] {
             assert_eq!(with_closed_objects(&schema), schema);
         }
+    }
+
+    #[test]
+    fn whitespace_is_bounded_as_our_converter_bounds_it() {
+        let pattern = json!({"whitespace_pattern": SPACE_PATTERN});
+        for schema in [json!({"type": "integer"}), json!(true)] {
+            let read = for_llguidance(&schema);
+            assert_eq!(read.get("x-guidance"), Some(&pattern), "{schema}");
+        }
+        let request = json!({"type": "string", "x-guidance": {"lenient": true}});
+        let read = for_llguidance(&request);
+        assert_eq!(read, json!({"type": "string", "x-guidance": pattern}));
+        assert_eq!(for_llguidance(&json!(false)), json!(false));
     }
 
     #[test]
