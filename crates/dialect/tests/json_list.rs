@@ -241,6 +241,19 @@ fn phi4_reads_calls_as_its_templates_write_them() {
     }
 }
 
+/// Python literals are read with a quote the model left unescaped taken for text where the
+/// rest does not read otherwise, so a call read whole may read otherwise than while it was
+/// written: with a comma dropped, the key `b` swallows the list sent as its value. So
+/// Phi-4-mini's calls go out whole, and read streamed they are the calls read whole.
+#[test]
+fn phi4_calls_read_whole_are_the_calls_streamed() {
+    let registry = registry();
+    let phi4_dialect = registry.get("phi4_mini").expect("registered");
+    let text = r#"functools[{"name": "f", "arguments": {"a": 1, "b": ["x"]"c": 2}}]"#;
+    let message = parsed_however_cut(&|| phi4_dialect.parser(), text);
+    assert_eq!(message.calls().len(), 1, "{message:?}");
+}
+
 #[test]
 fn more_outputs_parse_into_calls() {
     let registry = registry();

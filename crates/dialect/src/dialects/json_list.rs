@@ -34,7 +34,9 @@
 //! `functools`, comma-separated, and object arguments with Python's `str` (`{'a': 1}`). So a
 //! family may read [Python literals](crate::toolkit::pycall::parse_literal), and may take
 //! calls that open the output with no marker ([`JsonList::bare_start`]); what is no call
-//! stays content as written.
+//! stays content as written. Such a family's calls are sent once whole, not as the model
+//! writes them: its reader may read a quote again otherwise once more text comes
+//! ([`Native::streams_calls`]).
 
 use std::sync::Arc;
 
@@ -341,6 +343,15 @@ impl Native for JsonList {
         }
         markers.extend(self.reasoning.markers());
         markers
+    }
+
+    /// Not where the parser reads Python literals: [`pycall`] reads a quote it took for a
+    /// string's end as text again where the rest does not read (a quote the model left
+    /// unescaped), so text it read one way while the call was being written may read
+    /// otherwise whole, and what was sent cannot be taken back. With a comma dropped
+    /// (`"b": ["x"]"c": 1`), a key read whole swallowed the list sent before it.
+    fn streams_calls(&self) -> bool {
+        !self.python
     }
 
     fn start(&self, prompt: Option<&str>) -> Start {

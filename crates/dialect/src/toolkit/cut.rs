@@ -239,3 +239,42 @@ fn escaped_at(text: &str, at: usize) -> bool {
         .count();
     backslashes % 2 == 1
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::toolkit::pattern::Pat;
+
+    /// A call as K2 Horizon may write it: one JSON value, or a name on a line of its own;
+    /// the decoder takes what either captured for the call's name.
+    fn json_or_name() -> Region {
+        Region {
+            body: Pat::Alt(vec![
+                Pat::Seq(vec![Pat::Json, Pat::lit("</c>")]),
+                Pat::Seq(vec![Pat::until("\n", 64), Pat::lit("</c>")]),
+            ]),
+            decode: Arc::new(|captures| Some(vec![Call::new(captures.first()?.clone(), "{}")])),
+        }
+    }
+
+    #[test]
+    fn a_name_that_begins_like_a_json_word_is_not_read_as_the_word() {
+        let names =
+            |calls: Vec<Call>| -> Vec<String> { calls.into_iter().map(|call| call.name).collect() };
+        for text in ["f", "tru", "true", "12"] {
+            assert_eq!(
+                calls_so_far(&json_or_name(), text).map(names),
+                Some(vec![]),
+                "{text}"
+            );
+            let cut = cut_calls(&json_or_name(), text).expect("a region");
+            assert!(cut.is_empty(), "{text}: {cut:?}");
+        }
+        assert_eq!(
+            calls_so_far(&json_or_name(), "f5\n").map(names),
+            Some(vec!["f5".to_string()])
+        );
+    }
+}

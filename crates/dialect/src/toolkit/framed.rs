@@ -1259,7 +1259,10 @@ mod tests {
                 "{whole}"
             );
         }
-        assert_eq!(close("{]"), None);
+        // No JSON, or a number or word at the top level, where nothing holds the mark.
+        for text in ["{]", "f", "tru", "true", "12", "-"] {
+            assert_eq!(close(text), None, "{text}");
+        }
     }
 
     proptest! {

@@ -197,7 +197,10 @@ impl JsonScanner {
     /// The shortest text that makes the text scanned so far one whole value, with `mark`
     /// (taken) written at the first place after that text where a string can hold it: in
     /// the string the text ends in, else as the next value or key (a key's value `null`).
-    /// `None` when the text is no JSON, or the mark would need JSON's escapes.
+    /// `None` when the text is no JSON, the mark would need JSON's escapes, or the text
+    /// ends in a number or word at the top level (`12`, `f`): nothing there holds the
+    /// mark, and the value completed without it would read as the model's (`f` as
+    /// `false`, where the model writes the name `f5`).
     ///
     /// This is how a call cut by the token limit is read ([`crate::toolkit::framed`]): the
     /// completed text is decoded like any call, and the mark shows where the model's text
@@ -245,9 +248,15 @@ impl JsonScanner {
             State::Key => out.push_str(&format!("\"{}\":null", mark.take().unwrap_or(""))),
             State::InNumber(_) | State::SeparatorOrEnd => {}
         }
-        if let (Some(mark), Some(&innermost)) = (mark.take(), scanner.containers.last()) {
-            out.push(',');
-            out.push_str(&entry_holding(mark, innermost == Container::Object));
+        match scanner.containers.last() {
+            Some(&innermost) => {
+                if let Some(mark) = mark.take() {
+                    out.push(',');
+                    out.push_str(&entry_holding(mark, innermost == Container::Object));
+                }
+            }
+            None if mark.is_some() => return None,
+            None => {}
         }
         for container in scanner.containers.iter().rev() {
             out.push(match container {
