@@ -34,7 +34,15 @@ TOOL = {
 }
 
 
-def post(base, body):
+def ask(base, question, max_tokens, **extra):
+    """One greedy chat completion of `question`; `extra` goes into the request."""
+    body = {
+        "model": "tiny",
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "messages": [{"role": "user", "content": question}],
+        **extra,
+    }
     request = urllib.request.Request(
         f"{base}/v1/chat/completions",
         json.dumps(body).encode(),
@@ -46,16 +54,8 @@ def post(base, body):
 
 def forced_call(base):
     """The first call of a `tool_choice: required` answer, and whether it is valid."""
-    answer = post(
-        base,
-        {
-            "model": "tiny",
-            "temperature": 0,
-            "max_tokens": 512,
-            "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
-            "tools": [TOOL],
-            "tool_choice": "required",
-        },
+    answer = ask(
+        base, "What is the weather in Paris?", 512, tools=[TOOL], tool_choice="required"
     )
     calls = answer["choices"][0]["message"].get("tool_calls") or []
     if not calls:
@@ -77,15 +77,7 @@ def tokens_per_second(base, rounds):
     tokens, seconds = 0, 0.0
     for _ in range(rounds):
         started = time.perf_counter()
-        answer = post(
-            base,
-            {
-                "model": "tiny",
-                "temperature": 0,
-                "max_tokens": 256,
-                "messages": [{"role": "user", "content": "Write a long story."}],
-            },
-        )
+        answer = ask(base, "Write a long story.", 256)
         seconds += time.perf_counter() - started
         tokens += answer["usage"]["completion_tokens"]
     return tokens / seconds if seconds else 0.0

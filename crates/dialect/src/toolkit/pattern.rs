@@ -416,46 +416,34 @@ impl Pat {
                 }
                 Match::Full(*position)
             }
-            Pat::Span(pat) => {
-                let Resume {
-                    captures: own,
-                    item,
-                    ..
-                } = resume;
-                let state = item.get_or_insert_with(Box::default);
-                match pat.resume(text, at, ended, own, state) {
-                    Match::Full(end) => match text.get(at..end) {
-                        Some(span) => {
-                            captures.push(span.to_string());
-                            Match::Full(end)
-                        }
-                        None => Match::No,
-                    },
-                    other => other,
-                }
-            }
-            Pat::Skip(pat) => {
-                let Resume {
-                    captures: own,
-                    item,
-                    ..
-                } = resume;
-                let state = item.get_or_insert_with(Box::default);
-                pat.resume(text, at, ended, own, state)
-            }
-            Pat::Ahead(pat) => {
-                let Resume {
-                    captures: own,
-                    item,
-                    ..
-                } = resume;
-                let state = item.get_or_insert_with(Box::default);
-                match pat.resume(text, at, ended, own, state) {
-                    Match::Full(_) => Match::Full(at),
-                    other => other,
-                }
-            }
+            Pat::Span(pat) => match pat.resume_on_its_own(text, at, ended, resume) {
+                Match::Full(end) => match text.get(at..end) {
+                    Some(span) => {
+                        captures.push(span.to_string());
+                        Match::Full(end)
+                    }
+                    None => Match::No,
+                },
+                other => other,
+            },
+            Pat::Skip(pat) => pat.resume_on_its_own(text, at, ended, resume),
+            Pat::Ahead(pat) => match pat.resume_on_its_own(text, at, ended, resume) {
+                Match::Full(_) => Match::Full(at),
+                other => other,
+            },
         }
+    }
+
+    /// Resumes this pattern as the item of a [`Pat::Span`], [`Pat::Skip`] or
+    /// [`Pat::Ahead`]: its captures its own (in `resume`), not the region's.
+    fn resume_on_its_own(&self, text: &str, at: usize, ended: bool, resume: &mut Resume) -> Match {
+        let Resume {
+            captures: own,
+            item,
+            ..
+        } = resume;
+        let state = item.get_or_insert_with(Box::default);
+        self.resume(text, at, ended, own, state)
     }
 }
 
