@@ -206,7 +206,8 @@ peer_binary() {
     [[ "$port" != 0 ]] || port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$binary" -m "$model" --port "$port" --parallel "$parallel" -c "$ctx" -ngl "$layers" >&2 &
     local pid=$!
-    trap 'kill $pid 2>/dev/null' TERM EXIT
+    # shellcheck disable=SC2064
+    trap "kill $pid 2>/dev/null" TERM EXIT
     until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do
         kill -0 $pid 2>/dev/null || exit 1
         sleep 1
