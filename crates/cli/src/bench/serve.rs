@@ -5,8 +5,11 @@
 //! grammar; the first content (text, or a call's name, not the `role` chunk a stream
 //! opens with) of a fresh long prompt and of a fresh prompt with eight tools; how fast a
 //! short forced call is generated, how soon a long one's name shows and when it is
-//! whole; and several streams at once,
-//! with and without tools. The servers take turns request by
+//! whole; and several streams at once, with and without tools. Where a figure's
+//! requests carry tools, each server's cell says how many answers came back as calls: a
+//! server that returns a call as text shows that text as its first content, one token
+//! in, where a server that parses the call shows the call's name once it is written. The
+//! servers take turns request by
 //! request (never both at once, so they do not share the CPU), every request streams with
 //! `stream_options.include_usage`, and a fresh prompt starts with a nonce so no prompt
 //! cache can serve it. Each figure is the median of its rounds after one warm-up round,
@@ -91,8 +94,12 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             Better::Higher => ours.value / theirs.value,
             Better::Lower => theirs.value / ours.value,
         };
+        let ratio = match ratio.is_nan() {
+            true => "-".to_string(),
+            false => format!("{ratio:.2}"),
+        };
         println!(
-            "| {} | {} | {} | {ratio:.2} |",
+            "| {} | {} | {} | {ratio} |",
             figure.name,
             ours.show(figure.better),
             theirs.show(figure.better)
@@ -105,21 +112,39 @@ pub(super) fn endpoint(base: &str) -> String {
     format!("{}/v1/chat/completions", base.trim_end_matches('/'))
 }
 
-/// A figure's median on one server, and the prompt size it was measured with.
+/// A figure's median on one server, the prompt size it was measured with, and, where
+/// the requests carried tools, how many of the measured answers were calls.
 struct Measured {
     value: f64,
     prompt_tokens: u64,
+    calls: Option<Calls>,
+}
+
+/// Answers that came back as calls, of all the measured answers.
+#[derive(Default, Clone, Copy)]
+struct Calls {
+    calls: usize,
+    answers: usize,
 }
 
 impl Measured {
     fn show(&self, better: Better) -> String {
-        let prompt = match self.prompt_tokens {
-            0 => String::new(),
-            tokens => format!(" ({tokens}-token prompt)"),
+        let notes: Vec<String> = [
+            (self.prompt_tokens > 0).then(|| format!("{}-token prompt", self.prompt_tokens)),
+            self.calls
+                .map(|Calls { calls, answers }| format!("{calls}/{answers} calls")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let notes = match notes.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", notes.join(", ")),
         };
         match better {
-            Better::Higher => format!("{:.1} tok/s{prompt}", self.value),
-            Better::Lower => format!("{:.0} ms{prompt}", self.value * 1e3),
+            _ if self.value.is_nan() => format!("never{notes}"),
+            Better::Higher => format!("{:.1} tok/s{notes}", self.value),
+            Better::Lower => format!("{:.0} ms{notes}", self.value * 1e3),
         }
     }
 }
@@ -133,21 +158,32 @@ fn measure(
 ) -> Result<[Measured; 2]> {
     let mut values: [Vec<f64>; 2] = Default::default();
     let mut prompts = [0u64; 2];
+    let mut calls = [Calls::default(); 2];
+    let mut with_tools = false;
     for round in 0..=args.rounds {
         for (server, url) in servers.iter().enumerate() {
             let requests = (figure.requests)(args);
+            with_tools = requests
+                .iter()
+                .any(|request| request.get("tools").is_some());
             let started = Instant::now();
             let timings = together(agent, url, &requests)?;
             let wall = started.elapsed();
             if round > 0 {
                 values[server].push((figure.value)(&timings, wall));
                 prompts[server] = timings.iter().map(|t| t.prompt_tokens).max().unwrap_or(0);
+                calls[server].answers += timings.len();
+                calls[server].calls += timings
+                    .iter()
+                    .filter(|t| t.first_call_name.is_some())
+                    .count();
             }
         }
     }
     Ok([0, 1].map(|server| Measured {
         value: median(values[server].iter().copied()),
         prompt_tokens: prompts[server],
+        calls: with_tools.then_some(calls[server]),
     }))
 }
 
@@ -223,6 +259,20 @@ fn figures() -> Vec<Figure> {
             requests: |w| (0..w.streams).map(|i| w.tool_question(i)).collect(),
             value: |timings, _| mean(timings.iter().map(|t| seconds(t.first_content))),
         },
+        Figure {
+            name: "streams at once with 8 tools, time to the call's name",
+            better: Better::Lower,
+            requests: |w| (0..w.streams).map(|i| w.tool_question(i)).collect(),
+            // Of the answers that were calls; the cell says how many were.
+            value: |timings, _| {
+                mean(
+                    timings
+                        .iter()
+                        .filter_map(|t| t.first_call_name)
+                        .map(|at| at.as_secs_f64()),
+                )
+            },
+        },
     ]
 }
 
@@ -238,9 +288,10 @@ fn seconds(at: Option<Duration>) -> f64 {
     at.map_or(f64::NAN, |at| at.as_secs_f64())
 }
 
+/// The mean of `values` (NaN for none).
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, count) = values.fold((0.0, 0u32), |(sum, count), v| (sum + v, count + 1));
-    sum / f64::from(count.max(1))
+    sum / f64::from(count)
 }
 
 /// The requests the figures are built from.
@@ -370,4 +421,37 @@ pub(super) fn eight_tools() -> Value {
     let file: Value = serde_json::from_str(include_str!("../../../../examples/tools/eight.json"))
         .unwrap_or_default();
     file["tools"].clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(value: f64, calls: Option<(usize, usize)>) -> Measured {
+        Measured {
+            value,
+            prompt_tokens: 744,
+            calls: calls.map(|(calls, answers)| Calls { calls, answers }),
+        }
+    }
+
+    #[test]
+    fn a_cell_says_how_many_answers_were_calls() {
+        let cell = measured(0.948, Some((12, 12))).show(Better::Lower);
+        assert_eq!(cell, "948 ms (744-token prompt, 12/12 calls)");
+        let cell = measured(36.1, Some((0, 12))).show(Better::Higher);
+        assert_eq!(cell, "36.1 tok/s (744-token prompt, 0/12 calls)");
+    }
+
+    #[test]
+    fn a_moment_that_never_came_is_shown_as_never_not_as_a_time() {
+        let cell = measured(f64::NAN, Some((0, 3))).show(Better::Lower);
+        assert_eq!(cell, "never (744-token prompt, 0/3 calls)");
+    }
+
+    #[test]
+    fn the_mean_of_nothing_is_no_number() {
+        assert!(mean(std::iter::empty()).is_nan());
+        assert_eq!(mean([1.0, 2.0].into_iter()), 1.5);
+    }
 }
