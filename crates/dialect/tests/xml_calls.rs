@@ -398,6 +398,22 @@ const LEFT_OUT_CLOSE: &[Case] = &[
         &[("add", r#"{"a": 1}"#)],
         "",
     ),
+    // A closing tag misspelled on a line of its own, then the next argument's tag: that
+    // line is the closing tag, read whole and streamed (the streamed reading holds the
+    // line until the next one shows what it is).
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter_city>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        &[("get_weather", r#"{"city": "Paris", "days": 3}"#)],
+        "",
+    ),
+    // A line that only begins like the closing tag, with more of the value after it.
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter_city>\nFrance\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        &[("get_weather", r#"{"city": "Paris\n</parameter_city>\nFrance", "days": 3}"#)],
+        "",
+    ),
     // `</function>` inside a line is the value's text.
     (
         "qwen3_coder",

@@ -140,7 +140,7 @@ use crate::toolkit::grammar_parts::{
     free_text, grammar_of, one_or_more, reasoning_then, text_value, words, ws,
 };
 use crate::toolkit::native::{after_open, reasoning_tags, rendered_past_call, Native, Start};
-use crate::toolkit::pattern::{checked_name, Call, Pat, Region};
+use crate::toolkit::pattern::{checked_name, drifted_close, Call, Pat, Region};
 use crate::toolkit::typed_args::{declared_value, typed_value, ParameterTypes};
 
 const MAX_NAME: usize = 256;
@@ -929,20 +929,14 @@ impl Tags {
         ]
     }
 
-    /// A value (`text`, in the call's `span`) whose closing tag the model misspelled on a
-    /// line of its own (`</parameter1>`, `</parameter_function>`, `</parameter`), the value
-    /// then ended by the next argument's tag: that line is the closing tag, not the value's
-    /// text, as SGLang reads Qwen3-Coder. A value its closing tag did end keeps such a line.
+    /// A value (`text`, in the call's `span`) without the closing tag the model misspelled
+    /// on a line of its own ([`drifted_close`]) where the next argument's tag, not its
+    /// closing tag, ended it.
     fn without_drifted_close<'t>(&self, span: &str, text: &'t str) -> &'t str {
         let close = self.parameter_close;
-        let stem = close.strip_suffix('>').unwrap_or(close);
-        let Some(at) = text.trim_end().rfind('\n') else {
-            return text;
-        };
-        let drifted = text[at + 1..].starts_with(stem);
-        match drifted && !span.contains(&format!("{text}{close}")) {
-            true => &text[..at + 1],
-            false => text,
+        match drifted_close(text, close) {
+            Some(at) if !span.contains(&format!("{text}{close}")) => &text[..at],
+            _ => text,
         }
     }
 
@@ -986,7 +980,7 @@ impl Tags {
             }
             parameter.extend([Pat::Ws, Pat::lit(open)]);
         }
-        let value = Pat::until_or(self.parameter_close, self.value_ends(), MAX_REGION);
+        let value = Pat::value_until(self.parameter_close, self.value_ends(), MAX_REGION);
         parameter.push(match self.cdata {
             Some((open, close)) => Pat::Alt(vec![
                 Pat::Seq(vec![

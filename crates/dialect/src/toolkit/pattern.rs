@@ -82,11 +82,13 @@ pub enum Pat {
     /// of `ends` comes first, the text ends there instead and that end is not consumed: the
     /// next tag a model writes after leaving a closing tag out (Qwen3-Coder's
     /// `<parameter=` after a value with no `</parameter>`) is read as that tag, not as
-    /// more of the value ([`Pat::until_or`]).
+    /// more of the value ([`Pat::until_or`]). Where it `drifts`, a last line that may be
+    /// a misspelled `delim` ([`drifted_close`]) is undecided until more follows it.
     Until {
         delim: String,
         max: usize,
         ends: Vec<String>,
+        drifts: bool,
     },
     /// A function's name (letters, digits, `_`, `-`, `.`), at most `max` bytes, then
     /// `delim`; the name captured, `delim` consumed. Decided at the first character that is
@@ -132,6 +134,19 @@ impl Pat {
             delim: delim.into(),
             max,
             ends,
+            drifts: false,
+        }
+    }
+
+    /// [`Pat::until_or`] for a value whose reader drops a closing tag the model misspelled
+    /// on a line of its own when one of `ends` closed the value ([`drifted_close`]): until
+    /// the next line shows whether such a line is the value's text, no reading decides it.
+    pub fn value_until(close: impl Into<String>, ends: Vec<String>, max: usize) -> Pat {
+        Pat::Until {
+            delim: close.into(),
+            max,
+            ends,
+            drifts: true,
         }
     }
 
@@ -210,8 +225,14 @@ impl Pat {
             Pat::Literal => pycall::closing(rest, mark)?,
             // Text that may be the start of one of the other ends (`<parameter` before its
             // `=`) is neither the text's nor an end's yet: no completion reads it right.
-            Pat::Until { delim, ends, .. } => match held_prefix(rest, delim) {
+            Pat::Until {
+                delim,
+                ends,
+                drifts,
+                ..
+            } => match held_prefix(rest, delim) {
                 held if ends.iter().any(|end| held_prefix(rest, end) > held) => return None,
+                _ if *drifts && drifted_close(rest, delim).is_some() => return None,
                 0 => [mark.take().unwrap_or(""), delim].concat(),
                 held => delim.get(held..)?.to_string(),
             },
@@ -340,9 +361,9 @@ impl Pat {
             }
             Pat::Json => json_value(rest, at, ended, captures, resume),
             Pat::Literal => bracketed_literal(rest, at, ended, captures, resume),
-            Pat::Until { delim, max, ends } => {
-                until(rest, at, (delim, ends, *max), ended, captures, resume)
-            }
+            Pat::Until {
+                delim, max, ends, ..
+            } => until(rest, at, (delim, ends, *max), ended, captures, resume),
             Pat::Name { delim, max } => name(rest, at, delim, *max, ended, captures),
             Pat::Rest if rest.len() > MAX_PROSE => Match::No,
             Pat::Rest if ended => {
@@ -632,6 +653,16 @@ fn search(haystack: &[u8], needle: &[u8]) -> Result<usize, usize> {
 /// does not hold `marker`.
 pub(super) fn held_prefix(text: &str, marker: &str) -> usize {
     search(text.as_bytes(), marker.as_bytes()).map_or_else(|at| text.len() - at, |_| 0)
+}
+
+/// Where the last line of a value's `text` starts, when that line begins as `close` does
+/// less its final `>` (`</parameter1>`, `</parameter_function>`, `</parameter`): a closing
+/// tag the model misspelled on a line of its own, as SGLang reads Qwen3-Coder. A value
+/// another end closed drops that line; one its closing tag ended keeps it as text.
+pub fn drifted_close(text: &str, close: &str) -> Option<usize> {
+    let stem = close.strip_suffix('>').unwrap_or(close);
+    let at = text.trim_end().rfind('\n')? + 1;
+    text[at..].starts_with(stem).then_some(at)
 }
 
 /// Whether `c` may be part of a function's name, as [`Pat::Name`] reads it.
