@@ -1,7 +1,12 @@
 //! Every dialect's stream parser on any text, cut anywhere: the message it reads is the
-//! same whole, cut at fuzz-chosen points and fed one char at a time, and its events keep
-//! the order contract on the way. A server sees whatever cuts its
-//! engine makes, so one cut that reads differently loses or garbles some user's call.
+//! same whole, cut at fuzz-chosen points and fed one char at a time, whether the output
+//! ended by itself or at the token limit ([`StreamParser::finish_cut`]), and its events
+//! keep the order contract on the way. A server sees whatever cuts its engine makes, so
+//! one cut that reads differently loses or garbles some user's call. Where the text reads
+//! as calls and the dialect's own call grammar accepts it, for tools named and typed as
+//! those calls read, the calls the prepared parser streams as written, char by char, are
+//! the calls it reads whole: the server streams calls only under that grammar, and a
+//! piece of a call once sent cannot be taken back.
 //!
 //! Input: byte 0 picks the dialect (registry order), byte 1 mod 8 is how many cut bytes
 //! follow, each placing a cut at its share of the text's length; the rest is the text
@@ -10,8 +15,12 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use toolbridge_chat::Message;
-use toolbridge_dialect::{assemble, Registry, SequentialIds, StreamParser};
+use serde_json::{json, Map, Value};
+use toolbridge_chat::{ChatRequest, Message, Tool};
+use toolbridge_dialect::{
+    assemble, ChatTemplate, Dialect, Pacing, Registry, SequentialIds, StreamParser,
+};
+use toolbridge_grammar::check::Validator;
 
 /// The most cuts one input places.
 const MAX_CUTS: u8 = 8;
@@ -24,17 +33,48 @@ pub fn stream_parser(data: &[u8]) {
     let names = registry.names();
     let name = names[usize::from(pick) % names.len()];
     let dialect = registry.get(name).expect("a registered name");
-    let read = |pieces: &[&str]| message_of(name, dialect.parser().as_mut(), pieces);
-
-    let whole = read(&[&text]);
     let bounds = bounds(&text, cuts);
     let pieces: Vec<&str> = bounds.windows(2).map(|w| &text[w[0]..w[1]]).collect();
-    assert_eq!(read(&pieces), whole, "{name}: cut at {bounds:?}: {text:?}");
     let chars: Vec<&str> = text
         .char_indices()
         .map(|(at, c)| &text[at..at + c.len_utf8()])
         .collect();
-    assert_eq!(read(&chars), whole, "{name}: char by char: {text:?}");
+    for end in [End::Finished, End::Cut] {
+        let read = |pieces: &[&str]| message_of(name, dialect.parser().as_mut(), pieces, end);
+        let whole = read(&[&text]);
+        assert_eq!(
+            read(&pieces),
+            whole,
+            "{name}, {end:?}: cut at {bounds:?}: {text:?}"
+        );
+        assert_eq!(
+            read(&chars),
+            whole,
+            "{name}, {end:?}: char by char: {text:?}"
+        );
+    }
+    if let Some(request) = held_by_grammar(dialect, &text) {
+        let read = |pieces: &[&str], pacing| {
+            let mut parser = dialect
+                .prepare(&request, template())
+                .expect("prepared once")
+                .parser;
+            parser.set_pacing(pacing);
+            without_ids(message_of(name, parser.as_mut(), pieces, End::Finished))
+        };
+        assert_eq!(
+            read(&chars, Pacing::EveryPiece),
+            read(&[&text], Pacing::Whole),
+            "{name}: calls streamed char by char: {text:?}"
+        );
+    }
+}
+
+/// How an output ended: by itself, or at the token limit.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Finished,
+    Cut,
 }
 
 fn registry() -> &'static Registry {
@@ -68,13 +108,123 @@ fn bounds(text: &str, cuts: &[u8]) -> Vec<usize> {
     bounds
 }
 
-/// The message `parser` reads from `pieces`; `assemble` checks the order contract.
-fn message_of(name: &str, parser: &mut dyn StreamParser, pieces: &[&str]) -> Message {
+/// The message `parser` reads from `pieces`, ended as `end` says; `assemble` checks the
+/// order contract.
+fn message_of(name: &str, parser: &mut dyn StreamParser, pieces: &[&str], end: End) -> Message {
     let mut events = Vec::new();
     for piece in pieces {
         events.extend(parser.push(piece));
     }
-    events.extend(parser.finish());
+    events.extend(match end {
+        End::Finished => parser.finish(),
+        End::Cut => parser.finish_cut(),
+    });
     assemble(events.clone(), SequentialIds::default())
         .unwrap_or_else(|error| panic!("{name}: {error}: {events:?}"))
+}
+
+/// The request under whose call grammar the server would stream `text`, if there is one:
+/// `text` read as calls and nothing else, each naming a tool a request may declare (the
+/// server's own check of `tools`), with tools typed as those calls' arguments read, and
+/// the dialect's grammar for them accepting `text`.
+fn held_by_grammar(dialect: &dyn Dialect, text: &str) -> Option<ChatRequest> {
+    let message = message_of(
+        dialect.name(),
+        dialect.parser().as_mut(),
+        &[text],
+        End::Finished,
+    );
+    if message.calls().is_empty() || !message.content_text().trim().is_empty() {
+        return None;
+    }
+    let mut tools: Vec<(&str, Map<String, Value>)> = Vec::new();
+    for call in message.calls() {
+        let arguments = call.function.arguments.to_object().ok()?;
+        if !tools.iter().any(|(name, _)| *name == call.name()) {
+            tools.push((call.name(), arguments));
+        }
+    }
+    let tools = tools
+        .into_iter()
+        .map(|(name, arguments)| serde_json::from_value(tool_typed_as(name, &arguments)).ok())
+        .collect::<Option<Vec<Tool>>>()?;
+    let mut request = ChatRequest::new("m", vec![Message::user("?")]);
+    request.tools = Some(tools);
+    request.validate().ok()?;
+    let constraint = dialect.prepare(&request, template()).ok()?.constraint?;
+    let validator = Validator::from_lark(constraint.lark()).ok()?;
+    validator.accepts(text).then_some(request)
+}
+
+/// A tool named `name` whose parameters are `arguments`' keys, each typed as its value is
+/// and none required: the grammar then admits the most texts that read as these calls.
+fn tool_typed_as(name: &str, arguments: &Map<String, Value>) -> Value {
+    let properties: Map<String, Value> = arguments
+        .iter()
+        .map(|(key, value)| (key.clone(), json!({"type": json_type(value)})))
+        .collect();
+    json!({"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": properties}}})
+}
+
+/// The JSON Schema type of `value`.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A plain template every dialect prepares with: the call grammar is the dialect's.
+fn template() -> &'static ChatTemplate {
+    static TEMPLATE: OnceLock<ChatTemplate> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let source = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+                      {% if add_generation_prompt %}<|assistant|>{% endif %}";
+        ChatTemplate::new(source, "", "").expect("compiles")
+    })
+}
+
+/// `message` with its calls' ids taken out: an id the model writes after a call's
+/// arguments comes too late for a call streamed as written, which keeps a generated one.
+fn without_ids(mut message: Message) -> Message {
+    for call in message.tool_calls.iter_mut().flatten() {
+        call.id = None;
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dialect(name: &str) -> &'static dyn Dialect {
+        registry().get(name).expect("registered")
+    }
+
+    const QWEN3_CODER: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n\
+                               </parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>";
+
+    #[test]
+    fn calls_a_grammar_writes_are_streamed_and_compared() {
+        let request = held_by_grammar(dialect("qwen3_coder"), QWEN3_CODER).expect("held");
+        let tools = request.tools.expect("tools");
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].name(), "get_weather");
+    }
+
+    #[test]
+    fn text_no_grammar_writes_is_not_held() {
+        // The same parameter twice: read whole, the second wins; no grammar writes it.
+        let twice = QWEN3_CODER.replace("days>\n2", "city>\nLyon");
+        assert!(held_by_grammar(dialect("qwen3_coder"), &twice).is_none());
+        // Prose before the call: content, not only calls.
+        let prose = format!("Sure.\n{QWEN3_CODER}");
+        assert!(held_by_grammar(dialect("qwen3_coder"), &prose).is_none());
+    }
 }
