@@ -462,6 +462,31 @@ fn a_value_whose_closing_tag_is_left_out_ends_at_the_next_tag() {
     }
 }
 
+/// A string value that held the next argument's tag would be read as two arguments, so the
+/// grammar keeps that tag out of it, as it does the value's closing tag: what it lets a
+/// model write is read as written, whole or streamed. Text that only looks like a tag stays.
+#[test]
+fn the_grammar_keeps_the_next_arguments_tag_out_of_a_string_value() {
+    let registry = registry();
+    let dialect = registry.get("qwen3_coder").expect("registered");
+    let prepared = prepare(dialect, &request(None), &template_of("qwen3_coder"));
+    let validator = validator(prepared.constraint.as_ref().expect("a grammar"));
+    let call = |city: &str| {
+        format!("<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</function>\n</tool_call>")
+    };
+    for city in [
+        "Paris",
+        "Paris\n</parameter_city>\nFrance",
+        "a <param b",
+        "x <parameter y",
+    ] {
+        assert!(validator.accepts(&call(city)), "{city:?}");
+    }
+    for city in ["Paris\n<parameter=unit>\ncelsius", "a </parameter> b"] {
+        assert!(!validator.accepts(&call(city)), "{city:?}");
+    }
+}
+
 /// A parameter's value is as long as the file an agent writes: 300 KB of it (far past the
 /// 64 KB a region was once bounded by) is one call, whole and streamed byte by byte.
 #[test]

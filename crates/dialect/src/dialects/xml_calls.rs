@@ -48,8 +48,11 @@
 //! its own (either anywhere where tags are tokens: Kimi K3), as SGLang and vLLM read
 //! Qwen3-Coder: otherwise the next argument is swallowed into the value (or the value runs
 //! on into the next call). A closing tag inside a line stays the value's text. So a
-//! string value that holds its family's argument tag is read as two arguments; the
-//! grammar does not yet keep a constrained value from writing one. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
+//! string value that holds its family's argument tag is read as two arguments, and the
+//! grammar keeps a string value from holding one (with its closing tag, and the call's
+//! closing tag where tags are tokens): what it lets a model write is read as written,
+//! whole or streamed. The call's closing tag on a line of its own it does not yet keep
+//! out. MiniCPM5 may wrap a string in `<![CDATA[…]]>`, whose text is the value as
 //! it is, its closing tag and all (the grammar allows either). Reasoning (`<think>`,
 //! Seed's `<seed:think>`) at the start is reasoning, and a prompt that opened it leaves
 //! the output inside it.
@@ -137,7 +140,7 @@ use crate::toolkit::attributes::{escape_attribute, unescape_attribute};
 use crate::toolkit::call_json::{self, NAME_ARGUMENTS};
 use crate::toolkit::framed::{Action, MAX_REGION};
 use crate::toolkit::grammar_parts::{
-    free_text, grammar_of, one_or_more, reasoning_then, text_value, words, ws,
+    free_text, grammar_of, one_or_more, reasoning_then, text_value, text_without_any, words, ws,
 };
 use crate::toolkit::native::{after_open, reasoning_tags, rendered_past_call, Native, Start};
 use crate::toolkit::pattern::{checked_name, drifted_close, Call, Pat, Region};
@@ -707,9 +710,9 @@ fn json_type(schema: &Value) -> Option<&'static str> {
     }
 }
 
-/// `tool`'s declared parameters in schema order; a string's text is ended by `end`, its
-/// closing tag or the start of it.
-fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
+/// `tool`'s declared parameters in schema order; a string's text holds none of `ends`, its
+/// closing tag (or the start of it) first ([`text_without_any`]).
+fn parameters(tool: &Tool, ends: &[&str]) -> Result<Vec<Parameter>, DialectError> {
     Ok(declared_parameters(tool)?
         .into_iter()
         .map(|(key, schema, required)| {
@@ -718,7 +721,7 @@ fn parameters(tool: &Tool, end: &str) -> Result<Vec<Parameter>, DialectError> {
                 let values = strings.into_iter().map(Expr::literal).collect();
                 (Expr::group(Expr::Alt(values)), true)
             } else if schema.get("type").and_then(Value::as_str) == Some("string") {
-                (text_value(end), true)
+                (text_without_any(ends), true)
             } else {
                 (Expr::Json(schema.clone()), false)
             };
@@ -857,7 +860,12 @@ impl Tags {
             None => vec![Expr::literal(format!("{opening}{gap}"))],
         };
         let newline = if self.value_newlines { "\n" } else { "" };
-        for parameter in parameters(tool, self.value_end())? {
+        let value_ends = self.value_ends();
+        let ends: Vec<&str> = [self.value_end()]
+            .into_iter()
+            .chain(value_ends.iter().map(String::as_str))
+            .collect();
+        for parameter in parameters(tool, &ends)? {
             let (before, after) = self.parameter;
             let open = format!("{before}{}{after}", self.written(&parameter.key));
             let mut written = match self.declared {
@@ -1194,7 +1202,7 @@ fn index_number() -> Expr {
 /// One GLM call of `tool`: its declared parameters in schema order.
 fn glm_call(tool: &Tool) -> Result<Expr, DialectError> {
     let mut items = vec![Expr::literal(format!("<tool_call>{}\n", tool.name()))];
-    for parameter in parameters(tool, "</arg_value>")? {
+    for parameter in parameters(tool, &["</arg_value>"])? {
         let written = Expr::Seq(vec![
             Expr::literal(format!("<arg_key>{}</arg_key>\n<arg_value>", parameter.key)),
             parameter.value.clone(),

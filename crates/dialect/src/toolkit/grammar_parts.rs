@@ -190,46 +190,88 @@ pub fn argument_chain(
 /// tag ends it, and nothing more strictly (`<|<` and `<</` are text; `]]` may end a CDATA
 /// value). `end` is a run of its first character (`<`, `]]`) and then characters other
 /// than that one, as every closing tag is: such an `end` never overlaps itself, so the
-/// first `end` after the value is the one that closes it. The value is read as runs of the
-/// first character, each followed by as much of the rest of `end` as matches and then a
-/// character that breaks the match.
+/// first `end` after the value is the one that closes it.
 pub fn text_value(end: &str) -> Expr {
-    let chars: Vec<char> = end.chars().collect();
-    let first = chars.first().copied().unwrap_or('<');
-    let run = chars.iter().take_while(|&&c| c == first).count().max(1);
+    text_without_any(&[end])
+}
+
+/// A string value as text holding none of `ends`: its closing tag's start and the tags
+/// its reader ends a value at when the closing tag is left out (the next argument's), so
+/// that what the grammar lets a model write is read as the value it wrote. Each of `ends`
+/// is shaped as [`text_value`]'s `end` is, all with the same first character and run of it
+/// (an end that is not is left to its reader); the first is the closing tag's. The value
+/// is read as runs of the first character, each followed by as much of one of the ends'
+/// rests as matches and then a character that breaks every match.
+pub fn text_without_any(ends: &[&str]) -> Expr {
+    let closing = ends.first().copied().unwrap_or("<");
+    let first = closing.chars().next().unwrap_or('<');
+    let run_of = |end: &str| end.chars().take_while(|&c| c == first).count().max(1);
+    let run = run_of(closing);
+    let rests: Vec<Vec<char>> = ends
+        .iter()
+        .filter(|end| end.starts_with(first) && run_of(end) == run)
+        .map(|end| end.chars().skip(run).collect())
+        .filter(|rest: &Vec<char>| !rest.contains(&first))
+        .collect();
     let run_length = u32::try_from(run).unwrap_or(u32::MAX);
-    let other = || none_of([first]);
-    let others = || Expr::repeat(other(), 0, None);
-    let broken_by = |c: char| Expr::Seq(vec![none_of([first, c]), others()]);
-    // After the whole run and `end`'s characters up to `at`: a character that breaks
-    // the match, or the next one and on (never the last), or, past the run, nothing
-    // (the next run or the value's end follows).
-    let mut after: Option<Expr> = None;
-    for at in (run..chars.len()).rev() {
-        let mut ways = vec![broken_by(chars[at])];
-        if let Some(next) = after.take().filter(|_| at + 1 < chars.len()) {
-            ways.push(Expr::Seq(vec![Expr::literal(chars[at].to_string()), next]));
-        }
-        let ways = Expr::group(Expr::Alt(ways));
-        after = Some(match at > run {
-            true => Expr::optional(ways),
-            false => ways,
-        });
-    }
+    let rests: Vec<&[char]> = rests.iter().map(Vec::as_slice).collect();
     let full_run = Expr::repeat(Expr::literal(first.to_string()), run_length, None);
-    let mut segments = vec![match after {
+    let mut segments = vec![match after_run(first, &rests, true) {
         Some(after) => Expr::Seq(vec![full_run, after]),
         None => full_run,
     }];
     if run > 1 {
         let short_run = Expr::repeat(Expr::literal(first.to_string()), 1, Some(run_length - 1));
-        segments.push(Expr::Seq(vec![short_run, Expr::repeat(other(), 1, None)]));
+        segments.push(Expr::Seq(vec![
+            short_run,
+            Expr::repeat(none_of([first]), 1, None),
+        ]));
     }
     Expr::Seq(vec![
-        others(),
+        Expr::repeat(none_of([first]), 0, None),
         Expr::repeat(Expr::group(Expr::Alt(segments)), 0, None),
         Expr::repeat(Expr::literal(first.to_string()), 0, None),
     ])
+}
+
+/// What may follow a run of `first` once some of the ends' `rests` matched so far: a
+/// character that breaks every match (then anything up to the next run), or the next
+/// character of some rests, never the last of one (that would complete an end). Right
+/// after the run something must follow (the value's last run is its tail); deeper, the
+/// value or its next run may come at once. `None` where no rest is left.
+fn after_run(first: char, rests: &[&[char]], at_run: bool) -> Option<Expr> {
+    if rests.is_empty() {
+        return None;
+    }
+    let mut nexts: Vec<char> = rests
+        .iter()
+        .filter_map(|rest| rest.first().copied())
+        .collect();
+    nexts.sort_unstable();
+    nexts.dedup();
+    let broken = Expr::Seq(vec![
+        none_of([first].into_iter().chain(nexts.iter().copied())),
+        Expr::repeat(none_of([first]), 0, None),
+    ]);
+    let mut ways = vec![broken];
+    for &next in &nexts {
+        let deeper: Vec<&[char]> = rests
+            .iter()
+            .filter(|rest| rest.first() == Some(&next))
+            .map(|rest| &rest[1..])
+            .collect();
+        if deeper.iter().any(|rest| rest.is_empty()) {
+            continue;
+        }
+        let mut way = vec![Expr::literal(next.to_string())];
+        way.extend(after_run(first, &deeper, false));
+        ways.push(Expr::Seq(way));
+    }
+    let ways = Expr::group(Expr::Alt(ways));
+    Some(match at_run {
+        true => ways,
+        false => Expr::optional(ways),
+    })
 }
 
 #[cfg(test)]
@@ -250,6 +292,28 @@ mod tests {
             all.extend(last.iter().cloned());
         }
         all
+    }
+
+    #[test]
+    fn a_text_value_is_exactly_the_text_without_any_of_its_ends() {
+        for ends in [
+            &["</p>", "<p="][..],
+            &["</a>", "<ab", "<b"],
+            &["<|c|>", "<|o|>"],
+        ] {
+            let mut grammar = Grammar::new("root");
+            grammar.set_rule("root", text_without_any(ends));
+            let validator = Validator::from_grammar(&grammar)
+                .unwrap_or_else(|error| panic!("{ends:?}: compiles: {error}"));
+            let mut alphabet: Vec<char> = ends.iter().flat_map(|end| end.chars()).collect();
+            alphabet.sort_unstable();
+            alphabet.dedup();
+            alphabet.push('x');
+            for text in strings(&alphabet, 5) {
+                let holds_one = ends.iter().any(|end| text.contains(end));
+                assert_eq!(validator.accepts(&text), !holds_one, "{ends:?}: {text:?}");
+            }
+        }
     }
 
     #[test]
