@@ -39,7 +39,7 @@ pub fn stream_parser(data: &[u8]) {
         .char_indices()
         .map(|(at, c)| &text[at..at + c.len_utf8()])
         .collect();
-    for end in [End::Finished, End::Cut] {
+    let [finished, _] = [End::Finished, End::Cut].map(|end| {
         let read = |pieces: &[&str]| message_of(name, dialect.parser().as_mut(), pieces, end);
         let whole = read(&[&text]);
         assert_eq!(
@@ -52,8 +52,9 @@ pub fn stream_parser(data: &[u8]) {
             whole,
             "{name}, {end:?}: char by char: {text:?}"
         );
-    }
-    if let Some(request) = held_by_grammar(dialect, &text) {
+        whole
+    });
+    if let Some(request) = held_by_grammar(dialect, &text, &finished) {
         let read = |pieces: &[&str], pacing| {
             let mut parser = dialect
                 .prepare(&request, template())
@@ -124,16 +125,10 @@ fn message_of(name: &str, parser: &mut dyn StreamParser, pieces: &[&str], end: E
 }
 
 /// The request under whose call grammar the server would stream `text`, if there is one:
-/// `text` read as calls and nothing else, each naming a tool a request may declare (the
+/// `text` (read whole as `message`) read as calls and nothing else, each naming a tool a request may declare (the
 /// server's own check of `tools`), with tools typed as those calls' arguments read, and
 /// the dialect's grammar for them accepting `text`.
-fn held_by_grammar(dialect: &dyn Dialect, text: &str) -> Option<ChatRequest> {
-    let message = message_of(
-        dialect.name(),
-        dialect.parser().as_mut(),
-        &[text],
-        End::Finished,
-    );
+fn held_by_grammar(dialect: &dyn Dialect, text: &str, message: &Message) -> Option<ChatRequest> {
     if message.calls().is_empty() || !message.content_text().trim().is_empty() {
         return None;
     }
@@ -203,8 +198,16 @@ fn without_ids(mut message: Message) -> Message {
 mod tests {
     use super::*;
 
-    fn dialect(name: &str) -> &'static dyn Dialect {
-        registry().get(name).expect("registered")
+    /// Whether Qwen3-Coder's grammar holds `text`, read whole as the fuzz target reads it.
+    fn held(text: &str) -> Option<ChatRequest> {
+        let dialect = registry().get("qwen3_coder").expect("registered");
+        let message = message_of(
+            "qwen3_coder",
+            dialect.parser().as_mut(),
+            &[text],
+            End::Finished,
+        );
+        held_by_grammar(dialect, text, &message)
     }
 
     const QWEN3_CODER: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n\
@@ -212,7 +215,7 @@ mod tests {
 
     #[test]
     fn calls_a_grammar_writes_are_streamed_and_compared() {
-        let request = held_by_grammar(dialect("qwen3_coder"), QWEN3_CODER).expect("held");
+        let request = held(QWEN3_CODER).expect("held");
         let tools = request.tools.expect("tools");
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name(), "get_weather");
@@ -222,9 +225,9 @@ mod tests {
     fn text_no_grammar_writes_is_not_held() {
         // The same parameter twice: read whole, the second wins; no grammar writes it.
         let twice = QWEN3_CODER.replace("days>\n2", "city>\nLyon");
-        assert!(held_by_grammar(dialect("qwen3_coder"), &twice).is_none());
+        assert!(held(&twice).is_none());
         // Prose before the call: content, not only calls.
         let prose = format!("Sure.\n{QWEN3_CODER}");
-        assert!(held_by_grammar(dialect("qwen3_coder"), &prose).is_none());
+        assert!(held(&prose).is_none());
     }
 }
